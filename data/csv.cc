@@ -1,0 +1,329 @@
+#include "data/csv.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <glog/logging.h>
+
+#include "data/output.h"
+
+namespace dynid::data {
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  size_t begin = 0;
+  size_t end = s.size();
+  while (begin < end && (s[begin] == ' ' || s[begin] == '\t')) ++begin;
+  while (end > begin && (s[end - 1] == ' ' || s[end - 1] == '\t' || s[end - 1] == '\r')) --end;
+  return s.substr(begin, end - begin);
+}
+
+std::vector<std::string_view> SplitCells(std::string_view line) {
+  std::vector<std::string_view> cells;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = line.find(',', start);
+    if (comma == std::string_view::npos) {
+      cells.push_back(Trim(line.substr(start)));
+      return cells;
+    }
+    cells.push_back(Trim(line.substr(start, comma - start)));
+    start = comma + 1;
+  }
+}
+
+std::string Where(const std::string& source, int line) {
+  return source + ":" + std::to_string(line);
+}
+
+std::string Where(const std::string& source, int line, int column,
+                  const std::vector<std::string>& header) {
+  std::string where = Where(source, line) + ":" + std::to_string(column);
+  if (column >= 1 && column <= static_cast<int>(header.size())) {
+    where += " (column '" + header[column - 1] + "')";
+  }
+  return where;
+}
+
+// Parses one numeric cell; returns false with a description of what is wrong.
+bool ParseNumber(std::string_view cell, double* value, std::string* what) {
+  if (cell.empty()) {
+    *what = "empty cell";
+    return false;
+  }
+  std::string_view digits = cell;
+  if (digits.front() == '+') digits.remove_prefix(1);
+  double parsed = 0.0;
+  const auto result = std::from_chars(digits.data(), digits.data() + digits.size(), parsed);
+  if (result.ec == std::errc::result_out_of_range) {
+    *what = "number out of range '" + std::string(cell) + "'";
+    return false;
+  }
+  if (result.ec != std::errc() || result.ptr != digits.data() + digits.size() ||
+      digits.empty()) {
+    *what = "non-numeric cell '" + std::string(cell) + "'";
+    return false;
+  }
+  if (std::isnan(parsed)) {
+    *what = "NaN is not allowed";
+    return false;
+  }
+  if (std::isinf(parsed)) {
+    *what = "Inf is not allowed";
+    return false;
+  }
+  *value = parsed;
+  return true;
+}
+
+std::string Unquote(std::string_view cell) {
+  if (cell.size() >= 2 && cell.front() == '"' && cell.back() == '"') {
+    cell = cell.substr(1, cell.size() - 2);
+  }
+  return std::string(cell);
+}
+
+}  // namespace
+
+bool ParseCsv(std::string_view text, const std::string& source_name, CsvTable* table,
+              std::string* error) {
+  CHECK(table != nullptr && error != nullptr);
+  table->header.clear();
+  table->line_numbers.clear();
+  std::vector<double> flat;
+  int line_number = 0;
+  size_t position = 0;
+  bool have_header = false;
+  int blank_line = 0;  // first blank line seen after data started (0 = none)
+  while (position < text.size()) {
+    size_t newline = text.find('\n', position);
+    if (newline == std::string_view::npos) newline = text.size();
+    const std::string_view raw = text.substr(position, newline - position);
+    position = newline + 1;
+    ++line_number;
+    const std::string_view line = Trim(raw);
+    if (line.find('\0') != std::string_view::npos) {
+      *error = Where(source_name, line_number) + ": binary data (NUL byte) in a CSV file";
+      return false;
+    }
+    if (line.empty()) {
+      if (have_header && blank_line == 0) blank_line = line_number;
+      continue;
+    }
+    if (!have_header) {
+      if (line.front() == '#') continue;
+      const std::vector<std::string_view> cells = SplitCells(line);
+      for (size_t c = 0; c < cells.size(); ++c) {
+        std::string name = Unquote(cells[c]);
+        if (name.empty()) {
+          *error = Where(source_name, line_number) + ":" + std::to_string(c + 1) +
+                   ": empty column name in the header";
+          return false;
+        }
+        for (const std::string& previous : table->header) {
+          if (previous == name) {
+            *error = Where(source_name, line_number) + ":" + std::to_string(c + 1) +
+                     ": duplicate column name '" + name + "' in the header";
+            return false;
+          }
+        }
+        table->header.push_back(std::move(name));
+      }
+      have_header = true;
+      continue;
+    }
+    if (blank_line != 0) {
+      *error = Where(source_name, blank_line) + ": blank line inside the data";
+      return false;
+    }
+    const std::vector<std::string_view> cells = SplitCells(line);
+    if (cells.size() != table->header.size()) {
+      *error = Where(source_name, line_number) + ": ragged row: " +
+               std::to_string(cells.size()) + " cells, the header has " +
+               std::to_string(table->header.size());
+      return false;
+    }
+    for (size_t c = 0; c < cells.size(); ++c) {
+      double value = 0.0;
+      std::string what;
+      if (!ParseNumber(cells[c], &value, &what)) {
+        *error = Where(source_name, line_number, static_cast<int>(c + 1), table->header) + ": " +
+                 what;
+        return false;
+      }
+      flat.push_back(value);
+    }
+    table->line_numbers.push_back(line_number);
+  }
+  if (!have_header) {
+    *error = source_name + ": empty file (no header row)";
+    return false;
+  }
+  if (table->line_numbers.empty()) {
+    *error = source_name + ": no data rows after the header";
+    return false;
+  }
+  const Eigen::Index rows = static_cast<Eigen::Index>(table->line_numbers.size());
+  const Eigen::Index cols = static_cast<Eigen::Index>(table->header.size());
+  table->values = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic,
+                                                 Eigen::RowMajor>>(flat.data(), rows, cols);
+  return true;
+}
+
+bool ReadCsv(const std::string& path, CsvTable* table, std::string* error) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    *error = path + ": cannot open file (missing or unreadable)";
+    return false;
+  }
+  std::ostringstream contents;
+  contents << file.rdbuf();
+  if (file.bad()) {
+    *error = path + ": read error";
+    return false;
+  }
+  return ParseCsv(contents.str(), path, table, error);
+}
+
+bool ReadCsvWithHeader(const std::string& path, const std::vector<std::string>& expected_header,
+                       CsvTable* table, std::string* error) {
+  if (!ReadCsv(path, table, error)) return false;
+  if (table->header != expected_header) {
+    std::string expected;
+    std::string got;
+    for (const auto& name : expected_header) expected += (expected.empty() ? "" : ",") + name;
+    for (const auto& name : table->header) got += (got.empty() ? "" : ",") + name;
+    *error = path + ": header mismatch: expected '" + expected + "', got '" + got + "'";
+    return false;
+  }
+  return true;
+}
+
+bool ReadTimeSeriesCsv(const std::string& path, const std::string& time_column, double dt_s,
+                       const std::vector<std::string>& columns, TimeSeries* series,
+                       std::string* error) {
+  CsvTable table;
+  if (!ReadCsv(path, &table, error)) return false;
+  auto find = [&table](const std::string& name) {
+    for (size_t c = 0; c < table.header.size(); ++c) {
+      if (table.header[c] == name) return static_cast<int>(c);
+    }
+    return -1;
+  };
+  auto available = [&table]() {
+    std::string list;
+    for (const auto& name : table.header) list += (list.empty() ? "" : ", ") + name;
+    return list;
+  };
+  *series = TimeSeries();
+  int time_index = -1;
+  if (!time_column.empty()) {
+    time_index = find(time_column);
+    if (time_index < 0) {
+      *error = path + ":1: no time column '" + time_column + "' (columns: " + available() + ")";
+      return false;
+    }
+    const Eigen::VectorXd time = table.values.col(time_index);
+    for (Eigen::Index k = 1; k < time.size(); ++k) {
+      if (!(time[k] > time[k - 1])) {
+        *error = path + ":" + std::to_string(table.line_numbers[k]) + ":" +
+                 std::to_string(time_index + 1) + " (column '" + time_column +
+                 "'): time is not strictly increasing (" + std::to_string(time[k - 1]) +
+                 " then " + std::to_string(time[k]) + ")";
+        return false;
+      }
+    }
+    std::string unused;
+    CHECK(series->SetTime(time, &unused)) << unused;
+  } else {
+    if (!(dt_s > 0.0) || !std::isfinite(dt_s)) {
+      *error = path + ": no time column given and the sampling interval dt must be positive";
+      return false;
+    }
+    series->SetUniformTime(static_cast<int>(table.values.rows()), dt_s);
+  }
+  std::vector<std::string> selected = columns;
+  if (selected.empty()) {
+    for (size_t c = 0; c < table.header.size(); ++c) {
+      if (static_cast<int>(c) != time_index) selected.push_back(table.header[c]);
+    }
+  }
+  if (selected.empty()) {
+    *error = path + ": no data columns besides the time column";
+    return false;
+  }
+  for (const std::string& name : selected) {
+    const int index = find(name);
+    if (index < 0) {
+      *error = path + ":1: no column '" + name + "' (columns: " + available() + ")";
+      return false;
+    }
+    if (series->HasColumn(name)) {
+      *error = "column '" + name + "' requested twice";
+      return false;
+    }
+    series->AddColumn(name, table.values.col(index));
+  }
+  return true;
+}
+
+std::string FormatCsv(const std::vector<std::string>& header, const Eigen::MatrixXd& values) {
+  CHECK_EQ(static_cast<Eigen::Index>(header.size()), values.cols())
+      << "FormatCsv: header has " << header.size() << " names for " << values.cols()
+      << " columns";
+  std::string text;
+  text.reserve(static_cast<size_t>(values.size()) * 24 + 64);
+  for (size_t c = 0; c < header.size(); ++c) {
+    if (c) text += ',';
+    text += header[c];
+  }
+  text += '\n';
+  char buffer[40];
+  for (Eigen::Index r = 0; r < values.rows(); ++r) {
+    for (Eigen::Index c = 0; c < values.cols(); ++c) {
+      if (c) text += ',';
+      const int length = std::snprintf(buffer, sizeof(buffer), "%.17g", values(r, c));
+      text.append(buffer, static_cast<size_t>(length));
+    }
+    text += '\n';
+  }
+  return text;
+}
+
+bool WriteCsv(const std::string& path, const std::vector<std::string>& header,
+              const Eigen::MatrixXd& values, std::string* error) {
+  return WriteFileAtomically(path, FormatCsv(header, values), error);
+}
+
+bool WriteTimeSeriesCsv(const std::string& path, const TimeSeries& series, std::string* error,
+                        const std::string& time_column_name) {
+  std::vector<std::string> header = {time_column_name};
+  Eigen::MatrixXd values(series.num_samples(), series.num_columns() + 1);
+  values.col(0) = series.time();
+  for (int c = 0; c < series.num_columns(); ++c) {
+    header.push_back(series.names()[c]);
+    values.col(c + 1) = series.Column(c);
+  }
+  return WriteCsv(path, header, values, error);
+}
+
+std::vector<std::string> SplitList(const std::string& text, char separator) {
+  std::vector<std::string> items;
+  if (Trim(text).empty()) return items;
+  size_t start = 0;
+  while (true) {
+    const size_t at = text.find(separator, start);
+    const std::string_view item =
+        Trim(std::string_view(text).substr(start, at == std::string::npos ? std::string::npos
+                                                                           : at - start));
+    items.emplace_back(item);
+    if (at == std::string::npos) break;
+    start = at + 1;
+  }
+  return items;
+}
+
+}  // namespace dynid::data

@@ -1,0 +1,64 @@
+// Strict CSV reading and atomic CSV writing.
+//
+// Format: one header row of column names, then rows of numbers separated by commas.
+// Whitespace around cells is ignored, CRLF line ends are accepted, lines starting with '#'
+// before the header are comments (provenance), trailing blank lines are ignored.
+// Everything else that is not a clean numeric table is an error whose message names the
+// file, the line (1-based) and, for cell errors, the column (1-based, with its name):
+// missing or unreadable file, empty file, header mismatch, duplicate or empty column name,
+// ragged row, non-numeric cell, NaN or Inf, and (for time series) non-increasing time.
+#ifndef DYNID_DATA_CSV_H_
+#define DYNID_DATA_CSV_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "data/time_series.h"
+
+namespace dynid::data {
+
+struct CsvTable {
+  std::vector<std::string> header;
+  Eigen::MatrixXd values;  // rows = data lines, cols = header.size()
+  std::vector<int> line_numbers;  // 1-based source line of each row (for later error messages)
+};
+
+// Parses CSV text; `source_name` is used in error messages ("file.csv:12:3: ...").
+bool ParseCsv(std::string_view text, const std::string& source_name, CsvTable* table,
+              std::string* error);
+
+// Reads and parses a file.
+bool ReadCsv(const std::string& path, CsvTable* table, std::string* error);
+
+// Like ReadCsv, and checks the header equals `expected_header` exactly (in order).
+bool ReadCsvWithHeader(const std::string& path, const std::vector<std::string>& expected_header,
+                       CsvTable* table, std::string* error);
+
+// Reads a time series. Either `time_column` names a column holding time in seconds (it must be
+// strictly increasing; an error names the offending line), or it is empty and `dt_s` > 0 gives
+// a uniform time base starting at 0. `columns` selects columns (empty = all but time); a column
+// that is absent is an error naming the file and listing the available columns.
+bool ReadTimeSeriesCsv(const std::string& path, const std::string& time_column, double dt_s,
+                       const std::vector<std::string>& columns, TimeSeries* series,
+                       std::string* error);
+
+// Formats a numeric table as CSV text (full double precision, "%.17g").
+std::string FormatCsv(const std::vector<std::string>& header, const Eigen::MatrixXd& values);
+
+// Writes CSV atomically (temporary file + rename), so a failure never leaves half a file.
+bool WriteCsv(const std::string& path, const std::vector<std::string>& header,
+              const Eigen::MatrixXd& values, std::string* error);
+
+// Writes a time series with its time column first (named `time_column_name`).
+bool WriteTimeSeriesCsv(const std::string& path, const TimeSeries& series,
+                        std::string* error, const std::string& time_column_name = "t");
+
+// Splits "a,b,c" into names (empty input gives an empty list; cells are trimmed).
+std::vector<std::string> SplitList(const std::string& text, char separator = ',');
+
+}  // namespace dynid::data
+
+#endif  // DYNID_DATA_CSV_H_

@@ -1,0 +1,55 @@
+// Figures: a small JSON description rendered to PNG by data/plot_figure.py (matplotlib).
+//
+// Every study writes its figures this way, from CSV files it has already written, so the
+// numbers in a figure are exactly those in the CSV beside it. When python3 or matplotlib is
+// missing, rendering is skipped with a warning and the JSON description stays next to the
+// CSVs (re-render later with `python3 data/plot_figure.py spec.json`).
+#ifndef DYNID_DATA_FIGURE_H_
+#define DYNID_DATA_FIGURE_H_
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace dynid::data {
+
+struct Series {
+  std::string csv;    // file name relative to the spec's folder
+  std::string x;      // column for the abscissa
+  std::string y;      // column for the ordinate
+  std::string lower;  // optional band: lower-bound column
+  std::string upper;  // optional band: upper-bound column
+  std::string label;
+  std::string style = "line";  // "line", "points", "errorbar" (lower/upper = ±error columns)
+};
+
+struct Panel {
+  std::string title;
+  std::string xlabel;
+  std::string ylabel;
+  std::vector<Series> series;
+  std::vector<double> hlines;  // horizontal reference lines (e.g. ±1.96/sqrt(N))
+  bool log_y = false;
+  bool log_x = false;
+};
+
+struct Figure {
+  std::string title;
+  std::vector<Panel> panels;  // stacked vertically
+  int columns = 1;            // panel grid columns
+  double width_in = 8.0;
+  double panel_height_in = 2.6;
+};
+
+nlohmann::json ToJson(const Figure& figure);
+
+// Writes `<stem>.figure.json` into `directory` and renders `<stem>.png` there.
+// Returns true when the PNG was written; false (with `warning` set) when rendering was skipped
+// or failed. A skipped figure is not an error for the caller's outputs.
+bool RenderFigure(const Figure& figure, const std::string& directory, const std::string& stem,
+                  std::string* warning);
+
+}  // namespace dynid::data
+
+#endif  // DYNID_DATA_FIGURE_H_

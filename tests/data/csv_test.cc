@@ -1,0 +1,126 @@
+#include "data/csv.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace dynid::data {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string WriteTemp(const std::string& name, const std::string& contents) {
+  const std::string path = (std::filesystem::temp_directory_path() / name).string();
+  std::ofstream(path, std::ios::binary) << contents;
+  return path;
+}
+
+std::string ParseError(const std::string& text) {
+  CsvTable table;
+  std::string error;
+  EXPECT_FALSE(ParseCsv(text, "f.csv", &table, &error)) << "accepted: " << text;
+  return error;
+}
+
+TEST(CsvTest, ParsesCleanTableWithCommentsCrlfAndTrailingBlankLines) {
+  CsvTable table;
+  std::string error;
+  ASSERT_TRUE(ParseCsv("# made by hand\r\nt, q1 ,q2\r\n0,1.5,-2e-3\r\n0.1, +3 ,4\r\n\r\n\n",
+                       "f.csv", &table, &error))
+      << error;
+  EXPECT_THAT(table.header, ::testing::ElementsAre("t", "q1", "q2"));
+  ASSERT_EQ(table.values.rows(), 2);
+  EXPECT_DOUBLE_EQ(table.values(0, 2), -2e-3);
+  EXPECT_DOUBLE_EQ(table.values(1, 1), 3.0);
+  EXPECT_THAT(table.line_numbers, ::testing::ElementsAre(3, 4));
+}
+
+TEST(CsvTest, EmptyFile) { EXPECT_THAT(ParseError(""), HasSubstr("f.csv: empty file")); }
+
+TEST(CsvTest, HeaderOnly) { EXPECT_THAT(ParseError("a,b\n"), HasSubstr("no data rows")); }
+
+TEST(CsvTest, RaggedRowNamesLine) {
+  EXPECT_THAT(ParseError("a,b\n1,2\n3\n"), HasSubstr("f.csv:3: ragged row: 1 cells"));
+}
+
+TEST(CsvTest, NonNumericCellNamesLineColumnAndName) {
+  EXPECT_THAT(ParseError("a,b\n1,2\n3,x4\n"),
+              HasSubstr("f.csv:3:2 (column 'b'): non-numeric cell 'x4'"));
+}
+
+TEST(CsvTest, NanAndInfRejected) {
+  EXPECT_THAT(ParseError("a,b\n1,nan\n"), HasSubstr("f.csv:2:2 (column 'b'): NaN"));
+  EXPECT_THAT(ParseError("a,b\ninf,1\n"), HasSubstr("f.csv:2:1 (column 'a'): Inf"));
+  EXPECT_THAT(ParseError("a\n1e999\n"), HasSubstr("out of range"));
+}
+
+TEST(CsvTest, EmptyCellAndBlankLineInsideData) {
+  EXPECT_THAT(ParseError("a,b\n1,\n"), HasSubstr("f.csv:2:2 (column 'b'): empty cell"));
+  EXPECT_THAT(ParseError("a\n1\n\n2\n"), HasSubstr("f.csv:3: blank line inside the data"));
+}
+
+TEST(CsvTest, DuplicateAndEmptyHeaderNames) {
+  EXPECT_THAT(ParseError("a,a\n1,2\n"), HasSubstr("duplicate column name 'a'"));
+  EXPECT_THAT(ParseError("a,,b\n1,2,3\n"), HasSubstr("f.csv:1:2: empty column name"));
+}
+
+TEST(CsvTest, MissingFile) {
+  CsvTable table;
+  std::string error;
+  EXPECT_FALSE(ReadCsv("/nonexistent/dynid.csv", &table, &error));
+  EXPECT_THAT(error, HasSubstr("/nonexistent/dynid.csv: cannot open file"));
+}
+
+TEST(CsvTest, HeaderMismatch) {
+  const std::string path = WriteTemp("dynid_header.csv", "q1,q2,q3\n1,2,3\n");
+  CsvTable table;
+  std::string error;
+  EXPECT_FALSE(ReadCsvWithHeader(path, {"q1", "q2", "q4"}, &table, &error));
+  EXPECT_THAT(error, HasSubstr("header mismatch: expected 'q1,q2,q4', got 'q1,q2,q3'"));
+}
+
+TEST(CsvTest, TimeSeriesRejectsNonIncreasingTime) {
+  const std::string path = WriteTemp("dynid_time.csv", "t,y\n0,1\n0.1,2\n0.1,3\n");
+  TimeSeries series;
+  std::string error;
+  EXPECT_FALSE(ReadTimeSeriesCsv(path, "t", 0.0, {}, &series, &error));
+  EXPECT_THAT(error, HasSubstr(":4:1 (column 't'): time is not strictly increasing"));
+}
+
+TEST(CsvTest, TimeSeriesSelectsColumnsAndReportsMissingOnes) {
+  const std::string path = WriteTemp("dynid_select.csv", "t,a,b,c\n0,1,2,3\n0.5,4,5,6\n");
+  TimeSeries series;
+  std::string error;
+  ASSERT_TRUE(ReadTimeSeriesCsv(path, "t", 0.0, {"c", "a"}, &series, &error)) << error;
+  EXPECT_THAT(series.names(), ::testing::ElementsAre("c", "a"));
+  EXPECT_DOUBLE_EQ(series.Column("c")[1], 6.0);
+  EXPECT_DOUBLE_EQ(series.MeanSamplePeriod(), 0.5);
+  EXPECT_FALSE(ReadTimeSeriesCsv(path, "t", 0.0, {"z"}, &series, &error));
+  EXPECT_THAT(error, HasSubstr("no column 'z' (columns: t, a, b, c)"));
+  EXPECT_FALSE(ReadTimeSeriesCsv(path, "", 0.0, {}, &series, &error));
+  EXPECT_THAT(error, HasSubstr("dt must be positive"));
+  ASSERT_TRUE(ReadTimeSeriesCsv(path, "", 0.01, {}, &series, &error)) << error;
+  EXPECT_EQ(series.num_columns(), 4);  // without a time column every column is data
+}
+
+TEST(CsvTest, WriteThenReadRoundTripsExactly) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "dynid_roundtrip.csv").string();
+  Eigen::MatrixXd values(3, 2);
+  values << 0.1, 1.0 / 3.0, -2.5e-300, 1e300, 7, -0.0;
+  std::string error;
+  ASSERT_TRUE(WriteCsv(path, {"x", "y"}, values, &error)) << error;
+  CsvTable table;
+  ASSERT_TRUE(ReadCsv(path, &table, &error)) << error;
+  EXPECT_EQ(table.values, values);
+}
+
+TEST(CsvTest, SplitListTrims) {
+  EXPECT_THAT(SplitList(" a, b ,c"), ::testing::ElementsAre("a", "b", "c"));
+  EXPECT_TRUE(SplitList("  ").empty());
+}
+
+}  // namespace
+}  // namespace dynid::data
