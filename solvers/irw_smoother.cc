@@ -1,1 +1,417 @@
-// (being written)
+#include "solvers/irw_smoother.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <thread>
+
+#include <Eigen/Cholesky>
+#include <Eigen/LU>
+#include <Eigen/StdVector>
+#include <glog/logging.h>
+
+namespace dynid::solvers {
+namespace {
+
+template <int NX>
+using Mat = Eigen::Matrix<double, NX, NX>;
+template <int NX>
+using Vec = Eigen::Matrix<double, NX, 1>;
+template <class T>
+using AlignedVector = std::vector<T, Eigen::aligned_allocator<T>>;
+
+template <int NX>
+Mat<NX> TransitionMatrix() {
+  Mat<NX> a = Mat<NX>::Identity();
+  for (int i = 0; i + 1 < NX; ++i) a(i, i + 1) = 1.0;
+  return a;
+}
+
+// The data-independent part of the filter and smoother: covariances, gains and RTS gains.
+// Everything is indexed by the sample k; entries stop changing (to rounding) once the
+// Riccati recursion has converged, so only the first `converged_index + 1` are stored and
+// later samples reuse the last entry. The recursion is exact: an entry is shared only when
+// consecutive updates no longer change any element by more than a few ulps.
+template <int NX>
+struct IrwRiccati {
+  static constexpr int kFirst = NX - 1;  // first sample with a proper filtered posterior
+  double nvr = 0.0;
+  int num_samples = 0;
+  int converged_index = 0;         // k from which all quantities are constant
+  AlignedVector<Mat<NX>> filtered;  // P(k|k), k >= kFirst
+  AlignedVector<Mat<NX>> rts_gain;  // C(k) = P(k|k) A^T P(k+1|k)^{-1}, k >= kFirst
+  AlignedVector<Vec<NX>> gain;      // g(k), k >= NX
+  std::vector<double> nu;           // nu(k) = 1 + P(k|k-1)(0,0), k >= NX
+
+  int Index(int k) const { return std::min(k, converged_index) - kFirst; }
+
+  void Compute(double nvr_in, int n, const Mat<NX>& first_filtered) {
+    nvr = nvr_in;
+    num_samples = n;
+    const Mat<NX> a = TransitionMatrix<NX>();
+    filtered.assign(1, first_filtered);
+    gain.assign(1, Vec<NX>::Zero());  // placeholder for index kFirst (no update there)
+    nu.assign(1, 1.0);
+    rts_gain.clear();
+    converged_index = n - 1;
+    for (int k = NX; k < n; ++k) {
+      const Mat<NX>& previous = filtered.back();
+      Mat<NX> predicted = a * previous * a.transpose();
+      predicted(NX - 1, NX - 1) += nvr;
+      rts_gain.push_back(previous * a.transpose() * predicted.inverse());
+      const double nu_k = 1.0 + predicted(0, 0);
+      const Vec<NX> g = predicted.col(0) / nu_k;
+      Mat<NX> updated = predicted - g * g.transpose() * nu_k;
+      updated = 0.5 * (updated + updated.transpose());
+      // Settled when no element (however small) changes by more than a couple of ulps of
+      // itself: an absolute test would freeze the tiny higher-derivative entries too early.
+      const bool settled =
+          ((updated - previous).array().abs() <= 2.3e-16 * updated.array().abs()).all() &&
+          std::abs(nu_k - nu.back()) <= 2.3e-16 * nu_k;
+      filtered.push_back(updated);
+      gain.push_back(g);
+      nu.push_back(nu_k);
+      if (settled && k > NX + 1) {
+        converged_index = k;
+        break;
+      }
+    }
+    // The RTS gain at the last stored index equals the steady one.
+    Mat<NX> predicted = a * filtered.back() * a.transpose();
+    predicted(NX - 1, NX - 1) += nvr;
+    rts_gain.push_back(filtered.back() * a.transpose() * predicted.inverse());
+  }
+};
+
+// Exact diffuse start: posterior of x(0..NX-1) given y(0..NX-1) when x(0) has a flat prior.
+// Unknowns w = [x(0); xi_0 .. xi_{NX-2}] with eta_j = sqrt(nvr) xi_j, xi ~ N(0, 1).
+template <int NX>
+struct DiffuseStart {
+  static constexpr int kW = 2 * NX - 1;
+  using MatW = Eigen::Matrix<double, kW, kW>;
+  using MapW = Eigen::Matrix<double, NX, kW>;
+  MapW map[NX];   // x(j) = map[j] * w
+  MatW covariance;  // posterior covariance of w (normalised units)
+  Eigen::Matrix<double, kW, NX> information_from_y;  // w_hat = information_from_y * y(0..NX-1)
+
+  explicit DiffuseStart(double nvr) {
+    const Mat<NX> a = TransitionMatrix<NX>();
+    map[0].setZero();
+    map[0].template leftCols<NX>().setIdentity();
+    for (int j = 0; j + 1 < NX; ++j) {
+      map[j + 1] = a * map[j];
+      map[j + 1](NX - 1, NX + j) += std::sqrt(nvr);
+    }
+    MatW information = MatW::Zero();
+    for (int j = NX; j < kW; ++j) information(j, j) = 1.0;
+    Eigen::Matrix<double, kW, NX> observation_rows;
+    for (int j = 0; j < NX; ++j) {
+      const Eigen::Matrix<double, 1, kW> row = map[j].row(0);
+      information += row.transpose() * row;
+      observation_rows.col(j) = row.transpose();
+    }
+    covariance = information.inverse();
+    information_from_y = covariance * observation_rows;
+  }
+  Mat<NX> Covariance(int i, int j) const { return map[i] * covariance * map[j].transpose(); }
+};
+
+template <int NX>
+void FilterInnovationsImpl(const Eigen::VectorXd& y, double nvr, IrwInnovationSums* sums) {
+  const int n = static_cast<int>(y.size());
+  const DiffuseStart<NX> start(nvr);
+  IrwRiccati<NX> riccati;
+  riccati.Compute(nvr, n, start.Covariance(NX - 1, NX - 1));
+  const Eigen::Matrix<double, NX, 1> y0 = y.template head<NX>();
+  Vec<NX> x = start.map[NX - 1] * (start.information_from_y * y0);
+  double sum_log_nu = 0.0;
+  double sum_squared = 0.0;
+  const int converged = std::min(riccati.converged_index, n - 1);
+  int k = NX;
+  for (; k <= converged; ++k) {
+    const int i = riccati.Index(k);
+    // x(k|k-1) = A x(k-1|k-1), written out for the upper-bidiagonal A.
+    for (int r = 0; r + 1 < NX; ++r) x[r] += x[r + 1];
+    const double eps = y[k] - x[0];
+    const double nu = riccati.nu[i];
+    sum_log_nu += std::log(nu);
+    sum_squared += eps * eps / nu;
+    x += riccati.gain[i] * eps;
+  }
+  if (k < n) {
+    const int i = riccati.Index(k);
+    const Vec<NX> g = riccati.gain[i];
+    const double nu = riccati.nu[i];
+    double steady_squared = 0.0;
+    for (; k < n; ++k) {
+      for (int r = 0; r + 1 < NX; ++r) x[r] += x[r + 1];
+      const double eps = y[k] - x[0];
+      steady_squared += eps * eps;
+      x += g * eps;
+    }
+    const int steady_count = n - 1 - converged;
+    sum_log_nu += steady_count * std::log(nu);
+    sum_squared += steady_squared / nu;
+  }
+  sums->sum_log_nu = sum_log_nu;
+  sums->sum_squared_normalised = sum_squared;
+  sums->count = n - NX;
+}
+
+template <int NX>
+void SmoothImpl(const Eigen::VectorXd& y, double ts, const IrwSmootherOptions& options,
+                IrwSmootherResult* result) {
+  const int n = static_cast<int>(y.size());
+  const double nvr = options.nvr;
+  const bool want_std = options.compute_standard_deviations;
+  const DiffuseStart<NX> start(nvr);
+  IrwRiccati<NX> riccati;
+  const Mat<NX> p_start = start.Covariance(NX - 1, NX - 1);
+  riccati.Compute(nvr, n, p_start);
+
+  // Forward pass: filtered states x(k|k) for k >= NX-1, stored column per sample.
+  Eigen::Matrix<double, NX, Eigen::Dynamic> states(NX, n);
+  const Eigen::Matrix<double, NX, 1> y0 = y.template head<NX>();
+  const Eigen::Matrix<double, 2 * NX - 1, 1> w_hat = start.information_from_y * y0;
+  for (int j = 0; j < NX; ++j) states.col(j) = start.map[j] * w_hat;
+  const Vec<NX> start_filtered = states.col(NX - 1);
+  double sum_log_nu = 0.0;
+  double sum_squared = 0.0;
+  {
+    Vec<NX> x = start_filtered;
+    for (int k = NX; k < n; ++k) {
+      const int i = riccati.Index(k);
+      for (int r = 0; r + 1 < NX; ++r) x[r] += x[r + 1];
+      const double eps = y[k] - x[0];
+      const double nu = riccati.nu[i];
+      sum_log_nu += std::log(nu);
+      sum_squared += eps * eps / nu;
+      x += riccati.gain[i] * eps;
+      states.col(k) = x;
+    }
+  }
+  IrwInnovationSums sums{sum_log_nu, sum_squared, n - NX};
+  result->sigma2 = sum_squared / (n - NX);
+  result->log_likelihood = ConcentratedLogLikelihood(sums);
+  result->nvr = nvr;
+  result->sample_period = ts;
+
+  // Backward pass (RTS): x(k|N) = x(k|k) + C(k) (x(k+1|N) - A x(k|k)).
+  // The smoothed covariance P(k|N) and the lag-one covariance Cov(x(k), x(k+1) | N) are only
+  // needed for the standard deviations.
+  const Mat<NX> a = TransitionMatrix<NX>();
+  AlignedVector<Mat<NX>> smoothed_cov;
+  std::vector<double> lag_one_11;  // Cov(∇x(k), ∇x(k+1) | N), IRWSM1 velocities
+  if (want_std) {
+    smoothed_cov.resize(n);
+    lag_one_11.assign(n, 0.0);
+    smoothed_cov[n - 1] = riccati.filtered[riccati.Index(n - 1)];
+  }
+  for (int k = n - 2; k >= NX - 1; --k) {
+    const int i = riccati.Index(k);
+    const Mat<NX>& c = riccati.rts_gain[i];
+    Vec<NX> predicted = states.col(k);
+    for (int r = 0; r + 1 < NX; ++r) predicted[r] += predicted[r + 1];
+    states.col(k) += c * (states.col(k + 1) - predicted);
+    if (want_std) {
+      Mat<NX> p_pred = a * riccati.filtered[i] * a.transpose();
+      p_pred(NX - 1, NX - 1) += nvr;
+      smoothed_cov[k] =
+          riccati.filtered[i] + c * (smoothed_cov[k + 1] - p_pred) * c.transpose();
+      if (NX == 2) lag_one_11[k] = (c * smoothed_cov[k + 1])(1, 1);
+    }
+  }
+  // Samples before the diffuse start: through their joint posterior with x(NX-1).
+  {
+    const Mat<NX> p_inverse = p_start.inverse();
+    const Vec<NX> correction = states.col(NX - 1) - start_filtered;
+    Mat<NX> gains[NX];
+    gains[NX - 1].setIdentity();
+    for (int k = 0; k < NX - 1; ++k) {
+      gains[k] = start.Covariance(k, NX - 1) * p_inverse;
+      states.col(k) += gains[k] * correction;
+    }
+    if (want_std) {
+      const Mat<NX> delta = smoothed_cov[NX - 1] - p_start;
+      for (int k = NX - 2; k >= 0; --k) {
+        smoothed_cov[k] = start.Covariance(k, k) + gains[k] * delta * gains[k].transpose();
+        if (NX == 2) {
+          lag_one_11[k] = (start.Covariance(k, k + 1) +
+                           gains[k] * delta * gains[k + 1].transpose())(1, 1);
+        }
+      }
+    }
+  }
+
+  result->states = states.transpose();
+  result->position = states.row(0).transpose();
+  result->velocity.resize(n);
+  result->acceleration.resize(n);
+  const double ts2 = ts * ts;
+  if (NX == 2) {
+    for (int k = 1; k < n; ++k) {
+      result->velocity[k] = 0.5 * (states(1, k - 1) + states(1, k)) / ts;
+      result->acceleration[k] = (states(1, k) - states(1, k - 1)) / ts2;
+    }
+    result->velocity[0] = states(1, 0) / ts;
+    result->acceleration[0] = n > 1 ? result->acceleration[1] : 0.0;
+  } else {
+    // Velocity and acceleration at k from x(k-1): (∇x + ∇²x/2) and ∇²x.
+    for (int k = 1; k < n; ++k) {
+      result->velocity[k] = (states(1, k - 1) + 0.5 * states(NX - 1, k - 1)) / ts;
+      result->acceleration[k] = states(NX - 1, k - 1) / ts2;
+    }
+    // At k = 0, x(-1) = A^{-1}(x(0) - G eta): velocity row [0, 1, -1/2], acceleration [0, 0, 1].
+    result->velocity[0] = (states(1, 0) - 0.5 * states(NX - 1, 0)) / ts;
+    result->acceleration[0] = states(NX - 1, 0) / ts2;
+  }
+
+  if (!want_std) {
+    result->position_std.resize(0);
+    result->velocity_std.resize(0);
+    result->acceleration_std.resize(0);
+    return;
+  }
+  const double s2 = result->sigma2;
+  result->position_std.resize(n);
+  result->velocity_std.resize(n);
+  result->acceleration_std.resize(n);
+  for (int k = 0; k < n; ++k) {
+    result->position_std[k] = std::sqrt(s2 * smoothed_cov[k](0, 0));
+  }
+  auto root = [](double v) { return std::sqrt(std::max(v, 0.0)); };
+  if (NX == 2) {
+    for (int k = 1; k < n; ++k) {
+      const double p0 = smoothed_cov[k - 1](1, 1);
+      const double p1 = smoothed_cov[k](1, 1);
+      const double cross = lag_one_11[k - 1];
+      result->velocity_std[k] = root(s2 * 0.25 * (p0 + p1 + 2.0 * cross)) / ts;
+      result->acceleration_std[k] = root(s2 * (p0 + p1 - 2.0 * cross)) / ts2;
+    }
+    result->velocity_std[0] = root(s2 * (smoothed_cov[0](1, 1) + 0.25 * nvr)) / ts;
+    result->acceleration_std[0] = n > 1 ? result->acceleration_std[1] : 0.0;
+  } else {
+    Vec<NX> cv = Vec<NX>::Zero();
+    cv[1] = 1.0;
+    cv[NX - 1] = 0.5;
+    for (int k = 1; k < n; ++k) {
+      const Mat<NX>& p = smoothed_cov[k - 1];
+      result->velocity_std[k] = root(s2 * cv.dot(p * cv)) / ts;
+      result->acceleration_std[k] = root(s2 * p(NX - 1, NX - 1)) / ts2;
+    }
+    Vec<NX> cv0 = Vec<NX>::Zero();
+    cv0[1] = 1.0;
+    cv0[NX - 1] = -0.5;
+    result->velocity_std[0] = root(s2 * (cv0.dot(smoothed_cov[0] * cv0) + 0.25 * nvr)) / ts;
+    result->acceleration_std[0] = root(s2 * (smoothed_cov[0](NX - 1, NX - 1) + nvr)) / ts2;
+  }
+}
+
+}  // namespace
+
+bool ParseIrwModel(const std::string& text, IrwModel* model, std::string* error) {
+  if (text == "irw1") {
+    *model = IrwModel::kIrw1;
+    return true;
+  }
+  if (text == "irw2") {
+    *model = IrwModel::kIrw2;
+    return true;
+  }
+  *error = "unknown IRW model '" + text + "' (expected irw1 or irw2)";
+  return false;
+}
+
+const char* IrwModelName(IrwModel model) {
+  return model == IrwModel::kIrw1 ? "irw1" : "irw2";
+}
+
+int IrwStateSize(IrwModel model) { return model == IrwModel::kIrw1 ? 2 : 3; }
+
+bool IrwSmootherOptions::IsValid(std::string* why) const {
+  if (!(nvr > 0.0) || !std::isfinite(nvr)) {
+    *why = "nvr must be a positive finite number, got " + std::to_string(nvr);
+    return false;
+  }
+  return true;
+}
+
+double ConcentratedLogLikelihood(const IrwInnovationSums& sums) {
+  const double count = sums.count;
+  const double sigma2 = sums.sum_squared_normalised / count;
+  return -0.5 * sums.sum_log_nu - 0.5 * count * std::log(sigma2) -
+         0.5 * count * (1.0 + std::log(2.0 * M_PI));
+}
+
+IrwInnovationSums IrwFilterInnovations(const Eigen::VectorXd& y, IrwModel model, double nvr) {
+  const int nx = IrwStateSize(model);
+  CHECK_GE(y.size(), nx + 2) << "IrwFilterInnovations: expected at least " << nx + 2
+                             << " samples, got " << y.size();
+  IrwInnovationSums sums;
+  if (model == IrwModel::kIrw1) {
+    FilterInnovationsImpl<2>(y, nvr, &sums);
+  } else {
+    FilterInnovationsImpl<3>(y, nvr, &sums);
+  }
+  return sums;
+}
+
+bool SmoothIrw(const Eigen::VectorXd& y, double sample_period_s,
+               const IrwSmootherOptions& options, IrwSmootherResult* result,
+               std::string* error) {
+  CHECK(result != nullptr && error != nullptr);
+  if (!options.IsValid(error)) return false;
+  if (!(sample_period_s > 0.0) || !std::isfinite(sample_period_s)) {
+    *error = "sample period must be positive, got " + std::to_string(sample_period_s);
+    return false;
+  }
+  const int nx = IrwStateSize(options.model);
+  if (y.size() < nx + 2) {
+    *error = "IRW smoothing needs at least " + std::to_string(nx + 2) + " samples, got " +
+             std::to_string(y.size());
+    return false;
+  }
+  if (!y.allFinite()) {
+    *error = "the signal contains NaN or Inf";
+    return false;
+  }
+  if (options.model == IrwModel::kIrw1) {
+    SmoothImpl<2>(y, sample_period_s, options, result);
+  } else {
+    SmoothImpl<3>(y, sample_period_s, options, result);
+  }
+  return true;
+}
+
+bool SmoothIrwColumns(const Eigen::MatrixXd& columns, double sample_period_s,
+                      const std::vector<IrwSmootherOptions>& options,
+                      std::vector<IrwSmootherResult>* results, std::string* error,
+                      int num_threads) {
+  const int channels = static_cast<int>(columns.cols());
+  CHECK_EQ(static_cast<int>(options.size()), channels)
+      << "SmoothIrwColumns: expected one options entry per column";
+  results->assign(channels, IrwSmootherResult());
+  std::vector<std::string> errors(channels);
+  std::vector<char> ok(channels, 0);
+  std::atomic<int> next{0};
+  auto worker = [&]() {
+    for (int c = next++; c < channels; c = next++) {
+      ok[c] = SmoothIrw(columns.col(c), sample_period_s, options[c], &(*results)[c], &errors[c]);
+    }
+  };
+  if (num_threads <= 0) num_threads = static_cast<int>(std::thread::hardware_concurrency());
+  num_threads = std::max(1, std::min(num_threads, channels));
+  std::vector<std::thread> threads;
+  for (int t = 1; t < num_threads; ++t) threads.emplace_back(worker);
+  worker();
+  for (auto& thread : threads) thread.join();
+  for (int c = 0; c < channels; ++c) {
+    if (!ok[c]) {
+      *error = "column " + std::to_string(c + 1) + ": " + errors[c];
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace dynid::solvers

@@ -1,0 +1,77 @@
+// Choosing the noise-variance ratio (NVR) of the IRW smoothers from the data
+// (METHODS.md §1 and §8; seed 000 §3.3 and eqs. 26–28).
+//
+// Criteria:
+// - maximum likelihood: the concentrated prediction-error log-likelihood of the exact diffuse
+//   Kalman filter (sigma^2 profiled out, first n_x innovations excluded), one filter pass per
+//   evaluation, maximised over log10 NVR by a coarse grid (one point per decade) followed by
+//   Brent's method in the best bracket;
+// - generalised cross-validation: GCV(NVR) = N RSS / (N - tr H)^2 with H the smoother's hat
+//   matrix; tr H = sum_k P(k|N)(0,0) in NVR-normalised units (the smoothed position variance
+//   is sigma^2 times the hat matrix diagonal), minimised the same way;
+// - the tracking-error approximation of seed 000 eqs. 27–28.
+//
+// The diffuse likelihood equals the Gaussian likelihood of the n_x-th differences of y,
+// z = D y ~ N(0, sigma^2 (NVR I + D D^T)), whose banded covariance gives an independent O(N)
+// evaluation (IrwLogLikelihoodBanded) used to cross-check the filter.
+#ifndef DYNID_SOLVERS_NVR_FIT_H_
+#define DYNID_SOLVERS_NVR_FIT_H_
+
+#include <string>
+
+#include <Eigen/Core>
+
+#include "solvers/irw_smoother.h"
+
+namespace dynid::solvers {
+
+enum class NvrCriterion { kMaximumLikelihood, kGcv };
+
+bool ParseNvrCriterion(const std::string& text, NvrCriterion* criterion, std::string* error);
+const char* NvrCriterionName(NvrCriterion criterion);
+
+struct NvrFitOptions {
+  IrwModel model = IrwModel::kIrw1;
+  NvrCriterion criterion = NvrCriterion::kMaximumLikelihood;
+  double log10_nvr_min = -14.0;
+  double log10_nvr_max = 6.0;
+  double tolerance_log10 = 1e-4;  // Brent's stopping tolerance on log10 NVR
+  bool IsValid(std::string* why) const;
+};
+
+struct NvrFitSummary {
+  double nvr = 0.0;
+  double log10_nvr = 0.0;
+  double criterion_value = 0.0;  // log-likelihood (ML) or GCV score
+  double log_likelihood = 0.0;   // the concentrated log-likelihood at the chosen NVR
+  int evaluations = 0;
+  bool at_bound = false;  // the optimum lies at the edge of the search interval
+  std::string message;
+};
+
+// Fits the NVR of `y` (N >= n_x + 3 finite samples). Returns false with a message for bad
+// options or data.
+bool FitNvr(const Eigen::VectorXd& y, const NvrFitOptions& options, NvrFitSummary* summary,
+            std::string* error);
+
+// Maximum-likelihood fit (the name of seed 000's `irwsmopt`); FitNvr with criterion ML.
+bool FitNvrMaximumLikelihood(const Eigen::VectorXd& y, IrwModel model, NvrFitSummary* summary,
+                             std::string* error);
+
+// Concentrated log-likelihood by the Kalman filter (exact diffuse).
+double IrwLogLikelihood(const Eigen::VectorXd& y, IrwModel model, double nvr);
+
+// The same quantity from the banded covariance of the n_x-th differences of y.
+double IrwLogLikelihoodBanded(const Eigen::VectorXd& y, IrwModel model, double nvr);
+
+// GCV score N RSS / (N - tr H)^2 of the smoother at this NVR.
+double IrwGcvScore(const Eigen::VectorXd& y, IrwModel model, double nvr);
+
+// Seed 000 eqs. 27–28: NVR ~ (std(Δ^d eps_tr) / Δq)^2 with eps_tr = q_ref − q_meas the tracking
+// error, d = 1 (IRWSM1) or 2 (IRWSM2) and Δq the encoder resolution.
+double NvrFromTrackingError(const Eigen::VectorXd& tracking_error, double encoder_resolution,
+                            IrwModel model);
+
+}  // namespace dynid::solvers
+
+#endif  // DYNID_SOLVERS_NVR_FIT_H_
