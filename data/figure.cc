@@ -11,6 +11,24 @@
 
 namespace dynid::data {
 
+Series LineSeries(const std::string& csv, const std::string& x, const std::string& y,
+                  const std::string& label, const std::string& error) {
+  Series series;
+  series.csv = csv;
+  series.x = x;
+  series.y = y;
+  series.label = label;
+  series.error = error;
+  return series;
+}
+
+Series PointSeries(const std::string& csv, const std::string& x, const std::string& y,
+                   const std::string& label) {
+  Series series = LineSeries(csv, x, y, label);
+  series.style = "points";
+  return series;
+}
+
 nlohmann::json ToJson(const Figure& figure) {
   nlohmann::json json;
   json["title"] = figure.title;
@@ -34,7 +52,9 @@ nlohmann::json ToJson(const Figure& figure) {
                              {"lower", s.lower},
                              {"upper", s.upper},
                              {"label", s.label},
-                             {"style", s.style}});
+                             {"style", s.style},
+                             {"error", s.error},
+                             {"error_scale", s.error_scale}});
     }
     json["panels"].push_back(p);
   }

@@ -22,7 +22,15 @@ struct Series {
   std::string upper;  // optional band: upper-bound column
   std::string label;
   std::string style = "line";  // "line", "points", "errorbar" (lower/upper = ±error columns)
+  std::string error;           // optional band y ± error_scale * error (e.g. a std column)
+  double error_scale = 2.0;
 };
+
+// Convenience constructors: a line (optionally with a ±2·error band) and a point cloud.
+Series LineSeries(const std::string& csv, const std::string& x, const std::string& y,
+                  const std::string& label = "", const std::string& error = "");
+Series PointSeries(const std::string& csv, const std::string& x, const std::string& y,
+                   const std::string& label = "");
 
 struct Panel {
   std::string title;

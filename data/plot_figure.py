@@ -68,6 +68,11 @@ def main():
                 ax.plot(x, y, "-", lw=0.9, label=label)
             if lower and upper:
                 ax.fill_between(x, cols[lower], cols[upper], alpha=0.25, lw=0)
+            if series.get("error"):
+                scale = float(series.get("error_scale", 2.0))
+                err = cols[series["error"]]
+                ax.fill_between(x, [a - scale * e for a, e in zip(y, err)],
+                                [a + scale * e for a, e in zip(y, err)], alpha=0.3, lw=0)
         for level in panel.get("hlines", []):
             ax.axhline(level, color="k", ls="--", lw=0.7)
         if panel.get("log_y"):

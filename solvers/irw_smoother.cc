@@ -27,6 +27,24 @@ Mat<NX> TransitionMatrix() {
   return a;
 }
 
+// Two covariance matrices agree to rounding. The recursion subtracts nearly equal terms of the
+// size of the predicted covariance, so its rounding noise is relative to that scale, element by
+// element: |a_ij - b_ij| <= c * sqrt(scale_ii scale_jj). Per element, because the entries of the
+// higher increments are many orders of magnitude below the position variance (a test against
+// the largest entry would freeze them too early); against the predicted scale, because a test
+// relative to an element that results from cancellation never settles (it cycles in its last
+// bits, e.g. the IRWSM1 cross term at large NVR).
+template <int NX>
+bool Settled(const Mat<NX>& a, const Mat<NX>& b, const Mat<NX>& scale) {
+  for (int i = 0; i < NX; ++i) {
+    for (int j = 0; j <= i; ++j) {
+      const double tolerance = 4e-15 * std::sqrt(std::abs(scale(i, i) * scale(j, j)));
+      if (std::abs(a(i, j) - b(i, j)) > tolerance) return false;
+    }
+  }
+  return true;
+}
+
 // The data-independent part of the filter and smoother: covariances, gains and RTS gains.
 // Everything is indexed by the sample k; entries stop changing (to rounding) once the
 // Riccati recursion has converged, so only the first `converged_index + 1` are stored and
@@ -45,7 +63,8 @@ struct IrwRiccati {
 
   int Index(int k) const { return std::min(k, converged_index) - kFirst; }
 
-  void Compute(double nvr_in, int n, const Mat<NX>& first_filtered) {
+  // RTS gains are only needed by the smoother, not by the likelihood.
+  void Compute(double nvr_in, int n, const Mat<NX>& first_filtered, bool with_rts_gains) {
     nvr = nvr_in;
     num_samples = n;
     const Mat<NX> a = TransitionMatrix<NX>();
@@ -58,16 +77,13 @@ struct IrwRiccati {
       const Mat<NX>& previous = filtered.back();
       Mat<NX> predicted = a * previous * a.transpose();
       predicted(NX - 1, NX - 1) += nvr;
-      rts_gain.push_back(previous * a.transpose() * predicted.inverse());
+      if (with_rts_gains) rts_gain.push_back(previous * a.transpose() * predicted.inverse());
       const double nu_k = 1.0 + predicted(0, 0);
       const Vec<NX> g = predicted.col(0) / nu_k;
       Mat<NX> updated = predicted - g * g.transpose() * nu_k;
       updated = 0.5 * (updated + updated.transpose());
-      // Settled when no element (however small) changes by more than a couple of ulps of
-      // itself: an absolute test would freeze the tiny higher-derivative entries too early.
-      const bool settled =
-          ((updated - previous).array().abs() <= 2.3e-16 * updated.array().abs()).all() &&
-          std::abs(nu_k - nu.back()) <= 2.3e-16 * nu_k;
+      const bool settled = Settled<NX>(updated, previous, predicted) &&
+                           std::abs(nu_k - nu.back()) <= 4e-15 * nu_k;
       filtered.push_back(updated);
       gain.push_back(g);
       nu.push_back(nu_k);
@@ -76,10 +92,11 @@ struct IrwRiccati {
         break;
       }
     }
-    // The RTS gain at the last stored index equals the steady one.
-    Mat<NX> predicted = a * filtered.back() * a.transpose();
-    predicted(NX - 1, NX - 1) += nvr;
-    rts_gain.push_back(filtered.back() * a.transpose() * predicted.inverse());
+    if (with_rts_gains) {  // the RTS gain at the last stored index, the steady one
+      Mat<NX> predicted = a * filtered.back() * a.transpose();
+      predicted(NX - 1, NX - 1) += nvr;
+      rts_gain.push_back(filtered.back() * a.transpose() * predicted.inverse());
+    }
   }
 };
 
@@ -116,12 +133,130 @@ struct DiffuseStart {
   Mat<NX> Covariance(int i, int j) const { return map[i] * covariance * map[j].transpose(); }
 };
 
+// The smoothed covariances P(k|N) (and the lag-one covariance Cov(∇x(k), ∇x(k+1) | N) used for
+// centred IRWSM1 velocities) are data-independent. Far from both ends they are constant, so
+// they are stored as a head (k below the filter's convergence index), one middle value, and a
+// tail (from the point where the backward recursion has settled to the end): O(1) memory in N
+// for long records, while every sample still gets its exact value (to rounding).
+template <int NX>
+struct SmoothedCovariance {
+  int head_end = 0;    // k < head_end: head[k]
+  int tail_begin = 0;  // k >= tail_begin: tail[k - tail_begin]; middle in between
+  AlignedVector<Mat<NX>> head, tail;
+  std::vector<double> head_lag, tail_lag;
+  Mat<NX> middle = Mat<NX>::Zero();
+  double middle_lag = 0.0;
+
+  const Mat<NX>& At(int k) const {
+    if (k < head_end) return head[k];
+    if (k >= tail_begin) return tail[k - tail_begin];
+    return middle;
+  }
+  double LagOne11(int k) const {
+    if (k < head_end) return head_lag[k];
+    if (k >= tail_begin) return tail_lag[k - tail_begin];
+    return middle_lag;
+  }
+
+  void Compute(const IrwRiccati<NX>& riccati, const DiffuseStart<NX>& start, int n) {
+    const Mat<NX> a = TransitionMatrix<NX>();
+    const double nvr = riccati.nvr;
+    // One RTS step: S(k) = P(k|k) + C(k) (S(k+1) - P(k+1|k)) C(k)^T; lag-one = C(k) S(k+1).
+    auto step = [&](int k, const Mat<NX>& next, Mat<NX>* current, double* lag) {
+      const int i = riccati.Index(k);
+      const Mat<NX>& filtered = riccati.filtered[i];
+      const Mat<NX>& c = riccati.rts_gain[i];
+      Mat<NX> predicted = a * filtered * a.transpose();
+      predicted(NX - 1, NX - 1) += nvr;
+      *current = filtered + c * (next - predicted) * c.transpose();
+      *lag = (c * next)(1, 1);
+    };
+    const int steady_from = riccati.converged_index;  // coefficients constant for k >= this
+    Mat<NX> steady_predicted = a * riccati.filtered.back() * a.transpose();
+    steady_predicted(NX - 1, NX - 1) += nvr;
+    AlignedVector<Mat<NX>> reversed = {riccati.filtered[riccati.Index(n - 1)]};
+    std::vector<double> reversed_lag = {0.0};
+    int k = n - 2;
+    bool settled = false;
+    for (; k >= NX - 1; --k) {
+      Mat<NX> current;
+      double lag = 0.0;
+      step(k, reversed.back(), &current, &lag);
+      if (k >= steady_from && Settled<NX>(current, reversed.back(), steady_predicted)) {
+        middle = current;
+        middle_lag = lag;
+        settled = true;
+        break;
+      }
+      // lag belongs to sample k (pairs k, k+1).
+      reversed.push_back(current);
+      reversed_lag.push_back(lag);
+    }
+    // reversed[j] is sample n-1-j; its lag entry is Cov(k, k+1) for k = n-1-j (0 for n-1).
+    tail_begin = n - static_cast<int>(reversed.size());
+    tail.assign(reversed.rbegin(), reversed.rend());
+    tail_lag.assign(reversed_lag.rbegin(), reversed_lag.rend());
+    Mat<NX> next;
+    if (settled) {
+      head_end = std::min(steady_from, tail_begin);
+      next = middle;
+    } else {
+      head_end = 0;
+      next = tail.front();
+    }
+    // Head: from just below the middle (or the tail) down to the diffuse start.
+    head.resize(std::max(head_end, 0));
+    head_lag.assign(head.size(), 0.0);
+    for (int j = head_end - 1; j >= NX - 1; --j) {
+      step(j, next, &head[j], &head_lag[j]);
+      next = head[j];
+    }
+    // Samples before the diffuse start, through their joint posterior with x(NX-1).
+    const Mat<NX> p_start = start.Covariance(NX - 1, NX - 1);
+    const Mat<NX> p_inverse = p_start.inverse();
+    const Mat<NX> delta = At(NX - 1) - p_start;
+    Mat<NX> gains[NX];
+    gains[NX - 1].setIdentity();
+    for (int j = 0; j < NX - 1; ++j) gains[j] = start.Covariance(j, NX - 1) * p_inverse;
+    if (head_end < NX - 1) {
+      // Very short record: move everything into the head so the diffuse samples have slots.
+      AlignedVector<Mat<NX>> all(n);
+      std::vector<double> all_lag(n, 0.0);
+      for (int j = NX - 1; j < n; ++j) {
+        all[j] = At(j);
+        all_lag[j] = LagOne11(j);
+      }
+      head = std::move(all);
+      head_lag = std::move(all_lag);
+      head_end = n;
+      tail_begin = n;
+      tail.clear();
+      tail_lag.clear();
+    }
+    for (int j = NX - 2; j >= 0; --j) {
+      head[j] = start.Covariance(j, j) + gains[j] * delta * gains[j].transpose();
+      head_lag[j] =
+          (start.Covariance(j, j + 1) + gains[j] * delta * gains[j + 1].transpose())(1, 1);
+    }
+  }
+
+  // sum_k P(k|N)(0, 0): the trace of the smoother's hat matrix (NVR-normalised units).
+  double PositionVarianceSum(int n) const {
+    double sum = 0.0;
+    for (int k = 0; k < head_end; ++k) sum += head[k](0, 0);
+    for (const Mat<NX>& m : tail) sum += m(0, 0);
+    sum += static_cast<double>(tail_begin - head_end) * middle(0, 0);
+    CHECK_EQ(static_cast<int>(head.size() + tail.size()) + tail_begin - head_end, n);
+    return sum;
+  }
+};
+
 template <int NX>
 void FilterInnovationsImpl(const Eigen::VectorXd& y, double nvr, IrwInnovationSums* sums) {
   const int n = static_cast<int>(y.size());
   const DiffuseStart<NX> start(nvr);
   IrwRiccati<NX> riccati;
-  riccati.Compute(nvr, n, start.Covariance(NX - 1, NX - 1));
+  riccati.Compute(nvr, n, start.Covariance(NX - 1, NX - 1), /*with_rts_gains=*/false);
   const Eigen::Matrix<double, NX, 1> y0 = y.template head<NX>();
   Vec<NX> x = start.map[NX - 1] * (start.information_from_y * y0);
   double sum_log_nu = 0.0;
@@ -167,7 +302,7 @@ void SmoothImpl(const Eigen::VectorXd& y, double ts, const IrwSmootherOptions& o
   const DiffuseStart<NX> start(nvr);
   IrwRiccati<NX> riccati;
   const Mat<NX> p_start = start.Covariance(NX - 1, NX - 1);
-  riccati.Compute(nvr, n, p_start);
+  riccati.Compute(nvr, n, p_start, /*with_rts_gains=*/true);
 
   // Forward pass: filtered states x(k|k) for k >= NX-1, stored column per sample.
   Eigen::Matrix<double, NX, Eigen::Dynamic> states(NX, n);
@@ -197,51 +332,22 @@ void SmoothImpl(const Eigen::VectorXd& y, double ts, const IrwSmootherOptions& o
   result->sample_period = ts;
 
   // Backward pass (RTS): x(k|N) = x(k|k) + C(k) (x(k+1|N) - A x(k|k)).
-  // The smoothed covariance P(k|N) and the lag-one covariance Cov(x(k), x(k+1) | N) are only
-  // needed for the standard deviations.
-  const Mat<NX> a = TransitionMatrix<NX>();
-  AlignedVector<Mat<NX>> smoothed_cov;
-  std::vector<double> lag_one_11;  // Cov(∇x(k), ∇x(k+1) | N), IRWSM1 velocities
-  if (want_std) {
-    smoothed_cov.resize(n);
-    lag_one_11.assign(n, 0.0);
-    smoothed_cov[n - 1] = riccati.filtered[riccati.Index(n - 1)];
-  }
   for (int k = n - 2; k >= NX - 1; --k) {
-    const int i = riccati.Index(k);
-    const Mat<NX>& c = riccati.rts_gain[i];
+    const Mat<NX>& c = riccati.rts_gain[riccati.Index(k)];
     Vec<NX> predicted = states.col(k);
     for (int r = 0; r + 1 < NX; ++r) predicted[r] += predicted[r + 1];
     states.col(k) += c * (states.col(k + 1) - predicted);
-    if (want_std) {
-      Mat<NX> p_pred = a * riccati.filtered[i] * a.transpose();
-      p_pred(NX - 1, NX - 1) += nvr;
-      smoothed_cov[k] =
-          riccati.filtered[i] + c * (smoothed_cov[k + 1] - p_pred) * c.transpose();
-      if (NX == 2) lag_one_11[k] = (c * smoothed_cov[k + 1])(1, 1);
-    }
   }
   // Samples before the diffuse start: through their joint posterior with x(NX-1).
   {
-    const Mat<NX> p_inverse = p_start.inverse();
     const Vec<NX> correction = states.col(NX - 1) - start_filtered;
-    Mat<NX> gains[NX];
-    gains[NX - 1].setIdentity();
+    const Mat<NX> p_inverse = p_start.inverse();
     for (int k = 0; k < NX - 1; ++k) {
-      gains[k] = start.Covariance(k, NX - 1) * p_inverse;
-      states.col(k) += gains[k] * correction;
-    }
-    if (want_std) {
-      const Mat<NX> delta = smoothed_cov[NX - 1] - p_start;
-      for (int k = NX - 2; k >= 0; --k) {
-        smoothed_cov[k] = start.Covariance(k, k) + gains[k] * delta * gains[k].transpose();
-        if (NX == 2) {
-          lag_one_11[k] = (start.Covariance(k, k + 1) +
-                           gains[k] * delta * gains[k + 1].transpose())(1, 1);
-        }
-      }
+      states.col(k) += start.Covariance(k, NX - 1) * p_inverse * correction;
     }
   }
+  SmoothedCovariance<NX> smoothed_cov;
+  if (want_std) smoothed_cov.Compute(riccati, start, n);
 
   result->states = states.transpose();
   result->position = states.row(0).transpose();
@@ -277,37 +383,54 @@ void SmoothImpl(const Eigen::VectorXd& y, double ts, const IrwSmootherOptions& o
   result->velocity_std.resize(n);
   result->acceleration_std.resize(n);
   for (int k = 0; k < n; ++k) {
-    result->position_std[k] = std::sqrt(s2 * smoothed_cov[k](0, 0));
+    result->position_std[k] = std::sqrt(s2 * smoothed_cov.At(k)(0, 0));
   }
   auto root = [](double v) { return std::sqrt(std::max(v, 0.0)); };
   if (NX == 2) {
     for (int k = 1; k < n; ++k) {
-      const double p0 = smoothed_cov[k - 1](1, 1);
-      const double p1 = smoothed_cov[k](1, 1);
-      const double cross = lag_one_11[k - 1];
+      const double p0 = smoothed_cov.At(k - 1)(1, 1);
+      const double p1 = smoothed_cov.At(k)(1, 1);
+      const double cross = smoothed_cov.LagOne11(k - 1);
       result->velocity_std[k] = root(s2 * 0.25 * (p0 + p1 + 2.0 * cross)) / ts;
       result->acceleration_std[k] = root(s2 * (p0 + p1 - 2.0 * cross)) / ts2;
     }
-    result->velocity_std[0] = root(s2 * (smoothed_cov[0](1, 1) + 0.25 * nvr)) / ts;
+    result->velocity_std[0] = root(s2 * (smoothed_cov.At(0)(1, 1) + 0.25 * nvr)) / ts;
     result->acceleration_std[0] = n > 1 ? result->acceleration_std[1] : 0.0;
   } else {
     Vec<NX> cv = Vec<NX>::Zero();
     cv[1] = 1.0;
     cv[NX - 1] = 0.5;
     for (int k = 1; k < n; ++k) {
-      const Mat<NX>& p = smoothed_cov[k - 1];
+      const Mat<NX>& p = smoothed_cov.At(k - 1);
       result->velocity_std[k] = root(s2 * cv.dot(p * cv)) / ts;
       result->acceleration_std[k] = root(s2 * p(NX - 1, NX - 1)) / ts2;
     }
     Vec<NX> cv0 = Vec<NX>::Zero();
     cv0[1] = 1.0;
     cv0[NX - 1] = -0.5;
-    result->velocity_std[0] = root(s2 * (cv0.dot(smoothed_cov[0] * cv0) + 0.25 * nvr)) / ts;
-    result->acceleration_std[0] = root(s2 * (smoothed_cov[0](NX - 1, NX - 1) + nvr)) / ts2;
+    result->velocity_std[0] = root(s2 * (cv0.dot(smoothed_cov.At(0) * cv0) + 0.25 * nvr)) / ts;
+    result->acceleration_std[0] = root(s2 * (smoothed_cov.At(0)(NX - 1, NX - 1) + nvr)) / ts2;
   }
 }
 
+template <int NX>
+double HatMatrixTraceImpl(double nvr, int n) {
+  const DiffuseStart<NX> start(nvr);
+  IrwRiccati<NX> riccati;
+  riccati.Compute(nvr, n, start.Covariance(NX - 1, NX - 1), /*with_rts_gains=*/true);
+  SmoothedCovariance<NX> covariance;
+  covariance.Compute(riccati, start, n);
+  return covariance.PositionVarianceSum(n);
+}
+
 }  // namespace
+
+double IrwHatMatrixTrace(IrwModel model, double nvr, int num_samples) {
+  CHECK_GE(num_samples, IrwStateSize(model) + 2);
+  CHECK_GT(nvr, 0.0);
+  return model == IrwModel::kIrw1 ? HatMatrixTraceImpl<2>(nvr, num_samples)
+                                  : HatMatrixTraceImpl<3>(nvr, num_samples);
+}
 
 bool ParseIrwModel(const std::string& text, IrwModel* model, std::string* error) {
   if (text == "irw1") {

@@ -76,6 +76,10 @@ IrwInnovationSums IrwFilterInnovations(const Eigen::VectorXd& y, IrwModel model,
 //   -1/2 sum log nu - count/2 log(sigma2_hat) - count/2 (1 + log 2 pi).
 double ConcentratedLogLikelihood(const IrwInnovationSums& sums);
 
+// Trace of the smoother's hat matrix (d x̂ / d y): sum_k P(k|N)(0,0) in NVR-normalised units,
+// data-independent and computed in O(1) memory with the middle of long records in closed form.
+double IrwHatMatrixTrace(IrwModel model, double nvr, int num_samples);
+
 // Smooths every column of `columns` independently (N x channels), in parallel over
 // `num_threads` threads (0 = hardware concurrency). One options entry per column.
 bool SmoothIrwColumns(const Eigen::MatrixXd& columns, double sample_period_s,

@@ -116,8 +116,8 @@ bool NvrFitOptions::IsValid(std::string* why) const {
     *why = "NVR search interval outside [1e-300, 1e300]";
     return false;
   }
-  if (!(tolerance_log10 > 0.0)) {
-    *why = "tolerance_log10 must be positive";
+  if (!(tolerance_log10 > 0.0) || !(grid_step_log10 > 0.0)) {
+    *why = "tolerance_log10 and grid_step_log10 must be positive";
     return false;
   }
   return true;
@@ -157,13 +157,13 @@ double IrwGcvScore(const Eigen::VectorXd& y, IrwModel model, double nvr) {
   IrwSmootherOptions options;
   options.model = model;
   options.nvr = nvr;
-  options.compute_standard_deviations = true;
+  options.compute_standard_deviations = false;
   IrwSmootherResult result;
   std::string error;
   CHECK(SmoothIrw(y, 1.0, options, &result, &error)) << error;
   const double n = static_cast<double>(y.size());
   const double rss = (y - result.position).squaredNorm();
-  const double trace = result.position_std.squaredNorm() / result.sigma2;
+  const double trace = IrwHatMatrixTrace(model, nvr, static_cast<int>(y.size()));
   const double dof = n - trace;
   return n * rss / (dof * dof);
 }
@@ -192,7 +192,8 @@ bool FitNvr(const Eigen::VectorXd& y, const NvrFitOptions& options, NvrFitSummar
   *summary = NvrFitSummary();
   const double lo = options.log10_nvr_min;
   const double hi = options.log10_nvr_max;
-  const int grid_points = std::max(3, static_cast<int>(std::ceil(hi - lo)) + 1);
+  const int grid_points =
+      std::max(3, static_cast<int>(std::ceil((hi - lo) / options.grid_step_log10)) + 1);
   const double step = (hi - lo) / (grid_points - 1);
   int best = 0;
   double best_value = std::numeric_limits<double>::infinity();

@@ -4,8 +4,8 @@
 // Criteria:
 // - maximum likelihood: the concentrated prediction-error log-likelihood of the exact diffuse
 //   Kalman filter (sigma^2 profiled out, first n_x innovations excluded), one filter pass per
-//   evaluation, maximised over log10 NVR by a coarse grid (one point per decade) followed by
-//   Brent's method in the best bracket;
+//   evaluation, maximised over log10 NVR by a coarse grid (every two decades) followed by
+//   Brent's method in the bracket around the best grid point;
 // - generalised cross-validation: GCV(NVR) = N RSS / (N - tr H)^2 with H the smoother's hat
 //   matrix; tr H = sum_k P(k|N)(0,0) in NVR-normalised units (the smoothed position variance
 //   is sigma^2 times the hat matrix diagonal), minimised the same way;
@@ -35,7 +35,8 @@ struct NvrFitOptions {
   NvrCriterion criterion = NvrCriterion::kMaximumLikelihood;
   double log10_nvr_min = -14.0;
   double log10_nvr_max = 6.0;
-  double tolerance_log10 = 1e-4;  // Brent's stopping tolerance on log10 NVR
+  double grid_step_log10 = 2.0;   // coarse grid spacing before Brent's refinement
+  double tolerance_log10 = 1e-3;  // Brent's stopping tolerance on log10 NVR (0.23 % in NVR)
   bool IsValid(std::string* why) const;
 };
 

@@ -107,6 +107,29 @@ TEST_P(IrwModelsTest, StandardDeviationsMatchSelectedInverse) {
   }
 }
 
+// The hat-matrix trace (GCV's degrees of freedom), computed with the constant middle of long
+// records in closed form, equals the trace of (I + D^T D / NVR)^{-1} from the selected inverse.
+TEST_P(IrwModelsTest, HatMatrixTraceMatchesSelectedInverse) {
+  const IrwModel model = GetParam();
+  const int nx = IrwStateSize(model);
+  const int n = 3000;
+  std::vector<double> stencil = nx == 2 ? std::vector<double>{1, -2, 1}
+                                        : std::vector<double>{-1, 3, -3, 1};
+  for (double nvr : {1e-6, 1e-2, 10.0}) {
+    BandedSpdMatrix normal(n, nx);
+    for (int k = 0; k < n; ++k) normal.At(k, k) = 1.0;
+    for (int r = 0; r + nx < n; ++r)
+      for (int i = 0; i <= nx; ++i)
+        for (int j = 0; j <= i; ++j) normal.At(r + i, r + j) += stencil[i] * stencil[j] / nvr;
+    BandedCholesky cholesky;
+    ASSERT_TRUE(cholesky.Factorize(normal));
+    const BandedSpdMatrix z = cholesky.InverseBand();
+    double trace = 0.0;
+    for (int k = 0; k < n; ++k) trace += z(k, k);
+    EXPECT_NEAR(IrwHatMatrixTrace(model, nvr, n), trace, 1e-8 * trace) << "nvr " << nvr;
+  }
+}
+
 // Polynomials in the model's null space pass unchanged, and the derivatives are centred:
 // IRWSM1 keeps straight lines, IRWSM2 parabolas, at every sample including both ends.
 TEST(IrwSmootherTest, NullSpacePolynomialsAndCentredDerivatives) {
