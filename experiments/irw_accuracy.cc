@@ -68,14 +68,18 @@ int main(int argc, char** argv) {
     IrwModel model;
     NvrCriterion criterion;
     bool twice;
+    double gamma;
   };
+  const double default_gamma = dynid::solvers::NvrFitOptions().gcv_gamma;
   const std::vector<Variant> variants = {
-      {IrwModel::kIrw1, NvrCriterion::kMaximumLikelihood, false},
-      {IrwModel::kIrw1, NvrCriterion::kGcv, false},
-      {IrwModel::kIrw1, NvrCriterion::kMaximumLikelihood, true},
-      {IrwModel::kIrw1, NvrCriterion::kGcv, true},
-      {IrwModel::kIrw2, NvrCriterion::kMaximumLikelihood, false},
-      {IrwModel::kIrw2, NvrCriterion::kGcv, false},
+      {IrwModel::kIrw1, NvrCriterion::kMaximumLikelihood, false, 1.0},
+      {IrwModel::kIrw1, NvrCriterion::kGcv, false, 1.0},
+      {IrwModel::kIrw1, NvrCriterion::kGcv, false, default_gamma},
+      {IrwModel::kIrw1, NvrCriterion::kMaximumLikelihood, true, 1.0},
+      {IrwModel::kIrw1, NvrCriterion::kGcv, true, default_gamma},
+      {IrwModel::kIrw2, NvrCriterion::kMaximumLikelihood, false, 1.0},
+      {IrwModel::kIrw2, NvrCriterion::kGcv, false, 1.0},
+      {IrwModel::kIrw2, NvrCriterion::kGcv, false, default_gamma},
   };
   nlohmann::json json;
   json["flags"] = {{"duration_s", FLAGS_duration_s},
@@ -95,8 +99,11 @@ int main(int argc, char** argv) {
     std::vector<DerivativeErrors> rows = {best};
     for (const Variant& v : variants) {
       DerivativeErrors e;
-      if (!dynid::solvers::IrwDerivativeErrors(c.data, v.model, v.criterion, v.twice, &e,
-                                               &error)) {
+      dynid::solvers::NvrFitOptions fit;
+      fit.model = v.model;
+      fit.criterion = v.criterion;
+      fit.gcv_gamma = v.gamma;
+      if (!dynid::solvers::IrwDerivativeErrors(c.data, fit, v.twice, &e, &error)) {
         std::cerr << "error: " << error << "\n";
         return 1;
       }

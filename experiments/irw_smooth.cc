@@ -40,8 +40,15 @@ DEFINE_string(columns, "", "comma-separated columns to smooth (default: all but 
 DEFINE_double(dt, 0.0, "sampling interval in seconds (when there is no --time_column)");
 DEFINE_string(time_column, "t", "name of the time column in seconds; empty to use --dt");
 DEFINE_string(model, "irw2", "irw1 (IRWSM1, 2 states) or irw2 (IRWSM2, 3 states)");
-DEFINE_string(nvr, "auto", "noise-variance ratio: 'auto' (fitted per column) or a positive value");
+DEFINE_string(nvr, "auto",
+              "noise-variance ratio: 'auto' (fitted per column by --criterion), 'tracking' (seed "
+              "000 eqs. 27-28 from --reference_columns and --encoder_resolution), or a value > 0");
+DEFINE_string(reference_columns, "",
+              "--nvr=tracking: reference-trajectory column per smoothed column (same order)");
+DEFINE_string(encoder_resolution, "",
+              "--nvr=tracking: encoder resolution in signal units, one value or one per column");
 DEFINE_string(criterion, "gcv", "NVR criterion when --nvr=auto: gcv or ml (maximum likelihood)");
+DEFINE_double(gcv_gamma, 1.4, "modified-GCV factor (>= 1; 1 = classical GCV), see nvr_fit.h");
 DEFINE_string(out_dir, "out/irw_smooth", "output folder");
 DEFINE_bool(figures, true, "render smoothed.png (needs python3 + matplotlib)");
 DEFINE_int32(threads, 0, "threads for the channels (0 = all cores)");
@@ -71,14 +78,42 @@ int main(int argc, char** argv) {
   if (!solvers::ParseNvrCriterion(FLAGS_criterion, &criterion, &error)) {
     return Fail(2, "--criterion: " + error);
   }
-  bool fit_nvr = FLAGS_nvr == "auto";
+  const bool fit_nvr = FLAGS_nvr == "auto";
+  const bool tracking_nvr = FLAGS_nvr == "tracking";
   double fixed_nvr = 0.0;
-  if (!fit_nvr) {
+  std::vector<std::string> reference_columns = dynid::data::SplitList(FLAGS_reference_columns);
+  std::vector<double> resolutions;
+  if (tracking_nvr) {
+    if (FLAGS_columns.empty() || reference_columns.size() != dynid::data::SplitList(FLAGS_columns).size()) {
+      return Fail(2, "--nvr=tracking needs --columns and as many --reference_columns");
+    }
+    for (const std::string& text : dynid::data::SplitList(FLAGS_encoder_resolution)) {
+      char* end = nullptr;
+      const double value = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end != '\0' || !(value > 0.0) || !std::isfinite(value)) {
+        return Fail(2, "--encoder_resolution: '" + text + "' is not a positive number");
+      }
+      resolutions.push_back(value);
+    }
+    if (resolutions.size() == 1) resolutions.resize(reference_columns.size(), resolutions[0]);
+    if (resolutions.size() != reference_columns.size()) {
+      return Fail(2, "--encoder_resolution needs one value or one per column");
+    }
+  } else if (!reference_columns.empty()) {
+    return Fail(2, "--reference_columns is only used with --nvr=tracking");
+  }
+  if (!fit_nvr && !tracking_nvr) {
     char* end = nullptr;
     fixed_nvr = std::strtod(FLAGS_nvr.c_str(), &end);
     if (FLAGS_nvr.empty() || *end != '\0' || !(fixed_nvr > 0.0) || !std::isfinite(fixed_nvr)) {
-      return Fail(2, "--nvr must be 'auto' or a positive number, got '" + FLAGS_nvr + "'");
+      return Fail(2, "--nvr must be 'auto', 'tracking' or a positive number, got '" + FLAGS_nvr +
+                         "'");
     }
+  }
+  {
+    solvers::NvrFitOptions check;
+    check.gcv_gamma = FLAGS_gcv_gamma;
+    if (!check.IsValid(&error)) return Fail(2, "--gcv_gamma: " + error);
   }
   if (FLAGS_time_column.empty() && !(FLAGS_dt > 0.0)) {
     return Fail(2, "give --time_column=NAME or a positive --dt=SECONDS");
@@ -88,8 +123,10 @@ int main(int argc, char** argv) {
   }
 
   dynid::data::TimeSeries series;
-  if (!dynid::data::ReadTimeSeriesCsv(FLAGS_input_csv, FLAGS_time_column, FLAGS_dt,
-                                      dynid::data::SplitList(FLAGS_columns), &series, &error)) {
+  std::vector<std::string> wanted = dynid::data::SplitList(FLAGS_columns);
+  wanted.insert(wanted.end(), reference_columns.begin(), reference_columns.end());
+  if (!dynid::data::ReadTimeSeriesCsv(FLAGS_input_csv, FLAGS_time_column, FLAGS_dt, wanted,
+                                      &series, &error)) {
     return Fail(1, error);
   }
   if (!series.IsUniform(1e-3)) {
@@ -102,12 +139,13 @@ int main(int argc, char** argv) {
                        " samples are too few (need at least " + std::to_string(nx + 3) + ")");
   }
   const double ts = series.MeanSamplePeriod();
-  const int channels = series.num_columns();
+  const int channels = series.num_columns() - static_cast<int>(reference_columns.size());
   std::printf("irw_smooth: %s, %d samples at %.6g Hz, %d column(s), model %s, NVR %s\n",
               FLAGS_input_csv.c_str(), series.num_samples(), 1.0 / ts, channels,
               solvers::IrwModelName(model),
               fit_nvr ? (std::string("auto (") + solvers::NvrCriterionName(criterion) + ")").c_str()
                       : FLAGS_nvr.c_str());
+  std::fflush(stdout);
 
   // NVR per channel, then smoothing of all channels in parallel.
   const auto start = std::chrono::steady_clock::now();
@@ -122,6 +160,7 @@ int main(int argc, char** argv) {
       solvers::NvrFitOptions fit_options;
       fit_options.model = model;
       fit_options.criterion = criterion;
+      fit_options.gcv_gamma = FLAGS_gcv_gamma;
       if (!solvers::FitNvr(columns.col(c), fit_options, &fits[c], &error)) {
         return Fail(1, "column '" + series.names()[c] + "': " + error);
       }
@@ -130,6 +169,17 @@ int main(int argc, char** argv) {
                   series.names()[c].c_str(), fits[c].nvr, solvers::NvrCriterionName(criterion),
                   fits[c].evaluations, fits[c].at_bound ? "  WARNING: at search bound" : "");
       std::fflush(stdout);
+    } else if (tracking_nvr) {
+      const Eigen::VectorXd tracking_error = series.Column(channels + c) - series.Column(c);
+      options[c].nvr =
+          solvers::NvrFromTrackingError(tracking_error, resolutions[c], model);
+      if (!(options[c].nvr > 0.0)) {
+        return Fail(1, "column '" + series.names()[c] +
+                           "': the tracking error is constant, the NVR approximation is 0");
+      }
+      std::printf("  [%d/%d] %-12s NVR %.4g (tracking error, eq. %d)\n", c + 1, channels,
+                  series.names()[c].c_str(), options[c].nvr,
+                  model == solvers::IrwModel::kIrw1 ? 27 : 28);
     }
   }
   std::vector<solvers::IrwSmootherResult> results;
@@ -146,8 +196,9 @@ int main(int argc, char** argv) {
   nlohmann::json summary;
   summary["input_csv"] = FLAGS_input_csv;
   summary["model"] = solvers::IrwModelName(model);
-  summary["nvr_mode"] = fit_nvr ? std::string("auto:") + solvers::NvrCriterionName(criterion)
-                                : std::string("fixed");
+  summary["nvr_mode"] = fit_nvr        ? std::string("auto:") + solvers::NvrCriterionName(criterion)
+                       : tracking_nvr ? std::string("tracking")
+                                      : std::string("fixed");
   summary["sample_period_s"] = ts;
   summary["elapsed_s"] = elapsed;
   for (int c = 0; c < channels; ++c) {
@@ -169,6 +220,7 @@ int main(int argc, char** argv) {
                               {"n_samples", series.num_samples()}};
     if (fit_nvr) {
       channel["criterion"] = solvers::NvrCriterionName(criterion);
+      if (criterion == solvers::NvrCriterion::kGcv) channel["gcv_gamma"] = FLAGS_gcv_gamma;
       channel["criterion_value"] = fits[c].criterion_value;
       channel["evaluations"] = fits[c].evaluations;
       channel["nvr_at_search_bound"] = fits[c].at_bound;

@@ -1,6 +1,7 @@
 #include "solvers/derivative_accuracy.h"
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include <glog/logging.h>
@@ -16,15 +17,12 @@ double InteriorRms(const Eigen::VectorXd& estimate, const Eigen::VectorXd& truth
   return std::sqrt((estimate.segment(margin, n) - truth.segment(margin, n)).squaredNorm() / n);
 }
 
-bool SmoothWithFittedNvr(const Eigen::VectorXd& y, double ts, IrwModel model,
-                         NvrCriterion criterion, IrwSmootherResult* result, std::string* error) {
-  NvrFitOptions fit_options;
-  fit_options.model = model;
-  fit_options.criterion = criterion;
+bool SmoothWithFittedNvr(const Eigen::VectorXd& y, double ts, const NvrFitOptions& fit_options,
+                         IrwSmootherResult* result, std::string* error) {
   NvrFitSummary fit;
   if (!FitNvr(y, fit_options, &fit, error)) return false;
   IrwSmootherOptions options;
-  options.model = model;
+  options.model = fit_options.model;
   options.nvr = fit.nvr;
   options.compute_standard_deviations = false;
   return SmoothIrw(y, ts, options, result, error);
@@ -39,13 +37,15 @@ std::vector<double> LogGrid(double low_hz, double high_hz, int per_decade) {
   return grid;
 }
 
-bool IrwDerivativeErrors(const AccuracyCase& data, IrwModel model, NvrCriterion criterion,
-                         bool twice, DerivativeErrors* errors, std::string* error) {
+bool IrwDerivativeErrors(const AccuracyCase& data, const NvrFitOptions& fit, bool twice,
+                         DerivativeErrors* errors, std::string* error) {
   const double ts = 1.0 / data.sample_rate_hz;
   IrwSmootherResult result;
-  if (!SmoothWithFittedNvr(data.measured, ts, model, criterion, &result, error)) return false;
-  errors->method = std::string(model == IrwModel::kIrw1 ? "IRWSM1" : "IRWSM2") +
-                   (twice ? "x2" : "") + " (" + NvrCriterionName(criterion) + ")";
+  if (!SmoothWithFittedNvr(data.measured, ts, fit, &result, error)) return false;
+  char gamma[32] = "";
+  if (fit.criterion == NvrCriterion::kGcv) std::snprintf(gamma, sizeof(gamma), ", gamma %.2g", fit.gcv_gamma);
+  errors->method = std::string(fit.model == IrwModel::kIrw1 ? "IRWSM1" : "IRWSM2") +
+                   (twice ? "x2" : "") + " (" + NvrCriterionName(fit.criterion) + gamma + ")";
   errors->velocity_rms = InteriorRms(result.velocity, data.velocity, data.margin);
   errors->velocity_setting = result.nvr;
   if (!twice) {
@@ -53,9 +53,9 @@ bool IrwDerivativeErrors(const AccuracyCase& data, IrwModel model, NvrCriterion 
     errors->acceleration_setting = result.nvr;
     return true;
   }
-  CHECK(model == IrwModel::kIrw1) << "IRWSM applied twice is an IRWSM1 option";
+  CHECK(fit.model == IrwModel::kIrw1) << "IRWSM applied twice is an IRWSM1 option";
   IrwSmootherResult second;
-  if (!SmoothWithFittedNvr(result.velocity, ts, model, criterion, &second, error)) return false;
+  if (!SmoothWithFittedNvr(result.velocity, ts, fit, &second, error)) return false;
   errors->acceleration_rms = InteriorRms(second.velocity, data.acceleration, data.margin);
   errors->acceleration_setting = second.nvr;
   return true;

@@ -33,11 +33,11 @@ struct AccuracyCase {
   int margin = 0;  // samples excluded at each end
 };
 
-// IRW with NVR from `criterion`. Velocity from IRWSM1 (model kIrw1) or IRWSM2 (kIrw2);
-// acceleration from the same model, or, when `twice` is set (IRWSM1 only), by smoothing the
-// IRWSM1 velocity again with IRWSM1 and its own fitted NVR (seed 000 §3.4).
-bool IrwDerivativeErrors(const AccuracyCase& data, IrwModel model, NvrCriterion criterion,
-                         bool twice, DerivativeErrors* errors, std::string* error);
+// IRW with the NVR fitted as `fit` says (model, criterion, GCV gamma). Velocity from IRWSM1 or
+// IRWSM2; acceleration from the same model, or, when `twice` is set (IRWSM1 only), by
+// smoothing the IRWSM1 velocity again with IRWSM1 and its own fitted NVR (seed 000 §3.4).
+bool IrwDerivativeErrors(const AccuracyCase& data, const NvrFitOptions& fit, bool twice,
+                         DerivativeErrors* errors, std::string* error);
 
 // Butterworth(order 4) filtfilt + central differences at every cut-off of `cutoffs_hz`; returns
 // the best velocity and the best acceleration error separately, with their cut-offs.

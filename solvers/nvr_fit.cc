@@ -116,6 +116,10 @@ bool NvrFitOptions::IsValid(std::string* why) const {
     *why = "NVR search interval outside [1e-300, 1e300]";
     return false;
   }
+  if (!(gcv_gamma >= 1.0) || !std::isfinite(gcv_gamma)) {
+    *why = "gcv_gamma must be >= 1";
+    return false;
+  }
   if (!(tolerance_log10 > 0.0) || !(grid_step_log10 > 0.0)) {
     *why = "tolerance_log10 and grid_step_log10 must be positive";
     return false;
@@ -153,7 +157,7 @@ double IrwLogLikelihoodBanded(const Eigen::VectorXd& y, IrwModel model, double n
          0.5 * m * (1.0 + std::log(2.0 * M_PI));
 }
 
-double IrwGcvScore(const Eigen::VectorXd& y, IrwModel model, double nvr) {
+double IrwGcvScore(const Eigen::VectorXd& y, IrwModel model, double nvr, double gamma) {
   IrwSmootherOptions options;
   options.model = model;
   options.nvr = nvr;
@@ -164,7 +168,8 @@ double IrwGcvScore(const Eigen::VectorXd& y, IrwModel model, double nvr) {
   const double n = static_cast<double>(y.size());
   const double rss = (y - result.position).squaredNorm();
   const double trace = IrwHatMatrixTrace(model, nvr, static_cast<int>(y.size()));
-  const double dof = n - trace;
+  const double dof = n - gamma * trace;
+  if (!(dof > 0.0)) return std::numeric_limits<double>::infinity();
   return n * rss / (dof * dof);
 }
 
@@ -187,7 +192,7 @@ bool FitNvr(const Eigen::VectorXd& y, const NvrFitOptions& options, NvrFitSummar
   auto objective = [&](double log10_nvr) {
     const double nvr = std::pow(10.0, log10_nvr);
     if (ml) return -IrwLogLikelihood(y, options.model, nvr);
-    return std::log(IrwGcvScore(y, options.model, nvr));
+    return std::log(IrwGcvScore(y, options.model, nvr, options.gcv_gamma));
   };
   *summary = NvrFitSummary();
   const double lo = options.log10_nvr_min;

@@ -6,9 +6,13 @@
 //   Kalman filter (sigma^2 profiled out, first n_x innovations excluded), one filter pass per
 //   evaluation, maximised over log10 NVR by a coarse grid (every two decades) followed by
 //   Brent's method in the bracket around the best grid point;
-// - generalised cross-validation: GCV(NVR) = N RSS / (N - tr H)^2 with H the smoother's hat
-//   matrix; tr H = sum_k P(k|N)(0,0) in NVR-normalised units (the smoothed position variance
-//   is sigma^2 times the hat matrix diagonal), minimised the same way;
+// - generalised cross-validation: GCV(NVR) = N RSS / (N - gamma tr H)^2 with H the smoother's
+//   hat matrix; tr H = sum_k P(k|N)(0,0) in NVR-normalised units (the smoothed position variance
+//   is sigma^2 times the hat matrix diagonal), minimised the same way. gamma = 1 is classical
+//   GCV; gamma > 1 ("modified GCV", Kim & Gu 2004; mgcv's gamma) charges each effective degree
+//   of freedom more and so smooths more. On quantised encoder data GCV's minimum is very flat
+//   and gamma = 1 under-smooths for derivatives (irw_accuracy measures it); the default 1.4 is
+//   the literature's value;
 // - the tracking-error approximation of seed 000 eqs. 27–28.
 //
 // The diffuse likelihood equals the Gaussian likelihood of the n_x-th differences of y,
@@ -37,6 +41,7 @@ struct NvrFitOptions {
   double log10_nvr_max = 6.0;
   double grid_step_log10 = 2.0;   // coarse grid spacing before Brent's refinement
   double tolerance_log10 = 1e-3;  // Brent's stopping tolerance on log10 NVR (0.23 % in NVR)
+  double gcv_gamma = 1.4;         // modified-GCV factor (>= 1) for criterion kGcv
   bool IsValid(std::string* why) const;
 };
 
@@ -65,8 +70,9 @@ double IrwLogLikelihood(const Eigen::VectorXd& y, IrwModel model, double nvr);
 // The same quantity from the banded covariance of the n_x-th differences of y.
 double IrwLogLikelihoodBanded(const Eigen::VectorXd& y, IrwModel model, double nvr);
 
-// GCV score N RSS / (N - tr H)^2 of the smoother at this NVR.
-double IrwGcvScore(const Eigen::VectorXd& y, IrwModel model, double nvr);
+// (Modified) GCV score N RSS / (N - gamma tr H)^2 of the smoother at this NVR; +Inf when
+// gamma tr H >= N.
+double IrwGcvScore(const Eigen::VectorXd& y, IrwModel model, double nvr, double gamma = 1.0);
 
 // Seed 000 eqs. 27–28: NVR ~ (std(Δ^d eps_tr) / Δq)^2 with eps_tr = q_ref − q_meas the tracking
 // error, d = 1 (IRWSM1) or 2 (IRWSM2) and Δq the encoder resolution.

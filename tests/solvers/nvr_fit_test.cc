@@ -82,10 +82,16 @@ TEST(NvrFitTest, GcvScoreIsMinimalNearTheFittedValue) {
   NvrFitSummary summary;
   std::string error;
   ASSERT_TRUE(FitNvr(y, options, &summary, &error)) << error;
-  const double at_optimum = IrwGcvScore(y, IrwModel::kIrw2, summary.nvr);
+  const double gamma = options.gcv_gamma;
+  const double at_optimum = IrwGcvScore(y, IrwModel::kIrw2, summary.nvr, gamma);
   EXPECT_NEAR(at_optimum, summary.criterion_value, 1e-12 * at_optimum);
-  EXPECT_GT(IrwGcvScore(y, IrwModel::kIrw2, summary.nvr * 3), at_optimum);
-  EXPECT_GT(IrwGcvScore(y, IrwModel::kIrw2, summary.nvr / 3), at_optimum);
+  EXPECT_GT(IrwGcvScore(y, IrwModel::kIrw2, summary.nvr * 3, gamma), at_optimum);
+  EXPECT_GT(IrwGcvScore(y, IrwModel::kIrw2, summary.nvr / 3, gamma), at_optimum);
+  // A larger gamma smooths more.
+  options.gcv_gamma = 1.0;
+  NvrFitSummary classical;
+  ASSERT_TRUE(FitNvr(y, options, &classical, &error)) << error;
+  EXPECT_GT(classical.nvr, summary.nvr);
 }
 
 TEST(NvrFitTest, TrackingErrorApproximation) {

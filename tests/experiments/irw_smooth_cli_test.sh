@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# End-to-end checks of the irw_smooth program: a good run writes every output; bad flags and
+# bad files exit non-zero with a message naming the problem and leave nothing behind.
+# Usage: irw_smooth_cli_test.sh PATH/TO/irw_smooth
+set -u
+binary="$1"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# A good run on a small generated signal.
+python_free_csv="$work/good.csv"
+{
+  echo "t,a,b"
+  for k in $(seq 0 399); do
+    awk -v k="$k" 'BEGIN { t = k * 0.01; printf "%.2f,%.6f,%.6f\n", t, sin(t), t * t }'
+  done
+} > "$python_free_csv"
+"$binary" --input_csv="$python_free_csv" --out_dir="$work/out" --figures=false > "$work/log" 2>&1 ||
+  fail "good run exited non-zero: $(cat "$work/log")"
+for f in smoothed.csv summary.json; do
+  [[ -s "$work/out/$f" ]] || fail "good run did not write $f"
+done
+head -1 "$work/out/smoothed.csv" | grep -q "^t,a,a_velocity,a_acceleration,a_std,a_velocity_std,a_acceleration_std,b," ||
+  fail "unexpected smoothed.csv header: $(head -1 "$work/out/smoothed.csv")"
+grep -q '"n_samples": 400' "$work/out/summary.json" || fail "summary.json lacks n_samples"
+ls -A "$work/out" | grep -q staging && fail "staging folder left behind"
+
+# expect_error EXPECTED_SUBSTRING ARGS...: non-zero exit, message, and no outputs.
+expect_error() {
+  local expected="$1"; shift
+  rm -rf "$work/bad"
+  if "$binary" --out_dir="$work/bad" --figures=false "$@" > "$work/log" 2>&1; then
+    fail "exit 0 for: $*"
+  fi
+  grep -qF -- "$expected" "$work/log" || fail "message for '$*' lacks '$expected': $(cat "$work/log")"
+  if [[ -d "$work/bad" ]] && [[ -n "$(ls -A "$work/bad")" ]]; then
+    fail "outputs left behind for: $*"
+  fi
+}
+printf 't,q\n0,1\n0.1,2\n0.1,3\n' > "$work/time.csv"
+printf 't,q\n0,1\n0.1,x\n' > "$work/cell.csv"
+printf 't,q\n0,1\n0.1,2,3\n' > "$work/ragged.csv"
+printf 't,q\n0,nan\n' > "$work/nan.csv"
+: > "$work/empty.csv"
+expect_error "--model: unknown IRW model 'irw3'" --input_csv="$python_free_csv" --model=irw3
+expect_error "--nvr must be 'auto' or a positive number" --input_csv="$python_free_csv" --nvr=-1
+expect_error "--criterion: unknown NVR criterion" --input_csv="$python_free_csv" --criterion=aic
+expect_error "cannot open file" --input_csv="$work/missing.csv"
+expect_error "time.csv:4:1 (column 't'): time is not strictly increasing" --input_csv="$work/time.csv"
+expect_error "cell.csv:3:2 (column 'q'): non-numeric cell 'x'" --input_csv="$work/cell.csv"
+expect_error "ragged.csv:3: ragged row" --input_csv="$work/ragged.csv"
+expect_error "nan.csv:2:2 (column 'q'): NaN" --input_csv="$work/nan.csv"
+expect_error "empty.csv: empty file" --input_csv="$work/empty.csv"
+expect_error "no column 'zz'" --input_csv="$python_free_csv" --columns=zz
+
+if (( failures )); then
+  echo "$failures failure(s)"
+  exit 1
+fi
+echo "irw_smooth CLI: all checks passed"
