@@ -45,7 +45,7 @@ printf 't,q\n0,1\n0.1,2,3\n' > "$work/ragged.csv"
 printf 't,q\n0,nan\n' > "$work/nan.csv"
 : > "$work/empty.csv"
 expect_error "--model: unknown IRW model 'irw3'" --input_csv="$python_free_csv" --model=irw3
-expect_error "--nvr must be 'auto' or a positive number" --input_csv="$python_free_csv" --nvr=-1
+expect_error "--nvr must be 'auto', 'tracking' or a positive number" --input_csv="$python_free_csv" --nvr=-1
 expect_error "--criterion: unknown NVR criterion" --input_csv="$python_free_csv" --criterion=aic
 expect_error "cannot open file" --input_csv="$work/missing.csv"
 expect_error "time.csv:4:1 (column 't'): time is not strictly increasing" --input_csv="$work/time.csv"
@@ -54,6 +54,10 @@ expect_error "ragged.csv:3: ragged row" --input_csv="$work/ragged.csv"
 expect_error "nan.csv:2:2 (column 'q'): NaN" --input_csv="$work/nan.csv"
 expect_error "empty.csv: empty file" --input_csv="$work/empty.csv"
 expect_error "no column 'zz'" --input_csv="$python_free_csv" --columns=zz
+expect_error "--nvr=tracking needs --columns" --input_csv="$python_free_csv" --nvr=tracking
+expect_error "--encoder_resolution: 'x' is not a positive number" --input_csv="$python_free_csv" \
+  --nvr=tracking --columns=a --reference_columns=b --encoder_resolution=x
+expect_error "--gcv_gamma: gcv_gamma must be >= 1" --input_csv="$python_free_csv" --gcv_gamma=0.5
 
 if (( failures )); then
   echo "$failures failure(s)"

@@ -1,0 +1,168 @@
+#include "data/robot_simulator.h"
+
+#include <cmath>
+#include <random>
+
+#include <Eigen/LU>
+#include <glog/logging.h>
+
+namespace dynid::data {
+
+PidGains TunePidGains(const models::SerialRobot& robot, const Eigen::VectorXd& q_nominal,
+                      double bandwidth_hz) {
+  CHECK_GT(bandwidth_hz, 0.0) << "PID bandwidth";
+  Eigen::MatrixXd mass;
+  robot.MassMatrix(q_nominal, &mass);
+  const double w = 2.0 * M_PI * bandwidth_hz;
+  PidGains gains;
+  gains.kd = 3.0 * w * mass.diagonal();
+  gains.kp = 3.0 * w * w * mass.diagonal();
+  gains.ki = w * w * w * mass.diagonal();
+  return gains;
+}
+
+bool RobotSimulatorOptions::IsValid(int n, std::string* why) const {
+  auto sized = [n](const Eigen::VectorXd& v) { return v.size() == 0 || v.size() == n; };
+  if (!(control_rate_hz > 0.0) || !std::isfinite(control_rate_hz)) {
+    *why = "control_rate_hz must be finite and > 0";
+    return false;
+  }
+  if (integration_substeps < 1) {
+    *why = "integration_substeps must be >= 1";
+    return false;
+  }
+  if (gains.kp.size() != n || gains.ki.size() != n || gains.kd.size() != n) {
+    *why = "PID gains must have " + std::to_string(n) + " entries each";
+    return false;
+  }
+  if (!sized(encoder_resolution_rad) || !sized(torque_noise_std) || !sized(torque_bias)) {
+    *why = "encoder_resolution_rad, torque_noise_std, torque_bias: empty or " + std::to_string(n) +
+           " entries";
+    return false;
+  }
+  if ((encoder_resolution_rad.size() > 0 && !(encoder_resolution_rad.array() > 0.0).all()) ||
+      (torque_noise_std.size() > 0 && !(torque_noise_std.array() >= 0.0).all())) {
+    *why = "encoder resolutions must be > 0 and torque noise levels >= 0";
+    return false;
+  }
+  if (motor_from_joint.size() > 0) {
+    if (motor_from_joint.rows() != n || motor_from_joint.cols() != n) {
+      *why = "motor_from_joint must be " + std::to_string(n) + " × " + std::to_string(n);
+      return false;
+    }
+    if (Eigen::FullPivLU<Eigen::MatrixXd>(motor_from_joint).rank() < n) {
+      *why = "motor_from_joint must be invertible";
+      return false;
+    }
+  }
+  return true;
+}
+
+bool SimulateClosedLoop(const models::SerialRobot& robot, const JointTrajectory& reference,
+                        const RobotSimulatorOptions& options, RobotSimulation* out,
+                        std::string* error) {
+  CHECK(out != nullptr);
+  CHECK(error != nullptr);
+  const int n = robot.num_joints();
+  if (reference.num_joints() != n) {
+    *error = "reference has " + std::to_string(reference.num_joints()) + " joints, robot " +
+             std::to_string(n);
+    return false;
+  }
+  if (!options.IsValid(n, error)) return false;
+  const double dt = 1.0 / options.control_rate_hz;
+  const double duration = options.duration_s > 0.0 ? options.duration_s : reference.duration();
+  const int num_samples = static_cast<int>(std::floor(duration / dt + 1e-9)) + 1;
+
+  RobotSimulation& sim = *out;
+  sim.time.resize(num_samples);
+  for (Eigen::MatrixXd* m : {&sim.q_reference, &sim.qd_reference, &sim.qdd_reference, &sim.q,
+                             &sim.qd, &sim.qdd, &sim.tau, &sim.q_measured, &sim.tau_measured}) {
+    m->resize(num_samples, n);
+  }
+  std::mt19937 rng(options.seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  auto quantise = [&](const Eigen::VectorXd& q) {
+    if (options.encoder_resolution_rad.size() == 0) return Eigen::VectorXd(q);
+    return Eigen::VectorXd(
+        (q.array() / options.encoder_resolution_rad.array()).round() *
+        options.encoder_resolution_rad.array());
+  };
+
+  Eigen::VectorXd q_ref, qd_ref, qdd_ref;
+  reference.Evaluate(0.0, &q_ref, &qd_ref, &qdd_ref);
+  Eigen::VectorXd q = q_ref, qd = qd_ref;
+  Eigen::VectorXd integral = Eigen::VectorXd::Zero(n);
+  if (options.preload_integrator) {
+    Eigen::VectorXd gravity;
+    robot.GravityTorques(q_ref, &gravity);
+    for (int j = 0; j < n; ++j) {
+      if (options.gains.ki[j] != 0.0) integral[j] = gravity[j] / options.gains.ki[j];
+    }
+  }
+  Eigen::VectorXd q_meas_previous = quantise(q);
+  Eigen::VectorXd tau(n), qdd(n), k1q, k1v, k2q, k2v, k3q, k3v, k4q, k4v, a(n);
+  const double h = dt / options.integration_substeps;
+  for (int k = 0; k < num_samples; ++k) {
+    const double t = k * dt;
+    reference.Evaluate(t, &q_ref, &qd_ref, &qdd_ref);
+    const Eigen::VectorXd q_meas = quantise(q);
+    const Eigen::VectorXd velocity =
+        options.velocity_from_encoder ? Eigen::VectorXd((q_meas - q_meas_previous) / dt) : qd;
+    const Eigen::VectorXd e = q_ref - q_meas;
+    integral += e * dt;
+    tau = options.gains.kp.cwiseProduct(e) + options.gains.ki.cwiseProduct(integral) +
+          options.gains.kd.cwiseProduct(qd_ref - velocity);
+    q_meas_previous = q_meas;
+    robot.ForwardDynamics(q, qd, tau, &qdd);
+
+    sim.time[k] = t;
+    sim.q_reference.row(k) = q_ref.transpose();
+    sim.qd_reference.row(k) = qd_ref.transpose();
+    sim.qdd_reference.row(k) = qdd_ref.transpose();
+    sim.q.row(k) = q.transpose();
+    sim.qd.row(k) = qd.transpose();
+    sim.qdd.row(k) = qdd.transpose();
+    sim.tau.row(k) = tau.transpose();
+    sim.q_measured.row(k) = q_meas.transpose();
+    Eigen::VectorXd tau_meas = tau;
+    if (options.torque_bias.size() > 0) tau_meas += options.torque_bias;
+    if (options.torque_noise_std.size() > 0) {
+      for (int j = 0; j < n; ++j) tau_meas[j] += options.torque_noise_std[j] * normal(rng);
+    }
+    sim.tau_measured.row(k) = tau_meas.transpose();
+    if (k + 1 == num_samples) break;
+
+    // Zero-order hold of tau over the control period, classical RK4 on [q, q'].
+    for (int step = 0; step < options.integration_substeps; ++step) {
+      if (step == 0) {
+        k1v = qdd;
+      } else {
+        robot.ForwardDynamics(q, qd, tau, &k1v);
+      }
+      k1q = qd;
+      k2q = qd + 0.5 * h * k1v;
+      robot.ForwardDynamics(q + 0.5 * h * k1q, k2q, tau, &k2v);
+      k3q = qd + 0.5 * h * k2v;
+      robot.ForwardDynamics(q + 0.5 * h * k2q, k3q, tau, &k3v);
+      k4q = qd + h * k3v;
+      robot.ForwardDynamics(q + h * k3q, k4q, tau, &k4v);
+      q += h / 6.0 * (k1q + 2.0 * k2q + 2.0 * k3q + k4q);
+      qd += h / 6.0 * (k1v + 2.0 * k2v + 2.0 * k3v + k4v);
+    }
+    if (!q.allFinite() || !qd.allFinite()) {
+      *error = "simulation diverged at t = " + std::to_string(t + dt) +
+               " s (check gains and control rate)";
+      return false;
+    }
+  }
+  const Eigen::MatrixXd r = options.motor_from_joint.size() > 0
+                                ? options.motor_from_joint
+                                : Eigen::MatrixXd::Identity(n, n);
+  // Rows are samples: q_mᵀ = qᵀ Rᵀ; tau = Rᵀ tau_m ⇒ tau_mᵀ = tauᵀ R^{-1}.
+  sim.q_motor = sim.q_measured * r.transpose();
+  sim.tau_motor = sim.tau_measured * r.inverse();
+  return true;
+}
+
+}  // namespace dynid::data

@@ -1,0 +1,656 @@
+#include "data/signal.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <limits>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+namespace dynid::data {
+namespace {
+
+using Complex = std::complex<double>;
+
+void SetError(std::string* error, const std::string& message) {
+  if (error != nullptr) *error = message;
+}
+
+// Filter design follows scipy's path step by step (analog prototype → lp2lp_zpk with the
+// pre-warped cut-off → bilinear_zpk at fs = 2 → zpk2sos with 'nearest' pairing), so that the
+// sections, their order and the gain placement are the ones scipy returns, not merely an
+// equivalent cascade.
+struct DigitalZpk {
+  std::vector<Complex> poles;
+  std::vector<double> zeros;  // low-pass designs only have real zeros (all at z = -1)
+  double gain = 1.0;
+};
+
+bool ValidateDesign(const char* name, int order, double wn, std::string* error) {
+  if (order < 1) {
+    SetError(error,
+             std::string(name) + ": filter order must be >= 1, got " + std::to_string(order));
+    return false;
+  }
+  if (!std::isfinite(wn) || wn <= 0.0 || wn >= 1.0) {
+    std::ostringstream message;
+    message << name << ": normalised cut-off must lie strictly between 0 and 1 (Nyquist), got "
+            << wn;
+    SetError(error, message.str());
+    return false;
+  }
+  return true;
+}
+
+bool NormalisedCutoff(const char* name, double cutoff_hz, double sample_rate_hz, double* wn,
+                      std::string* error) {
+  if (!std::isfinite(sample_rate_hz) || sample_rate_hz <= 0.0) {
+    std::ostringstream message;
+    message << name << ": sampling rate must be positive and finite, got " << sample_rate_hz
+            << " Hz";
+    SetError(error, message.str());
+    return false;
+  }
+  const double nyquist_hz = 0.5 * sample_rate_hz;
+  if (!std::isfinite(cutoff_hz) || cutoff_hz <= 0.0) {
+    std::ostringstream message;
+    message << name << ": cut-off must be positive and finite, got " << cutoff_hz << " Hz";
+    SetError(error, message.str());
+    return false;
+  }
+  if (cutoff_hz >= nyquist_hz) {
+    std::ostringstream message;
+    message << name << ": cut-off " << cutoff_hz << " Hz is at or above the Nyquist frequency "
+            << nyquist_hz << " Hz (sampling at " << sample_rate_hz << " Hz)";
+    SetError(error, message.str());
+    return false;
+  }
+  *wn = cutoff_hz / nyquist_hz;
+  return true;
+}
+
+// lp2lp_zpk + bilinear_zpk with fs = 2 (scipy's normalised digital design).
+DigitalZpk AnalogToDigital(const std::vector<Complex>& analog_poles, double analog_gain,
+                           double wn) {
+  const double fs = 2.0;
+  const double warped = 2.0 * fs * std::tan(M_PI * wn / fs);
+  const double fs2 = 2.0 * fs;
+  const int degree = static_cast<int>(analog_poles.size());
+  DigitalZpk zpk;
+  Complex denominator_product(1.0, 0.0);
+  for (const Complex& p : analog_poles) {
+    const Complex scaled = warped * p;
+    zpk.poles.push_back((fs2 + scaled) / (fs2 - scaled));
+    denominator_product *= (fs2 - scaled);
+  }
+  zpk.zeros.assign(degree, -1.0);
+  const double gain = analog_gain * std::pow(warped, degree);
+  zpk.gain = gain * (Complex(1.0, 0.0) / denominator_product).real();
+  return zpk;
+}
+
+bool IsReal(const Complex& value) { return value.imag() == 0.0; }
+
+// scipy's _cplxreal: one member (positive imaginary part, conjugates averaged) of every
+// complex pair sorted by real part then |imag|, followed by the real values sorted.
+std::vector<Complex> ComplexThenReal(const std::vector<Complex>& values) {
+  std::vector<Complex> sorted = values;
+  std::stable_sort(sorted.begin(), sorted.end(), [](const Complex& a, const Complex& b) {
+    if (a.real() != b.real()) return a.real() < b.real();
+    return std::abs(a.imag()) < std::abs(b.imag());
+  });
+  const double tolerance = 100.0 * std::numeric_limits<double>::epsilon();
+  std::vector<Complex> positive, negative, real;
+  for (const Complex& value : sorted) {
+    if (std::abs(value.imag()) <= tolerance * std::abs(value)) {
+      real.emplace_back(value.real(), 0.0);
+    } else if (value.imag() > 0.0) {
+      positive.push_back(value);
+    } else {
+      negative.push_back(value);
+    }
+  }
+  CHECK_EQ(positive.size(), negative.size()) << "unpaired complex pole";
+  std::vector<Complex> result;
+  for (size_t i = 0; i < positive.size(); ++i) {
+    result.push_back((positive[i] + std::conj(negative[i])) / 2.0);
+  }
+  result.insert(result.end(), real.begin(), real.end());
+  return result;
+}
+
+int IndexClosestToUnitCircle(const std::vector<Complex>& values) {
+  CHECK(!values.empty());
+  int best = 0;
+  for (int i = 1; i < static_cast<int>(values.size()); ++i) {
+    if (std::abs(1.0 - std::abs(values[i])) < std::abs(1.0 - std::abs(values[best]))) best = i;
+  }
+  return best;
+}
+
+int IndexNearest(const std::vector<double>& zeros, const Complex& to) {
+  CHECK(!zeros.empty());
+  int best = 0;
+  for (int i = 1; i < static_cast<int>(zeros.size()); ++i) {
+    if (std::abs(zeros[i] - to) < std::abs(zeros[best] - to)) best = i;
+  }
+  return best;
+}
+
+// One section from up to two real zeros and two poles (numpy.poly, right-aligned as in
+// scipy's _single_zpksos).
+void SingleSection(const std::vector<double>& zeros, const Complex& p1, const Complex& p2,
+                   double* row) {
+  for (int i = 0; i < 6; ++i) row[i] = 0.0;
+  if (zeros.size() == 2) {
+    row[0] = 1.0;
+    row[1] = -zeros[0] - zeros[1];
+    row[2] = zeros[0] * zeros[1];
+  } else {
+    CHECK_EQ(zeros.size(), 1u);
+    row[1] = 1.0;
+    row[2] = -zeros[0];
+  }
+  row[3] = 1.0;
+  row[4] = (-p1 - p2).real();
+  row[5] = (p1 * p2).real();
+}
+
+// scipy.signal.zpk2sos(z, p, k, pairing='nearest') for real zeros.
+SecondOrderSections ZpkToSos(DigitalZpk zpk) {
+  std::vector<Complex> poles = zpk.poles;
+  std::vector<double> zeros = zpk.zeros;
+  CHECK_EQ(poles.size(), zeros.size());
+  const int num_sections = (static_cast<int>(poles.size()) + 1) / 2;
+  if (poles.size() % 2 == 1) {
+    poles.emplace_back(0.0, 0.0);
+    zeros.push_back(0.0);
+  }
+  poles = ComplexThenReal(poles);
+  std::sort(zeros.begin(), zeros.end());
+
+  auto count_real = [](const std::vector<Complex>& values) {
+    return std::count_if(values.begin(), values.end(), IsReal);
+  };
+  SecondOrderSections sos(num_sections, 6);
+  // The poles closest to the unit circle go to the last section.
+  for (int section = num_sections - 1; section >= 0; --section) {
+    const int p1_index = IndexClosestToUnitCircle(poles);
+    const Complex p1 = poles[p1_index];
+    poles.erase(poles.begin() + p1_index);
+    double* row = sos.row(section).data();
+    if (IsReal(p1) && count_real(poles) == 0) {
+      // The last remaining real pole, paired with the padding pole at 0.
+      const int z1_index = IndexNearest(zeros, p1);
+      const double z1 = zeros[z1_index];
+      zeros.erase(zeros.begin() + z1_index);
+      SingleSection({z1, 0.0}, p1, Complex(0.0, 0.0), row);
+      continue;
+    }
+    Complex p2;
+    if (IsReal(p1)) {
+      std::vector<Complex> real_poles;
+      std::vector<int> real_index;
+      for (int i = 0; i < static_cast<int>(poles.size()); ++i) {
+        if (IsReal(poles[i])) {
+          real_poles.push_back(poles[i]);
+          real_index.push_back(i);
+        }
+      }
+      const int p2_index = real_index[IndexClosestToUnitCircle(real_poles)];
+      p2 = poles[p2_index];
+      poles.erase(poles.begin() + p2_index);
+    } else {
+      p2 = std::conj(p1);
+    }
+    const int z1_index = IndexNearest(zeros, p1);
+    const double z1 = zeros[z1_index];
+    zeros.erase(zeros.begin() + z1_index);
+    if (!zeros.empty()) {
+      const int z2_index = IndexNearest(zeros, p1);
+      const double z2 = zeros[z2_index];
+      zeros.erase(zeros.begin() + z2_index);
+      SingleSection({z1, z2}, p1, p2, row);
+    } else {
+      SingleSection({z1}, p1, p2, row);
+    }
+  }
+  CHECK(poles.empty() && zeros.empty());
+  sos.row(0).head<3>() *= zpk.gain;
+  return sos;
+}
+
+// The analog prototypes' poles in scipy's order m = -N+1, -N+3, ..., N-1.
+std::vector<Complex> ButterworthPrototypePoles(int order) {
+  std::vector<Complex> poles;
+  for (int m = -order + 1; m < order; m += 2) {
+    poles.push_back(-std::exp(Complex(0.0, M_PI * m / (2.0 * order))));
+  }
+  return poles;
+}
+
+// --- Filtering kernels -----------------------------------------------------------------------
+
+// In-place direct form II transposed cascade (scipy's _sosfilt) over data[0..n), with the
+// per-section state `state` (num_sections × 2, row-major) updated.
+void FilterInPlace(const SecondOrderSections& sos, double* state, double* data, int n) {
+  const int num_sections = static_cast<int>(sos.rows());
+  for (int k = 0; k < n; ++k) {
+    double x = data[k];
+    for (int s = 0; s < num_sections; ++s) {
+      const double* c = sos.row(s).data();
+      double* z = state + 2 * s;
+      const double y = c[0] * x + z[0];
+      z[0] = c[1] * x - c[4] * y + z[1];
+      z[1] = c[2] * x - c[5] * y;
+      x = y;
+    }
+    data[k] = x;
+  }
+}
+
+// Zero-phase filtering supports cascades of up to 8 sections (order 16); CheckLength reports
+// longer ones as an error.
+constexpr int kMaxSections = 8;
+
+// Forward-backward filtering of `G` independent series at once. A single IIR recursion is
+// latency bound (each output waits for the previous one); interleaving G series in one loop lets
+// the CPU overlap their chains, which is where the speed of "parallel filtering" on one core
+// comes from. The arithmetic per series is exactly that of scipy's sosfiltfilt (same operations
+// in the same order), so the result does not depend on G.
+//
+// Series g is read from in[g] with `in_stride` (n samples) and every `keep_every`-th output
+// sample (starting at 0) is written to out[g] with `out_stride`. `work` is reused per thread.
+template <int G>
+void FiltFiltBatch(const SecondOrderSections& sos, const Eigen::MatrixXd& steady_state, int pad,
+                   const double* const* in, int in_stride, int n, int keep_every,
+                   double* const* out, int out_stride, std::vector<double>* work) {
+  const int num_sections = static_cast<int>(sos.rows());
+  const int extended = n + 2 * pad;
+  work->resize(static_cast<size_t>(extended) * G);
+  double* data = work->data();  // data[k * G + g]
+  // The state and coefficients live in local arrays so that the compiler can keep them in
+  // registers (they cannot alias `data`).
+  CHECK_LE(num_sections, kMaxSections) << "sections: expected <= " << kMaxSections;
+  double state[2 * kMaxSections * G];  // state[(2 s + i) * G + g]
+  double coefficients[kMaxSections][6];
+  for (int s = 0; s < num_sections; ++s) {
+    for (int i = 0; i < 6; ++i) coefficients[s][i] = sos(s, i);
+  }
+  // Odd extension: 2 x[0] − x[pad − i] on the left, 2 x[n−1] − x[n−2−i] on the right.
+  for (int g = 0; g < G; ++g) {
+    const double* x = in[g];
+    const double first = x[0];
+    const double last = x[static_cast<ptrdiff_t>(n - 1) * in_stride];
+    for (int i = 0; i < pad; ++i) {
+      data[i * G + g] = 2.0 * first - x[static_cast<ptrdiff_t>(pad - i) * in_stride];
+      data[(pad + n + i) * G + g] = 2.0 * last - x[static_cast<ptrdiff_t>(n - 2 - i) * in_stride];
+    }
+    for (int k = 0; k < n; ++k) data[(pad + k) * G + g] = x[static_cast<ptrdiff_t>(k) * in_stride];
+  }
+  auto set_state = [&](int sample) {
+    for (int s = 0; s < num_sections; ++s) {
+      for (int g = 0; g < G; ++g) {
+        state[(2 * s) * G + g] = steady_state(s, 0) * data[sample * G + g];
+        state[(2 * s + 1) * G + g] = steady_state(s, 1) * data[sample * G + g];
+      }
+    }
+  };
+  // Direct form II transposed per section (scipy's _sosfilt), on sample k in place.
+  auto step = [&](int k) {
+    double x[G];
+    for (int g = 0; g < G; ++g) x[g] = data[k * G + g];
+    for (int s = 0; s < num_sections; ++s) {
+      const double* c = coefficients[s];
+      double* z0 = state + (2 * s) * G;
+      double* z1 = z0 + G;
+      for (int g = 0; g < G; ++g) {
+        const double y = c[0] * x[g] + z0[g];
+        z0[g] = c[1] * x[g] - c[4] * y + z1[g];
+        z1[g] = c[2] * x[g] - c[5] * y;
+        x[g] = y;
+      }
+    }
+    for (int g = 0; g < G; ++g) data[k * G + g] = x[g];
+  };
+  set_state(0);
+  for (int k = 0; k < extended; ++k) step(k);
+  // The backward pass runs over the forward output in reverse, starting from the steady state
+  // of its last sample; iterating k downwards equals scipy's reverse–filter–reverse.
+  set_state(extended - 1);
+  for (int k = extended - 1; k >= 0; --k) step(k);
+  const int num_out = (n + keep_every - 1) / keep_every;
+  for (int g = 0; g < G; ++g) {
+    for (int i = 0; i < num_out; ++i) {
+      out[g][static_cast<ptrdiff_t>(i) * out_stride] = data[(pad + i * keep_every) * G + g];
+    }
+  }
+}
+
+// Runs task(i, &workspace) for i in [0, num_tasks) on up to num_threads threads (static
+// interleaved split; each worker owns one workspace buffer).
+template <class Task>
+void ParallelFor(int num_tasks, int num_threads, const Task& task) {
+  if (num_threads <= 0) num_threads = std::max(1u, std::thread::hardware_concurrency());
+  num_threads = std::max(1, std::min(num_threads, num_tasks));
+  if (num_threads == 1) {
+    std::vector<double> work;
+    for (int i = 0; i < num_tasks; ++i) task(i, &work);
+    return;
+  }
+  std::vector<std::thread> threads;
+  threads.reserve(num_threads);
+  for (int t = 0; t < num_threads; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<double> work;
+      for (int i = t; i < num_tasks; i += num_threads) task(i, &work);
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+}
+
+// One series to filter: where it is read from and where its (kept) output goes.
+struct SeriesJob {
+  const double* in;
+  double* out;
+};
+
+// Zero-phase filtering (and down-sampling by keep_every) of every job, in batches of
+// kBatch series per kernel call, batches spread over threads.
+void RunFiltFiltJobs(const SecondOrderSections& sos, const std::vector<SeriesJob>& jobs,
+                     int in_stride, int n, int keep_every, int out_stride, int num_threads) {
+  constexpr int kBatch = 4;
+  const Eigen::MatrixXd steady_state = SosSteadyState(sos);
+  const int pad = FiltFiltPadLength(sos);
+  const int num_jobs = static_cast<int>(jobs.size());
+  const int num_batches = (num_jobs + kBatch - 1) / kBatch;
+  ParallelFor(num_batches, num_threads, [&](int batch, std::vector<double>* work) {
+    const int first = batch * kBatch;
+    const int count = std::min(kBatch, num_jobs - first);
+    if (count == kBatch) {
+      const double* in[kBatch];
+      double* out[kBatch];
+      for (int g = 0; g < kBatch; ++g) {
+        in[g] = jobs[first + g].in;
+        out[g] = jobs[first + g].out;
+      }
+      FiltFiltBatch<kBatch>(sos, steady_state, pad, in, in_stride, n, keep_every, out, out_stride,
+                            work);
+    } else {
+      for (int g = 0; g < count; ++g) {
+        const double* in[1] = {jobs[first + g].in};
+        double* out[1] = {jobs[first + g].out};
+        FiltFiltBatch<1>(sos, steady_state, pad, in, in_stride, n, keep_every, out, out_stride,
+                         work);
+      }
+    }
+  });
+}
+
+bool CheckLength(const SecondOrderSections& sos, int n, const char* what, std::string* error) {
+  if (sos.rows() > kMaxSections) {
+    std::ostringstream message;
+    message << what << ": zero-phase filtering supports at most " << kMaxSections
+            << " second-order sections (order " << 2 * kMaxSections << "), got " << sos.rows();
+    SetError(error, message.str());
+    return false;
+  }
+  const int minimum = MinimumFiltFiltLength(sos);
+  if (n < minimum) {
+    std::ostringstream message;
+    message << what << ": signal of " << n << " samples is too short for zero-phase filtering "
+            << "with " << sos.rows() << " sections (needs at least " << minimum
+            << " samples: the odd-reflection pad is " << FiltFiltPadLength(sos) << ")";
+    SetError(error, message.str());
+    return false;
+  }
+  return true;
+}
+
+bool CheckFactor(int factor, std::string* error) {
+  if (factor < 1) {
+    SetError(error, "Decimate: factor must be >= 1, got " + std::to_string(factor));
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool DesignButterworthLowPassNormalized(int order, double wn, SecondOrderSections* sos,
+                                        std::string* error) {
+  CHECK(sos != nullptr);
+  if (!ValidateDesign("Butterworth design", order, wn, error)) return false;
+  *sos = ZpkToSos(AnalogToDigital(ButterworthPrototypePoles(order), 1.0, wn));
+  return true;
+}
+
+bool DesignButterworthLowPass(int order, double cutoff_hz, double sample_rate_hz,
+                              SecondOrderSections* sos, std::string* error) {
+  double wn = 0.0;
+  if (!NormalisedCutoff("Butterworth design", cutoff_hz, sample_rate_hz, &wn, error)) {
+    return false;
+  }
+  return DesignButterworthLowPassNormalized(order, wn, sos, error);
+}
+
+bool DesignChebyshev1LowPassNormalized(int order, double passband_ripple_db, double wn,
+                                       SecondOrderSections* sos, std::string* error) {
+  CHECK(sos != nullptr);
+  if (!ValidateDesign("Chebyshev I design", order, wn, error)) return false;
+  if (!std::isfinite(passband_ripple_db) || passband_ripple_db <= 0.0) {
+    std::ostringstream message;
+    message << "Chebyshev I design: pass-band ripple must be positive (dB), got "
+            << passband_ripple_db;
+    SetError(error, message.str());
+    return false;
+  }
+  // scipy's cheb1ap: poles on an ellipse, gain normalised to 1 (even orders: to the ripple
+  // floor 1/sqrt(1 + eps²)) at DC.
+  const double eps = std::sqrt(std::pow(10.0, 0.1 * passband_ripple_db) - 1.0);
+  const double mu = std::asinh(1.0 / eps) / order;
+  std::vector<Complex> poles;
+  Complex product(1.0, 0.0);
+  for (int m = -order + 1; m < order; m += 2) {
+    const double theta = M_PI * m / (2.0 * order);
+    poles.push_back(-std::sinh(Complex(mu, theta)));
+    product *= -poles.back();
+  }
+  double gain = product.real();
+  if (order % 2 == 0) gain /= std::sqrt(1.0 + eps * eps);
+  *sos = ZpkToSos(AnalogToDigital(poles, gain, wn));
+  return true;
+}
+
+bool DesignChebyshev1LowPass(int order, double passband_ripple_db, double cutoff_hz,
+                             double sample_rate_hz, SecondOrderSections* sos, std::string* error) {
+  double wn = 0.0;
+  if (!NormalisedCutoff("Chebyshev I design", cutoff_hz, sample_rate_hz, &wn, error)) {
+    return false;
+  }
+  return DesignChebyshev1LowPassNormalized(order, passband_ripple_db, wn, sos, error);
+}
+
+SecondOrderSections DecimationFilter(int factor) {
+  CHECK_GE(factor, 1) << "decimation factor: expected >= 1, got " << factor;
+  SecondOrderSections sos;
+  std::string error;
+  CHECK(DesignChebyshev1LowPassNormalized(8, 0.05, 0.8 / factor, &sos, &error)) << error;
+  return sos;
+}
+
+Eigen::VectorXd SosFilter(const SecondOrderSections& sos, const Eigen::VectorXd& x) {
+  Eigen::VectorXd y = x;
+  std::vector<double> state(2 * sos.rows(), 0.0);
+  FilterInPlace(sos, state.data(), y.data(), static_cast<int>(y.size()));
+  return y;
+}
+
+Eigen::MatrixXd SosSteadyState(const SecondOrderSections& sos) {
+  // Per section, lfilter_zi solves (I − companion(a)ᵀ) zi = b[1:] − a[1:] b0, i.e. the 2 × 2
+  // system below; the input of section s in steady state is the DC gain of sections < s.
+  Eigen::MatrixXd zi(sos.rows(), 2);
+  double scale = 1.0;
+  for (int s = 0; s < sos.rows(); ++s) {
+    const double b0 = sos(s, 0), b1 = sos(s, 1), b2 = sos(s, 2);
+    const double a0 = sos(s, 3), a1 = sos(s, 4) / a0, a2 = sos(s, 5) / a0;
+    CHECK_NE(a0, 0.0) << "section " << s << " has a0 = 0";
+    const double n0 = b0 / a0, n1 = b1 / a0, n2 = b2 / a0;
+    const double rhs0 = n1 - a1 * n0;
+    const double rhs1 = n2 - a2 * n0;
+    // [1 + a1, -1; a2, 1] zi = rhs  ⇒  zi0 (1 + a1 + a2) = rhs0 + rhs1.
+    const double zi0 = (rhs0 + rhs1) / (1.0 + a1 + a2);
+    zi(s, 0) = scale * zi0;
+    zi(s, 1) = scale * (rhs1 - a2 * zi0);
+    scale *= (b0 + b1 + b2) / (sos(s, 3) + sos(s, 4) + sos(s, 5));
+  }
+  return zi;
+}
+
+int FiltFiltPadLength(const SecondOrderSections& sos) {
+  int zero_b2 = 0, zero_a2 = 0;
+  for (int s = 0; s < sos.rows(); ++s) {
+    zero_b2 += sos(s, 2) == 0.0;
+    zero_a2 += sos(s, 5) == 0.0;
+  }
+  const int taps = 2 * static_cast<int>(sos.rows()) + 1 - std::min(zero_b2, zero_a2);
+  return 3 * taps;
+}
+
+int MinimumFiltFiltLength(const SecondOrderSections& sos) { return FiltFiltPadLength(sos) + 1; }
+
+bool FiltFilt(const SecondOrderSections& sos, const Eigen::VectorXd& x, Eigen::VectorXd* y,
+              std::string* error) {
+  CHECK(y != nullptr);
+  CHECK_GT(sos.rows(), 0) << "empty filter";
+  const int n = static_cast<int>(x.size());
+  if (!CheckLength(sos, n, "FiltFilt", error)) return false;
+  Eigen::VectorXd result(n);
+  RunFiltFiltJobs(sos, {{x.data(), result.data()}}, 1, n, 1, 1, 1);
+  *y = std::move(result);
+  return true;
+}
+
+int DecimatedLength(int num_samples, int factor) {
+  CHECK_GE(factor, 1) << "decimation factor: expected >= 1, got " << factor;
+  return (num_samples + factor - 1) / factor;
+}
+
+bool Decimate(const Eigen::VectorXd& x, int factor, Eigen::VectorXd* y, std::string* error) {
+  CHECK(y != nullptr);
+  if (!CheckFactor(factor, error)) return false;
+  const SecondOrderSections sos = DecimationFilter(factor);
+  const int n = static_cast<int>(x.size());
+  if (!CheckLength(sos, n, "Decimate", error)) return false;
+  Eigen::VectorXd result(DecimatedLength(n, factor));
+  RunFiltFiltJobs(sos, {{x.data(), result.data()}}, 1, n, factor, 1, 1);
+  *y = std::move(result);
+  return true;
+}
+
+bool FiltFiltColumns(const SecondOrderSections& sos, const Eigen::MatrixXd& signals,
+                     int num_threads, Eigen::MatrixXd* filtered, std::string* error) {
+  CHECK(filtered != nullptr);
+  CHECK_GT(sos.rows(), 0) << "empty filter";
+  const int n = static_cast<int>(signals.rows());
+  if (!CheckLength(sos, n, "FiltFiltColumns", error)) return false;
+  Eigen::MatrixXd result(n, signals.cols());
+  std::vector<SeriesJob> jobs;
+  for (Eigen::Index c = 0; c < signals.cols(); ++c) {
+    jobs.push_back({signals.col(c).data(), result.col(c).data()});
+  }
+  RunFiltFiltJobs(sos, jobs, 1, n, 1, 1, num_threads);
+  *filtered = std::move(result);
+  return true;
+}
+
+bool DecimateColumns(const Eigen::MatrixXd& signals, int factor, int num_threads,
+                     Eigen::MatrixXd* decimated, std::string* error) {
+  CHECK(decimated != nullptr);
+  if (!CheckFactor(factor, error)) return false;
+  const SecondOrderSections sos = DecimationFilter(factor);
+  const int n = static_cast<int>(signals.rows());
+  if (!CheckLength(sos, n, "DecimateColumns", error)) return false;
+  Eigen::MatrixXd result(DecimatedLength(n, factor), signals.cols());
+  std::vector<SeriesJob> jobs;
+  for (Eigen::Index c = 0; c < signals.cols(); ++c) {
+    jobs.push_back({signals.col(c).data(), result.col(c).data()});
+  }
+  RunFiltFiltJobs(sos, jobs, 1, n, factor, 1, num_threads);
+  *decimated = std::move(result);
+  return true;
+}
+
+int StackedRow(StackOrder order, int num_joints, int num_samples, int joint, int sample) {
+  return order == StackOrder::kJointMajor ? joint * num_samples + sample
+                                          : sample * num_joints + joint;
+}
+
+bool DecimateStacked(const Eigen::Ref<const Eigen::MatrixXd>& stacked, int num_joints,
+                     StackOrder order, int factor, int num_threads, Eigen::MatrixXd* decimated,
+                     std::string* error) {
+  CHECK(decimated != nullptr);
+  CHECK_GE(num_joints, 1) << "num_joints: expected >= 1, got " << num_joints;
+  CHECK_EQ(stacked.rows() % num_joints, 0)
+      << "stacked rows: expected a multiple of num_joints = " << num_joints << ", got "
+      << stacked.rows();
+  if (!CheckFactor(factor, error)) return false;
+  const SecondOrderSections sos = DecimationFilter(factor);
+  const int n = static_cast<int>(stacked.rows()) / num_joints;
+  if (!CheckLength(sos, n, "DecimateStacked", error)) return false;
+  const int n_out = DecimatedLength(n, factor);
+  Eigen::MatrixXd result(static_cast<Eigen::Index>(n_out) * num_joints, stacked.cols());
+  // Each (joint, column) series is read in place: contiguous for joint-major stacks, with a
+  // stride of num_joints for sample-major stacks.
+  const int stride = order == StackOrder::kJointMajor ? 1 : num_joints;
+  std::vector<SeriesJob> jobs;
+  for (Eigen::Index c = 0; c < stacked.cols(); ++c) {
+    for (int j = 0; j < num_joints; ++j) {
+      jobs.push_back({stacked.col(c).data() + StackedRow(order, num_joints, n, j, 0),
+                      result.col(c).data() + StackedRow(order, num_joints, n_out, j, 0)});
+    }
+  }
+  RunFiltFiltJobs(sos, jobs, stride, n, factor, stride, num_threads);
+  *decimated = std::move(result);
+  return true;
+}
+
+bool DecimateStacked(const Eigen::VectorXd& stacked, int num_joints, StackOrder order, int factor,
+                     int num_threads, Eigen::VectorXd* decimated, std::string* error) {
+  CHECK(decimated != nullptr);
+  Eigen::MatrixXd result;
+  // Binds to the Ref overload as a one-column matrix, without a copy.
+  const Eigen::Ref<const Eigen::MatrixXd> as_matrix(stacked);
+  if (!DecimateStacked(as_matrix, num_joints, order, factor, num_threads, &result, error)) {
+    return false;
+  }
+  *decimated = result.col(0);
+  return true;
+}
+
+Eigen::VectorXd CentralDifference(const Eigen::VectorXd& x, double dt_s) {
+  CHECK_GT(dt_s, 0.0) << "dt: expected > 0, got " << dt_s;
+  const Eigen::Index n = x.size();
+  CHECK_GE(n, 2) << "CentralDifference: expected >= 2 samples, got " << n;
+  Eigen::VectorXd v(n);
+  v(0) = (x(1) - x(0)) / dt_s;
+  v(n - 1) = (x(n - 1) - x(n - 2)) / dt_s;
+  if (n > 2) v.segment(1, n - 2) = (x.tail(n - 2) - x.head(n - 2)) / (2.0 * dt_s);
+  return v;
+}
+
+Eigen::VectorXd CentralSecondDifference(const Eigen::VectorXd& x, double dt_s) {
+  CHECK_GT(dt_s, 0.0) << "dt: expected > 0, got " << dt_s;
+  const Eigen::Index n = x.size();
+  CHECK_GE(n, 3) << "CentralSecondDifference: expected >= 3 samples, got " << n;
+  Eigen::VectorXd a(n);
+  a.segment(1, n - 2) = (x.tail(n - 2) - 2.0 * x.segment(1, n - 2) + x.head(n - 2)) / (dt_s * dt_s);
+  a(0) = a(1);
+  a(n - 1) = a(n - 2);
+  return a;
+}
+
+}  // namespace dynid::data

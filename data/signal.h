@@ -1,0 +1,131 @@
+// data/signal — the conventional pre-processing of robot identification (METHODS.md §2;
+// seed 001 §2.3; seed 000 §4.1): Butterworth and Chebyshev type I low-pass designs as
+// second-order sections, zero-phase forward-backward filtering, decimation, central
+// differences, and "parallel filtering" (the same decimation filter on the torques and on every
+// column of the observation matrix).
+//
+// Every function reproduces a scipy 1.10 function and is tested against vectors produced by
+// tests/data/reference/make_signal_reference.py (agreement ~1e-12 relative):
+//   DesignButterworthLowPass  == scipy.signal.butter(N, Wn, output='sos')
+//   DesignChebyshev1LowPass   == scipy.signal.cheby1(N, rp, Wn, output='sos')
+//   SosFilter                 == scipy.signal.sosfilt(sos, x)           (zero initial state)
+//   SosSteadyState            == scipy.signal.sosfilt_zi(sos)
+//   FiltFilt                  == scipy.signal.sosfiltfilt(sos, x)       (padtype='odd', default
+//   padlen) Decimate                  == scipy.signal.decimate(x, R, n=8, ftype='iir',
+//   zero_phase=True)
+//
+// Differences from Matlab's `decimate` worth knowing: scipy (and this code) keeps samples
+// 0, R, 2R, ... (Matlab keeps the samples that end on the last one), pads the ends by an odd
+// reflection of 3·ntaps samples with steady-state initial conditions (Matlab's filtfilt uses a
+// different pad length), and filters even when R = 1 (Matlab returns the input unchanged).
+#ifndef DYNID_DATA_SIGNAL_H_
+#define DYNID_DATA_SIGNAL_H_
+
+#include <Eigen/Core>
+#include <string>
+
+namespace dynid::data {
+
+// Second-order sections, one per row, in scipy's layout [b0 b1 b2 a0 a1 a2] with a0 = 1:
+//   H_s(z) = (b0 + b1 z^-1 + b2 z^-2) / (1 + a1 z^-1 + a2 z^-2),  H = prod_s H_s.
+// The overall gain sits in the first section (as in scipy.signal.zpk2sos).
+using SecondOrderSections = Eigen::Matrix<double, Eigen::Dynamic, 6, Eigen::RowMajor>;
+
+// Digital Butterworth low-pass of order `order` (>= 1) with its -3 dB point at `cutoff_hz`,
+// for a signal sampled at `sample_rate_hz`: bilinear transform with pre-warping, poles paired
+// into sections by scipy's 'nearest' rule. Returns false with a message when order < 1, a rate
+// or cut-off is not positive and finite, or the cut-off is at or above Nyquist (fs/2).
+bool DesignButterworthLowPass(int order, double cutoff_hz, double sample_rate_hz,
+                              SecondOrderSections* sos, std::string* error);
+
+// The same with the cut-off given as a fraction of the Nyquist frequency, 0 < wn < 1
+// (scipy's normalised Wn).
+bool DesignButterworthLowPassNormalized(int order, double wn, SecondOrderSections* sos,
+                                        std::string* error);
+
+// Digital Chebyshev type I low-pass: `passband_ripple_db` (> 0) of ripple in the pass band,
+// whose edge (where the gain first drops below -ripple dB) is `cutoff_hz`. Same errors.
+bool DesignChebyshev1LowPass(int order, double passband_ripple_db, double cutoff_hz,
+                             double sample_rate_hz, SecondOrderSections* sos, std::string* error);
+bool DesignChebyshev1LowPassNormalized(int order, double passband_ripple_db, double wn,
+                                       SecondOrderSections* sos, std::string* error);
+
+// The anti-alias filter of Decimate for factor R >= 1: cheby1(8, 0.05 dB, 0.8 / R) (CHECKs R).
+SecondOrderSections DecimationFilter(int factor);
+
+// Causal filtering from a zero initial state (scipy.signal.sosfilt), direct form II
+// transposed per section. Output has the length of x.
+Eigen::VectorXd SosFilter(const SecondOrderSections& sos, const Eigen::VectorXd& x);
+
+// Initial state (num_sections × 2) of every section for a unit step's steady state
+// (scipy.signal.sosfilt_zi); FiltFilt scales it by the first sample.
+Eigen::MatrixXd SosSteadyState(const SecondOrderSections& sos);
+
+// Number of samples FiltFilt adds by odd reflection at each end: 3 · ntaps with
+// ntaps = 2 · sections + 1 − min(#(b2 == 0), #(a2 == 0)) (scipy's default padlen).
+int FiltFiltPadLength(const SecondOrderSections& sos);
+
+// Shortest signal FiltFilt accepts: FiltFiltPadLength(sos) + 1.
+int MinimumFiltFiltLength(const SecondOrderSections& sos);
+
+// Zero-phase filtering (scipy.signal.sosfiltfilt, padtype='odd', default padlen): extends x by
+// an odd reflection of FiltFiltPadLength samples at both ends, filters forward with the state
+// set to the step steady state of the first extended sample, filters the result backward the
+// same way, and removes the extension. The magnitude response is |H|², the phase zero.
+// Returns false (signal too short) when x.size() < MinimumFiltFiltLength(sos).
+bool FiltFilt(const SecondOrderSections& sos, const Eigen::VectorXd& x, Eigen::VectorXd* y,
+              std::string* error);
+
+// Length of a decimated signal: ceil(n / R).
+int DecimatedLength(int num_samples, int factor);
+
+// Low-pass and down-sample by `factor` R >= 1 (scipy.signal.decimate(x, R) with its defaults
+// n=8, ftype='iir', zero_phase=True): y = FiltFilt(DecimationFilter(R), x)[0 :: R], i.e. keeps
+// samples 0, R, 2R, ...; y has DecimatedLength(x.size(), R) samples. Errors: R < 1, or x shorter
+// than 28 samples (the filter's pad length 27 + 1).
+bool Decimate(const Eigen::VectorXd& x, int factor, Eigen::VectorXd* y, std::string* error);
+
+// "Parallel filtering" (seed 001 §2.3 step 3): Decimate applied to every column of `signals`
+// (rows = samples, columns = independent signals), result DecimatedLength(rows, R) × cols.
+// Columns are split over `num_threads` std::threads (0 = std::thread::hardware_concurrency()).
+// The result is identical to calling Decimate on each column.
+bool DecimateColumns(const Eigen::MatrixXd& signals, int factor, int num_threads,
+                     Eigen::MatrixXd* decimated, std::string* error);
+
+// FiltFilt on every column (same threading), without down-sampling.
+bool FiltFiltColumns(const SecondOrderSections& sos, const Eigen::MatrixXd& signals,
+                     int num_threads, Eigen::MatrixXd* filtered, std::string* error);
+
+// How the rows of a stacked observation matrix / torque vector are ordered, for n joints and
+// N_s samples (row index of joint j at sample k):
+//   kJointMajor:  j · N_s + k   (all samples of joint 0, then of joint 1, ...; Gautier's usual)
+//   kSampleMajor: k · n + j     (tau(t_1), tau(t_2), ... stacked as in seed 001 eq. 4)
+enum class StackOrder { kJointMajor, kSampleMajor };
+
+// Row index of (joint, sample) in a stack of num_joints × num_samples rows.
+int StackedRow(StackOrder order, int num_joints, int num_samples, int joint, int sample);
+
+// Parallel filtering of a stacked matrix: `stacked` has num_joints · N_s rows in `order`;
+// every (joint, column) time series of N_s samples is decimated by R independently and the
+// result is re-stacked in the same order with num_joints · DecimatedLength(N_s, R) rows.
+// Use it on the observation matrix X (b columns) and on the torque vector (one column) with the
+// same R so that both see the same filter. CHECKs that rows are a multiple of num_joints.
+bool DecimateStacked(const Eigen::Ref<const Eigen::MatrixXd>& stacked, int num_joints,
+                     StackOrder order, int factor, int num_threads, Eigen::MatrixXd* decimated,
+                     std::string* error);
+// The same for a stacked vector (the torques), without copying it into a matrix.
+bool DecimateStacked(const Eigen::VectorXd& stacked, int num_joints, StackOrder order, int factor,
+                     int num_threads, Eigen::VectorXd* decimated, std::string* error);
+
+// Central-difference derivative of a uniformly sampled signal (dt_s > 0, >= 2 samples):
+// (x[k+1] − x[k−1]) / (2 dt) inside, one-sided first differences at the two ends
+// (numpy.gradient(x, dt) with edge_order=1). Exact for quadratics inside.
+Eigen::VectorXd CentralDifference(const Eigen::VectorXd& x, double dt_s);
+
+// Central second derivative (x[k+1] − 2 x[k] + x[k−1]) / dt² inside (>= 3 samples); each end
+// repeats its neighbour's value. Exact for cubics inside, for quadratics everywhere.
+Eigen::VectorXd CentralSecondDifference(const Eigen::VectorXd& x, double dt_s);
+
+}  // namespace dynid::data
+
+#endif  // DYNID_DATA_SIGNAL_H_

@@ -1,0 +1,121 @@
+// Base and essential parameters of a SerialRobot (METHODS.md §3; seed 000 §4.1).
+//
+// The standard parameters theta_std (p of them, SerialRobot header) are not all identifiable:
+// some have no effect on the dynamics and others act only in fixed linear combinations. The base
+// parameters theta_b (b of them) are a minimal set of such combinations,
+//     theta_b = K theta_std          (K: b × p "grouping matrix"),
+// and the base regressor phi_b = phi(:, kept) (the columns of the standard parameters that
+// survive) satisfies phi_b theta_b = phi theta_std for every theta_std.
+//
+// Two independent ways to get them, which must agree (tests):
+// - ComputeKhalilBaseParameters: Khalil's closed-form regrouping rules (Khalil & Dombre ch. 14;
+//   Gautier & Khalil 1990): for every revolute joint j the parameters YYj, MZj, Mj are grouped
+//   into link j−1 (XXjr = XXj − YYj, XX(j−1)r = XX(j−1) + YYj + 2 rj MZj + rj² Mj, …), for every
+//   prismatic joint the inertia tensor of link j is grouped into link j−1, and the rules near the
+//   base remove what has no effect (only ZZ of the first revolute joint, MX/MY of it when its axis
+//   is vertical, the rotor inertia of r1 — and of r2 when its axis is perpendicular to r1 — joins
+//   ZZ). Names carry the suffix "r" when other parameters were grouped into them (zz1r, xx2r,
+//   xz2r, mx2r, …).
+// - ComputeNumericalBaseParameters: QR on the regressor stacked at random states (Gautier 1990):
+//   rank = b; the independent columns either from QR with column pivoting or, by default, the
+//   first independent columns in the standard order (which reproduces Khalil's choice of kept
+//   parameters); K from least squares on the stacked regressor.
+//
+// Essential parameters (seed 000 §4.1, Pham & Gautier): SelectEssentialParameters removes, one at
+// a time, the parameter with the largest relative standard deviation from an IDIM least-squares
+// fit while the relative fit error stays within a user threshold.
+#ifndef DYNID_MODELS_BASE_PARAMETERS_H_
+#define DYNID_MODELS_BASE_PARAMETERS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "models/serial_robot.h"
+
+namespace dynid::models {
+
+struct BaseParameterSet {
+  std::vector<int> kept;           // standard-parameter indices of the base columns, ascending
+  std::vector<std::string> names;  // one per base parameter (standard name + "r" if regrouped)
+  Eigen::MatrixXd grouping;        // K, b × p: theta_b = K theta_std
+  std::vector<int> no_effect;      // standard parameters with an identically zero column (Khalil)
+
+  int size() const { return static_cast<int>(kept.size()); }
+  int Index(const std::string& name) const;  // −1 if absent
+  Eigen::VectorXd Reduce(const Eigen::VectorXd& theta_std) const { return grouping * theta_std; }
+  // phi_b = phi(:, kept): (rows × p) → (rows × b); works on single-sample and stacked regressors.
+  void SelectColumns(const Eigen::MatrixXd& phi, Eigen::MatrixXd* phi_base) const;
+};
+
+bool ComputeKhalilBaseParameters(const SerialRobot& robot, BaseParameterSet* base,
+                                 std::string* error);
+
+struct NumericalBaseOptions {
+  enum class ColumnChoice {
+    kFirstIndependent,  // greedy in the standard order (Khalil-compatible choice)
+    kPivoted,           // the pivot columns of QR with column pivoting (Gautier 1990)
+  };
+  int num_states = 30;               // random (q, q', q'') stacked: n·num_states rows
+  std::uint32_t seed = 7;
+  double rank_tolerance = 1e-8;      // on column-normalised data, relative to the largest |R_ii|
+  double velocity_scale = 2.0;       // q' ~ U(−s, s) rad/s (m/s)
+  double acceleration_scale = 5.0;   // q'' ~ U(−s, s)
+  double prismatic_range_m = 0.5;    // prismatic q ~ U(−s, s); revolute q ~ U(−pi, pi)
+  ColumnChoice choice = ColumnChoice::kFirstIndependent;
+  bool IsValid(std::string* why) const;
+};
+
+bool ComputeNumericalBaseParameters(const SerialRobot& robot, const NumericalBaseOptions& options,
+                                    BaseParameterSet* base, std::string* error);
+
+// Numerical rank of W (columns normalised to unit norm first; columns with a norm below 1e-12 of
+// the largest are rounding residues of analytically zero columns and count as zero),
+// by QR with column pivoting.
+int NumericalRank(const Eigen::MatrixXd& w, double relative_tolerance = 1e-8);
+
+// Random states (each Ns × n) used by the numerical method; exposed for tests and experiments.
+void RandomRobotStates(const SerialRobot& robot, int num_states, std::uint32_t seed,
+                       double velocity_scale, double acceleration_scale, double prismatic_range_m,
+                       Eigen::MatrixXd* q, Eigen::MatrixXd* qd, Eigen::MatrixXd* qdd);
+
+// ---- Essential parameters ----
+struct EssentialOptions {
+  // Stop before a removal would make the relative error ||y − X θ|| / ||y|| exceed
+  // (1 + max_relative_error_growth) times the error of the full base model.
+  double max_relative_error_growth = 0.02;
+  // Stop when every remaining parameter has a relative standard deviation below this (%).
+  double stop_below_relative_std_percent = 0.0;
+  int min_parameters = 1;
+  bool IsValid(std::string* why) const;
+};
+
+struct EssentialResult {
+  std::vector<int> kept;                 // column indices of X (ascending)
+  std::vector<std::string> kept_names;
+  std::vector<int> removed;              // in the order of removal
+  std::vector<double> removed_relative_std_percent;  // their %σ when removed
+  Eigen::VectorXd theta;                 // LS estimate on the kept columns
+  Eigen::VectorXd relative_std_percent;  // 100 σ_j / |θ_j| of the kept parameters
+  double full_relative_error = 0.0;      // with all columns
+  double relative_error = 0.0;           // with the kept columns
+};
+
+// X: rows × b (e.g. a stacked base regressor), y: rows, names: b. Ordinary least squares
+// (METHODS.md §4): θ by QR, σ² = ||y − Xθ||² / (rows − b), Σ = σ² (XᵀX)^{-1}.
+bool SelectEssentialParameters(const Eigen::MatrixXd& x, const Eigen::VectorXd& y,
+                               const std::vector<std::string>& names,
+                               const EssentialOptions& options, EssentialResult* result,
+                               std::string* error);
+
+// LS fit with relative standard deviations (helper of the above; exposed for reports).
+// Returns false if X is rank deficient or has no more rows than columns.
+bool LeastSquaresWithDeviation(const Eigen::MatrixXd& x, const Eigen::VectorXd& y,
+                               Eigen::VectorXd* theta, Eigen::VectorXd* relative_std_percent,
+                               double* relative_error, std::string* error);
+
+}  // namespace dynid::models
+
+#endif  // DYNID_MODELS_BASE_PARAMETERS_H_

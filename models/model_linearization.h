@@ -1,0 +1,43 @@
+// models::LinearizeModel — value and Jacobians of a mechanical model's equations of motion and
+// measurements with respect to the augmented state x = [s; v; theta] and the augmented input
+// p̄ = [a; u] (METHODS.md §7, seed 004 eqs. 2.11 and 2.16).
+//
+// In the notation of the identification model E z = f(x, t) + F(x, t) p̄ + zeta with
+// f = [h; g] and F = [[M, H], [G, R]]:
+//   [J_r_x; J_z_x]       = C = ∂(f + F p̄)/∂x     ((n + l) × (2n + p))
+//   [J_r_pbar; J_z_pbar] = D = F                 ((n + l) × (n + m))
+//
+// The definition (Ceres Jets) is in model_linearization_impl.h and is instantiated once per model
+// in the model's .cc file; callers include only this header.
+#ifndef DYNID_MODELS_MODEL_LINEARIZATION_H_
+#define DYNID_MODELS_MODEL_LINEARIZATION_H_
+
+#include <Eigen/Core>
+
+namespace dynid::models {
+
+template <class Model>
+struct ModelLinearization {
+  static constexpr int n = Model::kNumPositions;
+  static constexpr int m = Model::kNumInputs;
+  static constexpr int p = Model::kNumParameters;
+  static constexpr int l = Model::kNumMeasurements;
+
+  Eigen::Matrix<double, n, 1> equations;          // r = M a + h + H u
+  Eigen::Matrix<double, l, 1> measurements;       // z = g + G a + R u
+  Eigen::Matrix<double, n, 2 * n + p> J_r_x;      // ∂r/∂[s; v; theta]
+  Eigen::Matrix<double, n, n + m> J_r_pbar;       // ∂r/∂[a; u] = [M, H]
+  Eigen::Matrix<double, l, 2 * n + p> J_z_x;      // ∂z/∂[s; v; theta]
+  Eigen::Matrix<double, l, n + m> J_z_pbar;       // ∂z/∂[a; u] = [G, R]
+};
+
+// Evaluates r, z and their Jacobians at (s, v, a, u, theta, t) by forward-mode automatic
+// differentiation (one pass with a Jet of size 3n + m + p). Pointers have n, n, n, m, p values.
+template <class Model>
+void LinearizeModel(const Model& model, const double* s, const double* v, const double* a,
+                    const double* u, const double* theta, double t,
+                    ModelLinearization<Model>* out);
+
+}  // namespace dynid::models
+
+#endif  // DYNID_MODELS_MODEL_LINEARIZATION_H_

@@ -1,0 +1,48 @@
+// Definition of models::LinearizeModel (see model_linearization.h). Include this only from the
+// .cc file that explicitly instantiates it for a model: it pulls in Ceres Jets.
+#ifndef DYNID_MODELS_MODEL_LINEARIZATION_IMPL_H_
+#define DYNID_MODELS_MODEL_LINEARIZATION_IMPL_H_
+
+#include <ceres/jet.h>
+#include <glog/logging.h>
+
+#include "models/model_linearization.h"
+
+namespace dynid::models {
+
+template <class Model>
+void LinearizeModel(const Model& model, const double* s, const double* v, const double* a,
+                    const double* u, const double* theta, double t,
+                    ModelLinearization<Model>* out) {
+  CHECK(out != nullptr) << "expected an output linearization, got nullptr";
+  constexpr int n = Model::kNumPositions;
+  constexpr int m = Model::kNumInputs;
+  constexpr int p = Model::kNumParameters;
+  constexpr int l = Model::kNumMeasurements;
+  // Derivative slots: [s (n), v (n), theta (p), a (n), u (m)] so that the first 2n + p slots are
+  // x and the last n + m are p̄.
+  constexpr int kSize = 3 * n + m + p;
+  using Jet = ceres::Jet<double, kSize>;
+  Jet js[n], jv[n], ja[n], ju[m], jtheta[p], jr[n], jz[l];
+  for (int i = 0; i < n; ++i) js[i] = Jet(s[i], i);
+  for (int i = 0; i < n; ++i) jv[i] = Jet(v[i], n + i);
+  for (int i = 0; i < p; ++i) jtheta[i] = Jet(theta[i], 2 * n + i);
+  for (int i = 0; i < n; ++i) ja[i] = Jet(a[i], 2 * n + p + i);
+  for (int i = 0; i < m; ++i) ju[i] = Jet(u[i], 3 * n + p + i);
+  model.EquationsOfMotion(js, jv, ja, ju, jtheta, t, jr);
+  model.Measurements(js, jv, ja, ju, jtheta, t, jz);
+  for (int i = 0; i < n; ++i) {
+    out->equations(i) = jr[i].a;
+    out->J_r_x.row(i) = jr[i].v.template head<2 * n + p>().transpose();
+    out->J_r_pbar.row(i) = jr[i].v.template tail<n + m>().transpose();
+  }
+  for (int i = 0; i < l; ++i) {
+    out->measurements(i) = jz[i].a;
+    out->J_z_x.row(i) = jz[i].v.template head<2 * n + p>().transpose();
+    out->J_z_pbar.row(i) = jz[i].v.template tail<n + m>().transpose();
+  }
+}
+
+}  // namespace dynid::models
+
+#endif  // DYNID_MODELS_MODEL_LINEARIZATION_IMPL_H_

@@ -1,0 +1,757 @@
+#include "models/serial_robot.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <utility>
+
+#include <Eigen/Cholesky>
+#include <glog/logging.h>
+
+namespace dynid::models {
+namespace {
+
+using Eigen::Matrix3d;
+using Eigen::Vector3d;
+
+// Right angles must give exact zeros: the closed-form base parameters test coefficients
+// against zero, and cos(pi/2) = 6e-17 would otherwise create spurious groupings.
+double Snap(double x) { return std::abs(x) < 1e-14 ? 0.0 : x; }
+
+Matrix3d Skew(const Vector3d& v) {
+  Matrix3d s;
+  s << 0, -v.z(), v.y(), v.z(), 0, -v.x(), -v.y(), v.x(), 0;
+  return s;
+}
+
+// ^{j-1}R_j for Rot_x(alpha) Rot_z(theta).
+inline void MdhRotation(double ca, double sa, double ct, double st, Matrix3d* r) {
+  *r << ct, -st, 0.0, ca * st, ca * ct, -sa, sa * st, sa * ct, ca;
+}
+
+const char* const kInertialNames[10] = {"xx", "xy", "xz", "yy", "yz",
+                                        "zz", "mx", "my", "mz", "m"};
+
+}  // namespace
+
+// ------------------------------------------------------------------------------------------
+// LinkInertia
+
+LinkInertia LinkInertia::FromCenterOfMass(double mass_kg, const Vector3d& com_m,
+                                          const Matrix3d& inertia_at_com) {
+  const Matrix3d j = inertia_at_com + mass_kg * (com_m.squaredNorm() * Matrix3d::Identity() -
+                                                 com_m * com_m.transpose());
+  LinkInertia link;
+  link.xx = j(0, 0);
+  link.xy = j(0, 1);
+  link.xz = j(0, 2);
+  link.yy = j(1, 1);
+  link.yz = j(1, 2);
+  link.zz = j(2, 2);
+  link.mx = mass_kg * com_m.x();
+  link.my = mass_kg * com_m.y();
+  link.mz = mass_kg * com_m.z();
+  link.m = mass_kg;
+  return link;
+}
+
+Matrix3d LinkInertia::InertiaTensor() const {
+  Matrix3d j;
+  j << xx, xy, xz, xy, yy, yz, xz, yz, zz;
+  return j;
+}
+
+Eigen::Matrix4d LinkInertia::PseudoInertia() const {
+  const Matrix3d j = InertiaTensor();
+  Eigen::Matrix4d p;
+  p.topLeftCorner<3, 3>() = 0.5 * j.trace() * Matrix3d::Identity() - j;
+  p.topRightCorner<3, 1>() = FirstMoment();
+  p.bottomLeftCorner<1, 3>() = FirstMoment().transpose();
+  p(3, 3) = m;
+  return p;
+}
+
+Eigen::Matrix<double, 6, 6> LinkInertia::SpatialInertia() const {
+  Eigen::Matrix<double, 6, 6> s;
+  const Matrix3d h = Skew(FirstMoment());
+  s.topLeftCorner<3, 3>() = InertiaTensor();
+  s.topRightCorner<3, 3>() = h;
+  s.bottomLeftCorner<3, 3>() = h.transpose();
+  s.bottomRightCorner<3, 3>() = m * Matrix3d::Identity();
+  return s;
+}
+
+// ------------------------------------------------------------------------------------------
+// Construction and parameter layout
+
+struct SerialRobot::Kinematics {
+  explicit Kinematics(int n)
+      : rotation(n), position(n), omega(n), omega_dot(n), accel(n), proj_a(n), proj_b(n) {}
+  std::vector<Matrix3d> rotation;  // ^{j-1}R_j
+  std::vector<Vector3d> position;  // ^{j-1}P_j
+  std::vector<Vector3d> omega, omega_dot, accel;  // frame j; accel includes −gravity
+  std::vector<Vector3d> proj_a, proj_b;  // joint-axis projections (regressor workspace)
+};
+
+SerialRobot::Kinematics& SerialRobot::ThreadWorkspace() const {
+  thread_local std::unique_ptr<Kinematics> workspace;
+  if (!workspace || static_cast<int>(workspace->rotation.size()) != n_) {
+    workspace = std::make_unique<Kinematics>(n_);
+  }
+  return *workspace;
+}
+
+SerialRobot::SerialRobot(std::string name, std::vector<JointGeometry> joints,
+                         Parameterization parameterization,
+                         std::vector<CoupledMotor> coupled_motors)
+    : name_(std::move(name)),
+      n_(static_cast<int>(joints.size())),
+      joints_(std::move(joints)),
+      parameterization_(parameterization),
+      coupled_(std::move(coupled_motors)) {
+  CHECK_GT(n_, 0) << "robot " << name_ << ": expected at least one joint";
+  for (const JointGeometry& joint : joints_) {
+    cos_alpha_.push_back(Snap(std::cos(joint.alpha_rad)));
+    sin_alpha_.push_back(Snap(std::sin(joint.alpha_rad)));
+    cos_theta0_.push_back(Snap(std::cos(joint.theta_rad)));
+    sin_theta0_.push_back(Snap(std::sin(joint.theta_rad)));
+  }
+  auto add = [this](ParameterKind kind, int joint, std::string param_name) {
+    info_.push_back({kind, joint, param_name});
+    names_.push_back(std::move(param_name));
+    return static_cast<int>(info_.size()) - 1;
+  };
+  ia_index_.assign(n_, -1);
+  fv_index_.assign(n_, -1);
+  fc_index_.assign(n_, -1);
+  offset_index_.assign(n_, -1);
+  for (int j = 0; j < n_; ++j) {
+    const std::string suffix = std::to_string(j + 1);
+    inertial_index_.push_back(static_cast<int>(info_.size()));
+    for (int k = 0; k < 10; ++k) {
+      add(static_cast<ParameterKind>(static_cast<int>(ParameterKind::kXX) + k), j,
+          kInertialNames[k] + suffix);
+    }
+    if (parameterization_.rotor_inertia) ia_index_[j] = add(ParameterKind::kIa, j, "ia" + suffix);
+    if (parameterization_.friction) {
+      fv_index_[j] = add(ParameterKind::kFv, j, "fv" + suffix);
+      fc_index_[j] = add(ParameterKind::kFc, j, "fc" + suffix);
+    }
+    if (parameterization_.torque_offset) {
+      offset_index_[j] = add(ParameterKind::kOffset, j, "off" + suffix);
+    }
+  }
+  for (int k = 0; k < static_cast<int>(coupled_.size()); ++k) {
+    const CoupledMotor& motor = coupled_[k];
+    CHECK_EQ(motor.coupling.size(), n_)
+        << "coupled motor " << motor.name << " of " << name_ << ": coupling vector size";
+    coupled_ia_index_.push_back(
+        parameterization_.rotor_inertia ? add(ParameterKind::kCoupledIa, k, "ia" + motor.name)
+                                        : -1);
+    coupled_fv_index_.push_back(
+        parameterization_.friction ? add(ParameterKind::kCoupledFv, k, "fv" + motor.name) : -1);
+    coupled_fc_index_.push_back(
+        parameterization_.friction ? add(ParameterKind::kCoupledFc, k, "fc" + motor.name) : -1);
+  }
+  theta_ = Eigen::VectorXd::Zero(num_parameters());
+  for (int k = 0; k < static_cast<int>(coupled_.size()); ++k) {
+    SetCoupledMotor(k, coupled_[k].ia, coupled_[k].fv, coupled_[k].fc);
+  }
+}
+
+int SerialRobot::ParameterIndex(const std::string& param_name) const {
+  for (int i = 0; i < num_parameters(); ++i) {
+    if (names_[i] == param_name) return i;
+  }
+  return -1;
+}
+
+int SerialRobot::DriveIndex(int joint, ParameterKind kind) const {
+  CHECK(joint >= 0 && joint < n_) << "joint index: expected 0.." << n_ - 1 << ", got " << joint;
+  switch (kind) {
+    case ParameterKind::kIa:
+      return ia_index_[joint];
+    case ParameterKind::kFv:
+      return fv_index_[joint];
+    case ParameterKind::kFc:
+      return fc_index_[joint];
+    case ParameterKind::kOffset:
+      return offset_index_[joint];
+    default:
+      LOG(FATAL) << "DriveIndex: expected kIa, kFv, kFc or kOffset";
+  }
+  return -1;
+}
+
+void SerialRobot::SetStandardParameters(const Eigen::VectorXd& theta) {
+  CHECK_EQ(theta.size(), num_parameters()) << "standard parameters of " << name_;
+  theta_ = theta;
+}
+
+void SerialRobot::SetLinkInertia(int joint, const LinkInertia& link) {
+  CHECK(joint >= 0 && joint < n_) << "joint index: expected 0.." << n_ - 1 << ", got " << joint;
+  const double values[10] = {link.xx, link.xy, link.xz, link.yy, link.yz,
+                             link.zz, link.mx, link.my, link.mz, link.m};
+  for (int k = 0; k < 10; ++k) theta_[inertial_index_[joint] + k] = values[k];
+}
+
+LinkInertia SerialRobot::GetLinkInertia(int joint) const {
+  CHECK(joint >= 0 && joint < n_) << "joint index: expected 0.." << n_ - 1 << ", got " << joint;
+  const double* p = theta_.data() + inertial_index_[joint];
+  LinkInertia link;
+  link.xx = p[0];
+  link.xy = p[1];
+  link.xz = p[2];
+  link.yy = p[3];
+  link.yz = p[4];
+  link.zz = p[5];
+  link.mx = p[6];
+  link.my = p[7];
+  link.mz = p[8];
+  link.m = p[9];
+  return link;
+}
+
+void SerialRobot::SetJointDrive(int joint, const JointDrive& drive) {
+  CHECK(joint >= 0 && joint < n_) << "joint index: expected 0.." << n_ - 1 << ", got " << joint;
+  auto set = [&](int index, double value, const char* what) {
+    if (index >= 0) {
+      theta_[index] = value;
+    } else {
+      CHECK_EQ(value, 0.0) << name_ << " joint " << joint + 1 << ": " << what
+                           << " is not part of the parameterisation";
+    }
+  };
+  set(ia_index_[joint], drive.ia, "rotor inertia");
+  set(fv_index_[joint], drive.fv, "viscous friction");
+  set(fc_index_[joint], drive.fc, "Coulomb friction");
+  set(offset_index_[joint], drive.offset, "torque offset");
+}
+
+JointDrive SerialRobot::GetJointDrive(int joint) const {
+  CHECK(joint >= 0 && joint < n_) << "joint index: expected 0.." << n_ - 1 << ", got " << joint;
+  JointDrive drive;
+  if (ia_index_[joint] >= 0) drive.ia = theta_[ia_index_[joint]];
+  if (fv_index_[joint] >= 0) drive.fv = theta_[fv_index_[joint]];
+  if (fc_index_[joint] >= 0) drive.fc = theta_[fc_index_[joint]];
+  if (offset_index_[joint] >= 0) drive.offset = theta_[offset_index_[joint]];
+  return drive;
+}
+
+void SerialRobot::SetCoupledMotor(int motor, double ia, double fv, double fc) {
+  CHECK(motor >= 0 && motor < static_cast<int>(coupled_.size()))
+      << "coupled motor index: expected 0.." << coupled_.size() << ", got " << motor;
+  if (coupled_ia_index_[motor] >= 0) {
+    theta_[coupled_ia_index_[motor]] = ia;
+  } else {
+    CHECK_EQ(ia, 0.0) << "coupled rotor inertia is not part of the parameterisation";
+  }
+  if (coupled_fv_index_[motor] >= 0) {
+    theta_[coupled_fv_index_[motor]] = fv;
+    theta_[coupled_fc_index_[motor]] = fc;
+  } else {
+    CHECK(fv == 0.0 && fc == 0.0) << "coupled friction is not part of the parameterisation";
+  }
+}
+
+// ------------------------------------------------------------------------------------------
+// Kinematics
+
+Eigen::Isometry3d SerialRobot::LinkTransform(int joint, double qj) const {
+  const JointGeometry& g = joints_[joint];
+  double ct = cos_theta0_[joint], st = sin_theta0_[joint], r = g.r_m;
+  if (g.type == JointType::kRevolute) {
+    ct = std::cos(g.theta_rad + qj);
+    st = std::sin(g.theta_rad + qj);
+  } else {
+    r += qj;
+  }
+  const double ca = cos_alpha_[joint], sa = sin_alpha_[joint];
+  Eigen::Isometry3d t = Eigen::Isometry3d::Identity();
+  Matrix3d rot;
+  MdhRotation(ca, sa, ct, st, &rot);
+  t.linear() = rot;
+  t.translation() = Vector3d(g.d_m, -r * sa, r * ca);
+  return t;
+}
+
+std::vector<Eigen::Isometry3d> SerialRobot::ForwardKinematics(const Eigen::VectorXd& q) const {
+  CHECK_EQ(q.size(), n_) << "q for " << name_;
+  std::vector<Eigen::Isometry3d> poses(n_);
+  Eigen::Isometry3d t = Eigen::Isometry3d::Identity();
+  for (int j = 0; j < n_; ++j) {
+    t = t * LinkTransform(j, q[j]);
+    poses[j] = t;
+  }
+  return poses;
+}
+
+// Forward recursion of the Newton–Euler algorithm (Khalil & Dombre eqs. 9.90–9.92 in modified
+// DH): angular velocity/acceleration and origin acceleration of every link, in its own frame.
+// The base "accelerates upwards" at g so that gravity enters every link force.
+void SerialRobot::ComputeKinematics(const double* q, const double* qd, const double* qdd,
+                                    Kinematics* kin) const {
+  Vector3d w_prev = Vector3d::Zero(), wd_prev = Vector3d::Zero();
+  Vector3d vd_prev(0.0, 0.0, gravity_);
+  for (int j = 0; j < n_; ++j) {
+    const JointGeometry& g = joints_[j];
+    const bool revolute = g.type == JointType::kRevolute;
+    double ct = cos_theta0_[j], st = sin_theta0_[j], r = g.r_m;
+    if (revolute) {
+      const double angle = g.theta_rad + q[j];
+      ct = std::cos(angle);
+      st = std::sin(angle);
+    } else {
+      r += q[j];
+    }
+    const double ca = cos_alpha_[j], sa = sin_alpha_[j];
+    Matrix3d& rot = kin->rotation[j];
+    MdhRotation(ca, sa, ct, st, &rot);
+    Vector3d& p = kin->position[j];
+    p = Vector3d(g.d_m, -r * sa, r * ca);
+
+    const Vector3d wr = rot.transpose() * w_prev;
+    const Vector3d wdr = rot.transpose() * wd_prev;
+    Vector3d vd = rot.transpose() * (vd_prev + wd_prev.cross(p) + w_prev.cross(w_prev.cross(p)));
+    // wr × (qd z) = qd (wr_y, −wr_x, 0)
+    const Vector3d wr_cross_z(wr.y(), -wr.x(), 0.0);
+    Vector3d w = wr, wd = wdr;
+    if (revolute) {
+      w.z() += qd[j];
+      wd += qd[j] * wr_cross_z;
+      wd.z() += qdd[j];
+    } else {
+      vd += 2.0 * qd[j] * wr_cross_z;
+      vd.z() += qdd[j];
+    }
+    kin->omega[j] = w;
+    kin->omega_dot[j] = wd;
+    kin->accel[j] = vd;
+    w_prev = w;
+    wd_prev = wd;
+    vd_prev = vd;
+  }
+}
+
+// ------------------------------------------------------------------------------------------
+// Inverse dynamics (classical RNE)
+
+void SerialRobot::RecursiveNewtonEuler(const Eigen::VectorXd& q, const Eigen::VectorXd& qd,
+                                       const Eigen::VectorXd& qdd,
+                                       Eigen::VectorXd* tau) const {
+  CHECK_EQ(q.size(), n_) << "q for " << name_;
+  CHECK_EQ(qd.size(), n_) << "qd for " << name_;
+  CHECK_EQ(qdd.size(), n_) << "qdd for " << name_;
+  CHECK(tau != nullptr);
+  Kinematics& kin = ThreadWorkspace();
+  ComputeKinematics(q.data(), qd.data(), qdd.data(), &kin);
+  tau->resize(n_);
+  Vector3d f_next = Vector3d::Zero(), n_next = Vector3d::Zero();
+  for (int j = n_ - 1; j >= 0; --j) {
+    const LinkInertia link = GetLinkInertia(j);
+    const Matrix3d inertia = link.InertiaTensor();
+    const Vector3d h = link.FirstMoment();
+    const Vector3d& w = kin.omega[j];
+    const Vector3d& wd = kin.omega_dot[j];
+    const Vector3d& vd = kin.accel[j];
+    Vector3d f = link.m * vd + wd.cross(h) + w.cross(w.cross(h));
+    Vector3d moment = inertia * wd + w.cross(inertia * w) + h.cross(vd);
+    if (j + 1 < n_) {
+      const Vector3d rf = kin.rotation[j + 1] * f_next;
+      f += rf;
+      moment += kin.rotation[j + 1] * n_next + kin.position[j + 1].cross(rf);
+    }
+    (*tau)[j] = joints_[j].type == JointType::kRevolute ? moment.z() : f.z();
+    f_next = f;
+    n_next = moment;
+  }
+}
+
+void SerialRobot::AddDriveTerms(const Eigen::VectorXd& qd, const Eigen::VectorXd& qdd,
+                                bool with_friction, Eigen::VectorXd* tau) const {
+  for (int j = 0; j < n_; ++j) {
+    const JointDrive drive = GetJointDrive(j);
+    (*tau)[j] += drive.ia * qdd[j];
+    if (with_friction) (*tau)[j] += drive.fv * qd[j] + drive.fc * Sign(qd[j]) + drive.offset;
+  }
+  for (int k = 0; k < static_cast<int>(coupled_.size()); ++k) {
+    const Eigen::VectorXd& c = coupled_[k].coupling;
+    const double ia = coupled_ia_index_[k] >= 0 ? theta_[coupled_ia_index_[k]] : 0.0;
+    const double fv = coupled_fv_index_[k] >= 0 ? theta_[coupled_fv_index_[k]] : 0.0;
+    const double fc = coupled_fc_index_[k] >= 0 ? theta_[coupled_fc_index_[k]] : 0.0;
+    const double c_qdd = c.dot(qdd), c_qd = c.dot(qd);
+    for (int i = 0; i < n_; ++i) {
+      double inertial_and_viscous;
+      if (parameterization_.coupling_form == CouplingForm::kPhysical) {
+        inertial_and_viscous = c[i] * (ia * c_qdd + (with_friction ? fv * c_qd : 0.0));
+      } else {
+        // Off-diagonal part of c cᵀ only (Gautier's published form).
+        inertial_and_viscous = c[i] * (ia * (c_qdd - c[i] * qdd[i]) +
+                                       (with_friction ? fv * (c_qd - c[i] * qd[i]) : 0.0));
+      }
+      (*tau)[i] += inertial_and_viscous + (with_friction ? c[i] * fc * Sign(c_qd) : 0.0);
+    }
+  }
+}
+
+void SerialRobot::InverseDynamics(const Eigen::VectorXd& q, const Eigen::VectorXd& qd,
+                                  const Eigen::VectorXd& qdd, Eigen::VectorXd* tau) const {
+  RecursiveNewtonEuler(q, qd, qdd, tau);
+  AddDriveTerms(qd, qdd, /*with_friction=*/true, tau);
+}
+
+void SerialRobot::NonlinearEffects(const Eigen::VectorXd& q, const Eigen::VectorXd& qd,
+                                   Eigen::VectorXd* n_terms) const {
+  InverseDynamics(q, qd, Eigen::VectorXd::Zero(n_), n_terms);
+}
+
+void SerialRobot::GravityTorques(const Eigen::VectorXd& q, Eigen::VectorXd* tau_g) const {
+  const Eigen::VectorXd zero = Eigen::VectorXd::Zero(n_);
+  RecursiveNewtonEuler(q, zero, zero, tau_g);
+}
+
+// ------------------------------------------------------------------------------------------
+// Mass matrix (composite rigid bodies)
+
+void SerialRobot::MassMatrix(const Eigen::VectorXd& q, Eigen::MatrixXd* mass) const {
+  CHECK_EQ(q.size(), n_) << "q for " << name_;
+  CHECK(mass != nullptr);
+  std::vector<Matrix3d> rot(n_);
+  std::vector<Vector3d> pos(n_);
+  for (int j = 0; j < n_; ++j) {
+    const Eigen::Isometry3d t = LinkTransform(j, q[j]);
+    rot[j] = t.linear();
+    pos[j] = t.translation();
+  }
+  // Composite inertia of links j..n about O_j in frame j: mass, first moment, inertia tensor.
+  std::vector<double> mc(n_);
+  std::vector<Vector3d> hc(n_);
+  std::vector<Matrix3d> jc(n_);
+  for (int j = n_ - 1; j >= 0; --j) {
+    const LinkInertia link = GetLinkInertia(j);
+    mc[j] = link.m;
+    hc[j] = link.FirstMoment();
+    jc[j] = link.InertiaTensor();
+    if (j + 1 < n_) {
+      // Shift the child's composite body from O_{j+1} to O_j (parallel-axis theorem with a
+      // first moment): J_O = R J Rᵀ + 2(P·h')I − P h'ᵀ − h' Pᵀ + m(|P|²I − P Pᵀ), h' = R h.
+      const Matrix3d& r = rot[j + 1];
+      const Vector3d& p = pos[j + 1];
+      const Vector3d hr = r * hc[j + 1];
+      const double m = mc[j + 1];
+      mc[j] += m;
+      hc[j] += hr + m * p;
+      jc[j] += r * jc[j + 1] * r.transpose() +
+               2.0 * p.dot(hr) * Matrix3d::Identity() - p * hr.transpose() -
+               hr * p.transpose() + m * (p.squaredNorm() * Matrix3d::Identity() - p * p.transpose());
+    }
+  }
+  mass->setZero(n_, n_);
+  const Vector3d z(0.0, 0.0, 1.0);
+  for (int j = 0; j < n_; ++j) {
+    // Wrench on the composite body j..n for a unit acceleration of joint j, at rest, no gravity.
+    Vector3d f, moment;
+    if (joints_[j].type == JointType::kRevolute) {
+      f = z.cross(hc[j]);
+      moment = jc[j] * z;
+    } else {
+      f = mc[j] * z;
+      moment = hc[j].cross(z);
+    }
+    for (int i = j; i >= 0; --i) {
+      if (i < j) {
+        const Vector3d rf = rot[i + 1] * f;
+        moment = rot[i + 1] * moment + pos[i + 1].cross(rf);
+        f = rf;
+      }
+      const double value = joints_[i].type == JointType::kRevolute ? moment.z() : f.z();
+      (*mass)(i, j) = value;
+      (*mass)(j, i) = value;
+    }
+  }
+  for (int j = 0; j < n_; ++j) {
+    if (ia_index_[j] >= 0) (*mass)(j, j) += theta_[ia_index_[j]];
+  }
+  for (int k = 0; k < static_cast<int>(coupled_.size()); ++k) {
+    if (coupled_ia_index_[k] < 0) continue;
+    const Eigen::VectorXd& c = coupled_[k].coupling;
+    Eigen::MatrixXd ccT = c * c.transpose();
+    if (parameterization_.coupling_form == CouplingForm::kGautier) {
+      ccT.diagonal().setZero();
+    }
+    *mass += theta_[coupled_ia_index_[k]] * ccT;
+  }
+}
+
+void SerialRobot::ForwardDynamics(const Eigen::VectorXd& q, const Eigen::VectorXd& qd,
+                                  const Eigen::VectorXd& tau, Eigen::VectorXd* qdd) const {
+  CHECK_EQ(tau.size(), n_) << "tau for " << name_;
+  CHECK(qdd != nullptr);
+  Eigen::VectorXd bias;
+  NonlinearEffects(q, qd, &bias);
+  Eigen::MatrixXd mass;
+  MassMatrix(q, &mass);
+  const Eigen::LLT<Eigen::MatrixXd> llt(mass);
+  CHECK(llt.info() == Eigen::Success) << name_ << ": mass matrix is not positive definite";
+  *qdd = llt.solve(tau - bias);
+}
+
+// ------------------------------------------------------------------------------------------
+// Energies
+
+double SerialRobot::KineticEnergy(const Eigen::VectorXd& q, const Eigen::VectorXd& qd) const {
+  CHECK_EQ(q.size(), n_) << "q for " << name_;
+  CHECK_EQ(qd.size(), n_) << "qd for " << name_;
+  Vector3d w = Vector3d::Zero(), v = Vector3d::Zero();
+  double energy = 0.0;
+  for (int j = 0; j < n_; ++j) {
+    const Eigen::Isometry3d t = LinkTransform(j, q[j]);
+    const Matrix3d& r = t.linear();
+    v = r.transpose() * (v + w.cross(t.translation()));
+    w = r.transpose() * w;
+    if (joints_[j].type == JointType::kRevolute) {
+      w.z() += qd[j];
+    } else {
+      v.z() += qd[j];
+    }
+    const LinkInertia link = GetLinkInertia(j);
+    energy += 0.5 * link.m * v.squaredNorm() + v.dot(w.cross(link.FirstMoment())) +
+              0.5 * w.dot(link.InertiaTensor() * w);
+    if (ia_index_[j] >= 0) energy += 0.5 * theta_[ia_index_[j]] * qd[j] * qd[j];
+  }
+  for (int k = 0; k < static_cast<int>(coupled_.size()); ++k) {
+    if (coupled_ia_index_[k] < 0) continue;
+    const Eigen::VectorXd& c = coupled_[k].coupling;
+    double quadratic = c.dot(qd) * c.dot(qd);
+    if (parameterization_.coupling_form == CouplingForm::kGautier) {
+      quadratic -= c.cwiseProduct(qd).squaredNorm();
+    }
+    energy += 0.5 * theta_[coupled_ia_index_[k]] * quadratic;
+  }
+  return energy;
+}
+
+double SerialRobot::PotentialEnergy(const Eigen::VectorXd& q) const {
+  const std::vector<Eigen::Isometry3d> poses = ForwardKinematics(q);
+  double energy = 0.0;
+  for (int j = 0; j < n_; ++j) {
+    const LinkInertia link = GetLinkInertia(j);
+    // Height of the centre of mass times mass: m p_z + (R h)_z.
+    energy += gravity_ * (link.m * poses[j].translation().z() +
+                          poses[j].linear().row(2).dot(link.FirstMoment()));
+  }
+  return energy;
+}
+
+// ------------------------------------------------------------------------------------------
+// Regressor
+
+// The Newton–Euler wrench of link j about O_j (frame j),
+//     f_j = m a_j + ω'×h + ω×(ω×h),     n_j = J ω' + ω×(Jω) + h×a_j,
+// is linear in (J, h, m). Joint i ≤ j feels it through the projection τ_i += a·n_j + b·f_j with
+// (a, b) = (z_i, z_i × p_ij) for a revolute joint i and (0, z_i) for a prismatic one, where p_ij
+// = O_j − O_i, all in frame j. (a, b) move from frame j−1 to j as a' = Rᵀa, b' = Rᵀ(b + a×P).
+// Rewriting the scalar products with the parameters factored out gives the regressor entries:
+//     J:  aᵀ J ω' + uᵀ J ω with u = a × ω  (symmetric bilinear forms)
+//     h:  h · (b×ω' + (b×ω)×ω + a_j×a)
+//     m:  b · a_j.
+void SerialRobot::FillRegressor(const double* q, const double* qd, const double* qdd,
+                                Kinematics* kin, double* out, Eigen::Index row_stride,
+                                Eigen::Index col_stride) const {
+  ComputeKinematics(q, qd, qdd, kin);
+  std::vector<Vector3d>& pa = kin->proj_a;
+  std::vector<Vector3d>& pb = kin->proj_b;
+  for (int j = 0; j < n_; ++j) {
+    const Matrix3d& rot = kin->rotation[j];
+    const Vector3d& p = kin->position[j];
+    for (int i = 0; i < j; ++i) {
+      const Vector3d b_shift = pb[i] + pa[i].cross(p);
+      pa[i] = rot.transpose() * pa[i];
+      pb[i] = rot.transpose() * b_shift;
+    }
+    if (joints_[j].type == JointType::kRevolute) {
+      pa[j] = Vector3d(0.0, 0.0, 1.0);
+      pb[j].setZero();
+    } else {
+      pa[j].setZero();
+      pb[j] = Vector3d(0.0, 0.0, 1.0);
+    }
+    const Vector3d& w = kin->omega[j];
+    const Vector3d& wd = kin->omega_dot[j];
+    const Vector3d& vd = kin->accel[j];
+    // Per link, once for all joints i ≤ j:
+    //   n-part of J:  J ω' + ω×(Jω) = (L(ω') + [ω]× L(ω)) θ_J = K θ_J   (3 × 6, L as in
+    //                 Khalil & Dombre: J v = L(v) [XX XY XZ YY YZ ZZ]ᵀ), written out below;
+    //   h-part:       aᵀ(h × a_j) + bᵀ(ω'×h + ω×(ω×h)) = h · (a_j×a + b×ω' + (b·ω)ω − |ω|²b);
+    //   m-part:       b · a_j.
+    const double wx = w.x(), wy = w.y(), wz = w.z();
+    const double k_j[3][6] = {
+        {wd.x(), wd.y() - wz * wx, wd.z() + wy * wx, -wz * wy, wy * wy - wz * wz, wy * wz},
+        {wz * wx, wd.x() + wz * wy, wz * wz - wx * wx, wd.y(), wd.z() - wx * wy, -wx * wz},
+        {-wy * wx, wx * wx - wy * wy, wd.x() - wy * wz, wx * wy, wd.y() + wx * wz, wd.z()}};
+    const double w_norm2 = w.squaredNorm();
+    double* column = out + inertial_index_[j] * col_stride;
+    {
+      // Joint j itself: (a, b) = (z, 0) or (0, z).
+      double* row = column + j * row_stride;
+      if (joints_[j].type == JointType::kRevolute) {
+        for (int c = 0; c < 6; ++c) row[c * col_stride] = k_j[2][c];
+        row[6 * col_stride] = vd.y();
+        row[7 * col_stride] = -vd.x();
+        row[8 * col_stride] = 0.0;
+        row[9 * col_stride] = 0.0;
+      } else {
+        for (int c = 0; c < 6; ++c) row[c * col_stride] = 0.0;
+        row[6 * col_stride] = -wd.y() + wz * wx;
+        row[7 * col_stride] = wd.x() + wz * wy;
+        row[8 * col_stride] = wz * wz - w_norm2;
+        row[9 * col_stride] = vd.z();
+      }
+    }
+    for (int i = 0; i < j; ++i) {
+      const Vector3d& a = pa[i];
+      const Vector3d& b = pb[i];
+      const Vector3d moment = vd.cross(a) + b.cross(wd) + b.dot(w) * w - w_norm2 * b;
+      double* row = column + i * row_stride;
+      for (int c = 0; c < 6; ++c) {
+        row[c * col_stride] = a.x() * k_j[0][c] + a.y() * k_j[1][c] + a.z() * k_j[2][c];
+      }
+      row[6 * col_stride] = moment.x();
+      row[7 * col_stride] = moment.y();
+      row[8 * col_stride] = moment.z();
+      row[9 * col_stride] = b.dot(vd);
+    }
+    double* joint_row = out + j * row_stride;
+    if (ia_index_[j] >= 0) joint_row[ia_index_[j] * col_stride] = qdd[j];
+    if (fv_index_[j] >= 0) {
+      joint_row[fv_index_[j] * col_stride] = qd[j];
+      joint_row[fc_index_[j] * col_stride] = Sign(qd[j]);
+    }
+    if (offset_index_[j] >= 0) joint_row[offset_index_[j] * col_stride] = 1.0;
+  }
+  for (int k = 0; k < static_cast<int>(coupled_.size()); ++k) {
+    const Eigen::VectorXd& c = coupled_[k].coupling;
+    double c_qdd = 0.0, c_qd = 0.0;
+    for (int i = 0; i < n_; ++i) {
+      c_qdd += c[i] * qdd[i];
+      c_qd += c[i] * qd[i];
+    }
+    const bool gautier = parameterization_.coupling_form == CouplingForm::kGautier;
+    for (int i = 0; i < n_; ++i) {
+      if (c[i] == 0.0) continue;
+      double* row = out + i * row_stride;
+      const double acc = gautier ? c_qdd - c[i] * qdd[i] : c_qdd;
+      const double vel = gautier ? c_qd - c[i] * qd[i] : c_qd;
+      if (coupled_ia_index_[k] >= 0) row[coupled_ia_index_[k] * col_stride] = c[i] * acc;
+      if (coupled_fv_index_[k] >= 0) {
+        row[coupled_fv_index_[k] * col_stride] = c[i] * vel;
+        row[coupled_fc_index_[k] * col_stride] = c[i] * Sign(c_qd);
+      }
+    }
+  }
+}
+
+void SerialRobot::Regressor(const Eigen::VectorXd& q, const Eigen::VectorXd& qd,
+                            const Eigen::VectorXd& qdd, Eigen::MatrixXd* phi) const {
+  CHECK_EQ(q.size(), n_) << "q for " << name_;
+  CHECK_EQ(qd.size(), n_) << "qd for " << name_;
+  CHECK_EQ(qdd.size(), n_) << "qdd for " << name_;
+  CHECK(phi != nullptr);
+  phi->resize(n_, num_parameters());
+  // memset rather than setZero: the element-wise fill was a third of the single-sample cost.
+  std::memset(phi->data(), 0, sizeof(double) * static_cast<size_t>(phi->size()));
+  Kinematics& kin = ThreadWorkspace();
+  FillRegressor(q.data(), qd.data(), qdd.data(), &kin, phi->data(), 1, n_);
+}
+
+void SerialRobot::StackedRegressor(const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd,
+                                   const Eigen::MatrixXd& qdd, Eigen::MatrixXd* X) const {
+  CHECK_EQ(q.cols(), n_) << "q (samples × joints) for " << name_;
+  CHECK(qd.rows() == q.rows() && qd.cols() == n_)
+      << "qd: expected " << q.rows() << " × " << n_ << ", got " << qd.rows() << " × "
+      << qd.cols();
+  CHECK(qdd.rows() == q.rows() && qdd.cols() == n_)
+      << "qdd: expected " << q.rows() << " × " << n_ << ", got " << qdd.rows() << " × "
+      << qdd.cols();
+  CHECK(X != nullptr);
+  const Eigen::Index num_samples = q.rows();
+  const Eigen::Index p = num_parameters();
+  X->resize(n_ * num_samples, p);
+  // Structural non-zeros (c, i) of phi: inertial columns of link j on rows i ≤ j, drive columns on
+  // their joint's row, coupled columns where the coupling is non-zero. X is zeroed in one sweep
+  // (memset streams) and only these runs are copied, halving the traffic of this memory-bound
+  // routine.
+  std::vector<char> nonzero(static_cast<size_t>(p * n_), 0);
+  for (Eigen::Index c = 0; c < p; ++c) {
+    const ParameterInfo& parameter = info_[c];
+    for (int i = 0; i < n_; ++i) {
+      bool used = false;
+      if (static_cast<int>(parameter.kind) <= static_cast<int>(ParameterKind::kM)) {
+        used = i <= parameter.joint;
+      } else if (static_cast<int>(parameter.kind) <= static_cast<int>(ParameterKind::kOffset)) {
+        used = i == parameter.joint;
+      } else {
+        used = coupled_[parameter.joint].coupling[i] != 0.0;
+      }
+      nonzero[c * n_ + i] = used ? 1 : 0;
+    }
+  }
+  std::memset(X->data(), 0, sizeof(double) * static_cast<size_t>(X->size()));
+  // Samples are processed in blocks: each block is written into a small buffer laid out
+  // (column, joint, sample) and then copied as contiguous runs into the joint-major X. The
+  // sparsity pattern of phi does not depend on the state, so entries never written stay zero.
+  constexpr Eigen::Index kBlock = 32;
+  std::vector<double> buffer(static_cast<size_t>(p * n_ * kBlock), 0.0);
+  Kinematics kin(n_);
+  std::vector<double> state(3 * static_cast<size_t>(n_));
+  double* qs = state.data();
+  double* qds = qs + n_;
+  double* qdds = qds + n_;
+  for (Eigen::Index start = 0; start < num_samples; start += kBlock) {
+    const Eigen::Index count = std::min(kBlock, num_samples - start);
+    for (Eigen::Index k = 0; k < count; ++k) {
+      for (int j = 0; j < n_; ++j) {
+        qs[j] = q(start + k, j);
+        qds[j] = qd(start + k, j);
+        qdds[j] = qdd(start + k, j);
+      }
+      FillRegressor(qs, qds, qdds, &kin, buffer.data() + k, kBlock, n_ * kBlock);
+    }
+    for (Eigen::Index c = 0; c < p; ++c) {
+      for (int i = 0; i < n_; ++i) {
+        if (!nonzero[c * n_ + i]) continue;
+        const double* source = buffer.data() + (c * n_ + i) * kBlock;
+        double* target = X->data() + c * X->rows() + i * num_samples + start;
+        std::copy(source, source + count, target);
+      }
+    }
+  }
+}
+
+SerialRobot ConvertCouplingForm(const SerialRobot& robot, CouplingForm form) {
+  const Parameterization& from = robot.parameterization();
+  CHECK(from.rotor_inertia && from.friction)
+      << robot.name() << ": converting the coupling form needs rotor inertia and friction columns";
+  Parameterization to = from;
+  to.coupling_form = form;
+  SerialRobot converted(robot.name(), robot.joints(), to, robot.coupled_motors());
+  converted.set_gravity_mps2(robot.gravity_mps2());
+  converted.SetStandardParameters(robot.standard_parameters());
+  if (form == from.coupling_form) return converted;
+  const double sign = form == CouplingForm::kGautier ? 1.0 : -1.0;
+  Eigen::VectorXd theta = robot.standard_parameters();
+  for (int k = 0; k < static_cast<int>(robot.coupled_motors().size()); ++k) {
+    const Eigen::VectorXd& c = robot.coupled_motors()[k].coupling;
+    const double ia = theta[robot.ParameterIndex("ia" + robot.coupled_motors()[k].name)];
+    const double fv = theta[robot.ParameterIndex("fv" + robot.coupled_motors()[k].name)];
+    for (int j = 0; j < robot.num_joints(); ++j) {
+      theta[robot.DriveIndex(j, ParameterKind::kIa)] += sign * c[j] * c[j] * ia;
+      theta[robot.DriveIndex(j, ParameterKind::kFv)] += sign * c[j] * c[j] * fv;
+    }
+  }
+  converted.SetStandardParameters(theta);
+  return converted;
+}
+
+}  // namespace dynid::models

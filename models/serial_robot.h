@@ -1,0 +1,238 @@
+// models::SerialRobot — rigid serial chains of revolute and prismatic joints in modified
+// Denavit–Hartenberg form (Khalil–Kleinfinger), with rotor inertia, friction, torque offsets
+// and motor coupling: inverse dynamics (recursive Newton–Euler), mass matrix (composite rigid
+// bodies), forward dynamics, energies and the IDIM regressor phi(q, q', q'') (METHODS.md §3;
+// seed 000 eqs. 3–4; seed 001 §2).
+//
+// Frames. Frame j is attached to link j; its pose in frame j−1 is
+//     ^{j-1}T_j = Rot_x(alpha_j) Trans_x(d_j) Rot_z(theta_j) Trans_z(r_j),
+// with theta_j = theta_rad + q_j for a revolute joint and r_j = r_m + q_j for a prismatic one
+// (theta_rad / r_m hold the joint-zero offsets). Gravity acts along −z0 with g = 9.81 m/s²
+// (gravity_mps2()).
+//
+// Standard parameters (the vector theta_std of the IDIM tau = phi theta_std), per joint j = 1..n
+// in this order:
+//     xxj xyj xzj yyj yzj zzj   inertia tensor of link j about the origin of frame j, frame-j
+//                               axes [kg m²]
+//     mxj myj mzj               first moments m·c of link j in frame j [kg m]
+//     mj                        mass [kg] (named "m1", "m2", …)
+//     iaj                       rotor inertia reflected to the joint [kg m² or kg]  (if enabled)
+//     fvj fcj                   viscous [N m s/rad] and Coulomb [N m] friction:
+//                               tau_f = fv q' + fc sign(q')                         (if enabled)
+//     offj                      constant torque offset [N m]                        (if enabled)
+// followed, for every coupled motor k (named e.g. "m6"), by ia<name> fv<name> fc<name>
+// (iam6 fvm6 fcm6, present when rotor inertia / friction are enabled).
+//
+// Coupled motor (TX40 wrist, METHODS.md §3). A motor whose angle is N·cᵀq (c = coupling vector,
+// e.g. e5 + e6) adds, in the physical form,
+//     tau += c (Iam cᵀq'' + fvm cᵀq' + fcm sign(cᵀq')),
+// and in Gautier's published form (the form of seed 000 Table 2) only the off-diagonal part of
+// c cᵀ multiplies the inertia and viscous terms,
+//     tau += (c cᵀ − diag(c∘c)) (Iam q'' + fvm q') + c fcm sign(cᵀq'),
+// i.e. for c = e5 + e6: row 5 gets Iam q6'' + fvm q6', row 6 gets Iam q5'' + fvm q5', both rows
+// fcm sign(q5' + q6'). Both forms span the same space; in the Gautier form ia5, ia6, fv5, fv6 absorb
+// Iam6 and fvm6 (ia5' = ia5 + Iam6, …).
+//
+// Two independent computations of the dynamics are provided and cross-checked in the tests:
+// InverseDynamics (classical recursive Newton–Euler with the forward/backward recursions) and
+// Regressor (the same equations written linearly in the standard parameters: each link's
+// Newton–Euler wrench is linear in its 10 inertial parameters and is projected on every joint
+// axis i ≤ j; Khalil & Dombre ch. 12). MassMatrix uses the composite-rigid-body algorithm.
+#ifndef DYNID_MODELS_SERIAL_ROBOT_H_
+#define DYNID_MODELS_SERIAL_ROBOT_H_
+
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+#include <Eigen/Geometry>
+
+namespace dynid::models {
+
+enum class JointType { kRevolute, kPrismatic };
+
+// Modified-DH row of one joint (see the header comment). Angles in rad, lengths in m.
+struct JointGeometry {
+  JointType type = JointType::kRevolute;
+  double alpha_rad = 0.0;
+  double d_m = 0.0;
+  double theta_rad = 0.0;  // constant part of theta_j (joint-zero offset for revolute joints)
+  double r_m = 0.0;        // constant part of r_j (joint-zero offset for prismatic joints)
+};
+
+// The 10 standard inertial parameters of one link, about the origin of its frame, frame axes.
+struct LinkInertia {
+  double xx = 0, xy = 0, xz = 0, yy = 0, yz = 0, zz = 0;  // kg m²
+  double mx = 0, my = 0, mz = 0;                          // kg m
+  double m = 0;                                           // kg
+
+  // Link inertia from its mass, centre of mass c (frame j, m) and inertia tensor about the
+  // centre of mass (frame-j axes), by the parallel-axis theorem.
+  static LinkInertia FromCenterOfMass(double mass_kg, const Eigen::Vector3d& com_m,
+                                      const Eigen::Matrix3d& inertia_at_com);
+  Eigen::Matrix3d InertiaTensor() const;  // [[xx xy xz] [xy yy yz] [xz yz zz]]
+  Eigen::Vector3d FirstMoment() const { return Eigen::Vector3d(mx, my, mz); }
+  // 4×4 pseudo-inertia [[½tr(J)I − J, h], [hᵀ, m]]; positive definite ⇔ physically consistent
+  // (a positive mass distribution; Wensing et al. 2017).
+  Eigen::Matrix4d PseudoInertia() const;
+  // 6×6 spatial inertia about the frame origin [[J, [h]×], [[h]×ᵀ, m I]] (angular first).
+  Eigen::Matrix<double, 6, 6> SpatialInertia() const;
+};
+
+// Actuator-side parameters of one joint.
+struct JointDrive {
+  double ia = 0.0;      // rotor inertia reflected to the joint
+  double fv = 0.0;      // viscous friction
+  double fc = 0.0;      // Coulomb friction
+  double offset = 0.0;  // constant torque offset
+};
+
+enum class CouplingForm { kPhysical, kGautier };
+
+// A motor driving a combination cᵀq of the joints (see the header comment).
+struct CoupledMotor {
+  std::string name;          // parameter names become ia<name>, fv<name>, fc<name>
+  Eigen::VectorXd coupling;  // c, one entry per joint
+  double ia = 0.0, fv = 0.0, fc = 0.0;
+};
+
+// Which actuator columns the standard parameter vector carries.
+struct Parameterization {
+  bool rotor_inertia = true;
+  bool friction = true;
+  bool torque_offset = false;
+  CouplingForm coupling_form = CouplingForm::kGautier;
+};
+
+// What one standard parameter is.
+enum class ParameterKind {
+  kXX, kXY, kXZ, kYY, kYZ, kZZ, kMX, kMY, kMZ, kM,  // inertial (link = joint index)
+  kIa, kFv, kFc, kOffset,                            // drive of joint `joint`
+  kCoupledIa, kCoupledFv, kCoupledFc                 // coupled motor `joint` (motor index)
+};
+struct ParameterInfo {
+  ParameterKind kind;
+  int joint;  // 0-based joint (or coupled-motor) index
+  std::string name;
+};
+
+class SerialRobot {
+ public:
+  // A chain with all standard parameters zero. CHECK-fails on an empty chain or a coupling
+  // vector of the wrong size.
+  SerialRobot(std::string name, std::vector<JointGeometry> joints,
+              Parameterization parameterization = Parameterization(),
+              std::vector<CoupledMotor> coupled_motors = {});
+
+  const std::string& name() const { return name_; }
+  int num_joints() const { return n_; }
+  const std::vector<JointGeometry>& joints() const { return joints_; }
+  const Parameterization& parameterization() const { return parameterization_; }
+  const std::vector<CoupledMotor>& coupled_motors() const { return coupled_; }
+  double gravity_mps2() const { return gravity_; }
+  void set_gravity_mps2(double g) { gravity_ = g; }
+
+  // ---- Standard parameters (layout in the header comment) ----
+  int num_parameters() const { return static_cast<int>(info_.size()); }
+  const std::vector<std::string>& parameter_names() const { return names_; }
+  const std::vector<ParameterInfo>& parameter_info() const { return info_; }
+  int ParameterIndex(const std::string& name) const;  // −1 if absent
+  // Index of the first (xx) inertial parameter of link j, of ia/fv/fc/off of joint j (−1 when
+  // the column is not part of the parameterisation).
+  int InertialIndex(int joint) const { return inertial_index_[joint]; }
+  int DriveIndex(int joint, ParameterKind kind) const;
+
+  const Eigen::VectorXd& standard_parameters() const { return theta_; }
+  void SetStandardParameters(const Eigen::VectorXd& theta);
+  void SetLinkInertia(int joint, const LinkInertia& link);
+  LinkInertia GetLinkInertia(int joint) const;
+  // Sets the drive terms that the parameterisation carries (others must be zero: CHECK).
+  void SetJointDrive(int joint, const JointDrive& drive);
+  JointDrive GetJointDrive(int joint) const;
+  void SetCoupledMotor(int motor, double ia, double fv, double fc);
+
+  // ---- Kinematics ----
+  // ^{j-1}T_j for joint j (0-based) at joint position qj.
+  Eigen::Isometry3d LinkTransform(int joint, double qj) const;
+  // ^0T_j for every j = 1..n (entry j−1).
+  std::vector<Eigen::Isometry3d> ForwardKinematics(const Eigen::VectorXd& q) const;
+
+  // ---- Dynamics with the stored standard parameters; vectors have n entries ----
+  // tau = M(q) q'' + N(q, q'): recursive Newton–Euler plus drive and coupling terms.
+  void InverseDynamics(const Eigen::VectorXd& q, const Eigen::VectorXd& qd,
+                       const Eigen::VectorXd& qdd, Eigen::VectorXd* tau) const;
+  // N(q, q') = InverseDynamics(q, q', 0): Coriolis, centrifugal, gravity, friction, offsets.
+  void NonlinearEffects(const Eigen::VectorXd& q, const Eigen::VectorXd& qd,
+                        Eigen::VectorXd* n_terms) const;
+  // Gravity torques only (q' = q'' = 0, no friction or offset).
+  void GravityTorques(const Eigen::VectorXd& q, Eigen::VectorXd* tau_g) const;
+  // n × n joint-space inertia (links by composite rigid bodies + rotors + coupled motors).
+  void MassMatrix(const Eigen::VectorXd& q, Eigen::MatrixXd* mass) const;
+  // Direct dynamic model q'' = M(q)^{-1} (tau − N(q, q'))  (seed 000 eq. 4). CHECK-fails when
+  // M is not positive definite.
+  void ForwardDynamics(const Eigen::VectorXd& q, const Eigen::VectorXd& qd,
+                       const Eigen::VectorXd& tau, Eigen::VectorXd* qdd) const;
+  // Kinetic energy (links from their twists, rotors and coupled motors) and potential energy
+  // (gravity), computed from the kinematics, independent of MassMatrix.
+  double KineticEnergy(const Eigen::VectorXd& q, const Eigen::VectorXd& qd) const;
+  double PotentialEnergy(const Eigen::VectorXd& q) const;
+
+  // ---- IDIM regressor ----
+  // phi (n × num_parameters()) with tau = phi theta_std for every theta_std.
+  void Regressor(const Eigen::VectorXd& q, const Eigen::VectorXd& qd,
+                 const Eigen::VectorXd& qdd, Eigen::MatrixXd* phi) const;
+  // Many samples at once. q, qd, qdd are Ns × n (one sample per row). X is resized to
+  // (n·Ns) × num_parameters() and filled JOINT-MAJOR: row i·Ns + k holds joint i of sample k
+  // (all samples of joint 1, then all samples of joint 2, …), so that with tau stacked the same
+  // way (tau_stacked.segment(i·Ns, Ns) = column i of the Ns × n torque matrix) the IDIM reads
+  // tau_stacked = X theta_std (seed 001 eq. 4). Per-joint filtering/decimation acts on
+  // contiguous row blocks.
+  void StackedRegressor(const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd,
+                        const Eigen::MatrixXd& qdd, Eigen::MatrixXd* X) const;
+
+ private:
+  struct Kinematics;  // per-sample link velocities/accelerations, reused across samples
+  // A per-thread Kinematics sized for this robot (no allocation in repeated single-sample calls;
+  // callers must not hold it across calls that use it too).
+  Kinematics& ThreadWorkspace() const;
+  void ComputeKinematics(const double* q, const double* qd, const double* qdd,
+                         Kinematics* kin) const;
+  // Writes phi into out: element (i, c) at out[i * row_stride + c * col_stride]; entries that
+  // are structurally zero must already be zero.
+  void FillRegressor(const double* q, const double* qd, const double* qdd, Kinematics* kin,
+                     double* out, Eigen::Index row_stride, Eigen::Index col_stride) const;
+  void AddDriveTerms(const Eigen::VectorXd& qd, const Eigen::VectorXd& qdd, bool with_friction,
+                     Eigen::VectorXd* tau) const;
+  void RecursiveNewtonEuler(const Eigen::VectorXd& q, const Eigen::VectorXd& qd,
+                            const Eigen::VectorXd& qdd, Eigen::VectorXd* tau) const;
+
+  std::string name_;
+  int n_ = 0;
+  std::vector<JointGeometry> joints_;
+  Parameterization parameterization_;
+  std::vector<CoupledMotor> coupled_;
+  double gravity_ = 9.81;
+  // cos/sin of alpha_j, and of theta_j for prismatic joints (constant), with |x| < 1e-14
+  // snapped to 0 so that right angles give exact zeros.
+  std::vector<double> cos_alpha_, sin_alpha_, cos_theta0_, sin_theta0_;
+
+  std::vector<ParameterInfo> info_;
+  std::vector<std::string> names_;
+  std::vector<int> inertial_index_;                  // per joint
+  std::vector<int> ia_index_, fv_index_, fc_index_, offset_index_;  // per joint, −1 if absent
+  std::vector<int> coupled_ia_index_, coupled_fv_index_, coupled_fc_index_;  // per motor
+  Eigen::VectorXd theta_;
+};
+
+// The same robot with its coupled motors in the other form and the parameters converted so that
+// the torques are identical: physical → Gautier adds c_k² Iam to ia_k and c_k² fvm to fv_k
+// (c(cᵀx) = (c cᵀ − diag(c∘c)) x + diag(c∘c) x); Gautier → physical subtracts them. Needs rotor
+// inertia and friction columns (CHECK).
+SerialRobot ConvertCouplingForm(const SerialRobot& robot, CouplingForm form);
+
+// Sign with sign(0) = 0 (Coulomb friction at rest contributes nothing).
+inline double Sign(double x) { return x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : 0.0); }
+
+}  // namespace dynid::models
+
+#endif  // DYNID_MODELS_SERIAL_ROBOT_H_

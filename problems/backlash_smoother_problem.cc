@@ -1,0 +1,236 @@
+#include "problems/backlash_smoother_problem.h"
+
+#include <ceres/ceres.h>
+#include <glog/logging.h>
+
+#include <cmath>
+#include <sstream>
+
+namespace dynid::problems {
+
+namespace {
+
+// Interval k: dynamics defect, tau_K increment and the measurement at t_{k+1}.
+template <int L>
+struct IntervalResidual {
+  IntervalResidual(const models::TwoMassTransmission& model, double h, int steps, double u,
+                   const Eigen::Vector4d& dynamics_sqrt_weight, double tau_sqrt_weight,
+                   double measurement_sqrt_weight, const Eigen::VectorXd& y)
+      : model_(model),
+        step_(h / steps),
+        steps_(steps),
+        input_(u),
+        dynamics_sqrt_weight_(dynamics_sqrt_weight),
+        tau_sqrt_weight_(tau_sqrt_weight),
+        measurement_sqrt_weight_(measurement_sqrt_weight) {
+    for (int j = 0; j < L; ++j) measurement_[j] = y(j);
+  }
+
+  template <class T>
+  bool operator()(const T* node, const T* next, T* residual) const {
+    T x[4] = {node[0], node[1], node[2], node[3]};
+    T x_next[4];
+    const T u(input_);
+    for (int i = 0; i < steps_; ++i) {
+      models::TransmissionRk4Step(model_, x, u, node[4], step_, x_next);
+      for (int j = 0; j < 4; ++j) x[j] = x_next[j];
+    }
+    for (int j = 0; j < 4; ++j) residual[j] = dynamics_sqrt_weight_(j) * (next[j] - x[j]);
+    residual[4] = tau_sqrt_weight_ * (next[4] - node[4]);
+    for (int j = 0; j < L; ++j) {
+      residual[5 + j] = measurement_sqrt_weight_ * (next[2 + j] - measurement_[j]);
+    }
+    return true;
+  }
+
+  models::TwoMassTransmission model_;
+  double step_;
+  int steps_;
+  double input_;
+  Eigen::Vector4d dynamics_sqrt_weight_;
+  double tau_sqrt_weight_;
+  double measurement_sqrt_weight_;
+  double measurement_[L];
+};
+
+// Node 0: prior and the first measurement. Linear, so the Jacobian is written by hand.
+class InitialCost : public ceres::SizedCostFunction<ceres::DYNAMIC, 5> {
+ public:
+  InitialCost(const NodeVector& mean, const NodeVector& sqrt_weight, double measurement_sqrt_weight,
+              const Eigen::VectorXd& y)
+      : mean_(mean),
+        sqrt_weight_(sqrt_weight),
+        measurement_sqrt_weight_(measurement_sqrt_weight),
+        measurement_(y) {
+    set_num_residuals(5 + static_cast<int>(y.size()));
+  }
+
+  bool Evaluate(double const* const* parameters, double* residuals,
+                double** jacobians) const override {
+    const double* node = parameters[0];
+    const int l = static_cast<int>(measurement_.size());
+    for (int j = 0; j < 5; ++j) residuals[j] = sqrt_weight_(j) * (node[j] - mean_(j));
+    for (int j = 0; j < l; ++j) {
+      residuals[5 + j] = measurement_sqrt_weight_ * (node[2 + j] - measurement_(j));
+    }
+    if (jacobians != nullptr && jacobians[0] != nullptr) {
+      Eigen::Map<Eigen::Matrix<double, Eigen::Dynamic, 5, Eigen::RowMajor>> J(jacobians[0], 5 + l,
+                                                                              5);
+      J.setZero();
+      for (int j = 0; j < 5; ++j) J(j, j) = sqrt_weight_(j);
+      for (int j = 0; j < l; ++j) J(5 + j, 2 + j) = measurement_sqrt_weight_;
+    }
+    return true;
+  }
+
+ private:
+  NodeVector mean_;
+  NodeVector sqrt_weight_;
+  double measurement_sqrt_weight_;
+  Eigen::VectorXd measurement_;
+};
+
+Eigen::Vector4d DynamicsSqrtWeight(const BacklashSmootherProblemOptions& options, double h) {
+  const Eigen::Vector4d q = options.state_noise_intensity.cwiseMax(options.state_noise_floor);
+  return (q * h).cwiseSqrt().cwiseInverse();
+}
+
+}  // namespace
+
+bool BacklashSmootherProblemOptions::IsValid(std::string* why) const {
+  std::ostringstream out;
+  if (!state_noise_intensity.allFinite() || !(state_noise_intensity.array() >= 0.0).all()) {
+    out << "Q_xx must be finite and >= 0";
+  } else if (!state_noise_floor.allFinite() || !(state_noise_floor.array() > 0.0).all()) {
+    out << "the Q_xx floor must be finite and > 0";
+  } else if (!(tau_noise_intensity > 0.0) || !std::isfinite(tau_noise_intensity)) {
+    out << "Q_pp must be > 0, got " << tau_noise_intensity;
+  } else if (!(measurement_variance > 0.0) || !std::isfinite(measurement_variance)) {
+    out << "R must be > 0, got " << measurement_variance;
+  } else if (!prior_mean.allFinite()) {
+    out << "the prior mean must be finite";
+  } else if (!(prior_std.array() > 0.0).all() || prior_std.hasNaN()) {
+    out << "prior standard deviations must be > 0 (+inf drops a component)";
+  } else if (rk4_steps_per_sample < 1) {
+    out << "rk4_steps_per_sample must be >= 1, got " << rk4_steps_per_sample;
+  }
+  if (out.str().empty()) return true;
+  if (why) *why = out.str();
+  return false;
+}
+
+void BacklashSmootherVariables::Set(const Eigen::MatrixXd& states, const Eigen::VectorXd& tau) {
+  CHECK_EQ(states.cols(), 4) << "expected 4 state columns, got " << states.cols();
+  CHECK_EQ(states.rows(), tau.size()) << "expected as many tau values as state rows";
+  num_samples = static_cast<int>(tau.size());
+  values.resize(5 * num_samples);
+  for (int k = 0; k < num_samples; ++k) {
+    for (int j = 0; j < 4; ++j) values[5 * k + j] = states(k, j);
+    values[5 * k + 4] = tau(k);
+  }
+}
+
+Eigen::MatrixXd BacklashSmootherVariables::States() const {
+  Eigen::MatrixXd states(num_samples, 4);
+  for (int k = 0; k < num_samples; ++k) {
+    for (int j = 0; j < 4; ++j) states(k, j) = values[5 * k + j];
+  }
+  return states;
+}
+
+Eigen::VectorXd BacklashSmootherVariables::Tau() const {
+  Eigen::VectorXd tau(num_samples);
+  for (int k = 0; k < num_samples; ++k) tau(k) = values[5 * k + 4];
+  return tau;
+}
+
+bool ValidateBacklashSmootherData(const BacklashSmootherData& data, std::string* error) {
+  std::ostringstream out;
+  const long n = data.input.size();
+  if (!(data.sample_period_s > 0.0) || !std::isfinite(data.sample_period_s)) {
+    out << "sample period must be > 0, got " << data.sample_period_s;
+  } else if (n < 2) {
+    out << "need at least 2 samples, got " << n;
+  } else if (data.measurements.rows() != n) {
+    out << "expected " << n << " measurement rows (one per input sample), got "
+        << data.measurements.rows();
+  } else if (data.measurements.cols() != 1 && data.measurements.cols() != 2) {
+    out << "expected 1 (x3) or 2 (x3, x4) measurement columns, got " << data.measurements.cols();
+  } else if (!data.input.allFinite() || !data.measurements.allFinite()) {
+    out << "input or measurements contain NaN or Inf";
+  }
+  if (out.str().empty()) return true;
+  if (error) *error = out.str();
+  return false;
+}
+
+ceres::CostFunction* CreateBacklashIntervalCost(const models::TwoMassTransmission& model,
+                                                const BacklashSmootherProblemOptions& options,
+                                                double sample_period_s, double input,
+                                                const Eigen::VectorXd& next_measurement) {
+  const double h = sample_period_s;
+  const Eigen::Vector4d w_x = DynamicsSqrtWeight(options, h);
+  const double w_tau = 1.0 / std::sqrt(options.tau_noise_intensity * h);
+  const double w_y = 1.0 / std::sqrt(options.measurement_variance);
+  const int steps = options.rk4_steps_per_sample;
+  if (next_measurement.size() == 1) {
+    return new ceres::AutoDiffCostFunction<IntervalResidual<1>, 6, 5, 5>(
+        new IntervalResidual<1>(model, h, steps, input, w_x, w_tau, w_y, next_measurement));
+  }
+  CHECK_EQ(next_measurement.size(), 2)
+      << "expected 1 or 2 measurements, got " << next_measurement.size();
+  return new ceres::AutoDiffCostFunction<IntervalResidual<2>, 7, 5, 5>(
+      new IntervalResidual<2>(model, h, steps, input, w_x, w_tau, w_y, next_measurement));
+}
+
+ceres::CostFunction* CreateBacklashInitialCost(const BacklashSmootherProblemOptions& options,
+                                               const Eigen::VectorXd& first_measurement) {
+  CHECK(first_measurement.size() == 1 || first_measurement.size() == 2)
+      << "expected 1 or 2 measurements, got " << first_measurement.size();
+  // 1/inf = 0 drops a component.
+  const NodeVector w = options.prior_std.cwiseInverse();
+  return new InitialCost(options.prior_mean, w, 1.0 / std::sqrt(options.measurement_variance),
+                         first_measurement);
+}
+
+bool BuildBacklashSmootherProblem(const models::TwoMassTransmission& model,
+                                  const BacklashSmootherData& data,
+                                  const BacklashSmootherProblemOptions& options,
+                                  BacklashSmootherVariables* variables, ceres::Problem* problem,
+                                  std::string* error) {
+  CHECK(variables != nullptr && problem != nullptr) << "expected variables and a problem";
+  CHECK_EQ(problem->NumResidualBlocks(), 0) << "expected an empty problem";
+  std::string why;
+  if (!options.IsValid(&why)) {
+    if (error) *error = "backlash smoother options: " + why;
+    return false;
+  }
+  if (!ValidateBacklashSmootherData(data, &why)) {
+    if (error) *error = "backlash smoother data: " + why;
+    return false;
+  }
+  const int n = static_cast<int>(data.input.size());
+  const int l = static_cast<int>(data.measurements.cols());
+  if (variables->num_samples != n || static_cast<int>(variables->values.size()) != 5 * n) {
+    variables->num_samples = n;
+    variables->values.assign(5 * n, 0.0);
+    for (int k = 0; k < n; ++k) {
+      double* node = variables->node(k);
+      node[2] = data.measurements(k, 0);
+      node[3] = l == 2 ? data.measurements(k, 1) : data.measurements(k, 0);
+    }
+  }
+  for (int k = 0; k < n; ++k) problem->AddParameterBlock(variables->node(k), 5);
+  problem->AddResidualBlock(
+      CreateBacklashInitialCost(options, data.measurements.row(0).transpose()), nullptr,
+      variables->node(0));
+  for (int k = 0; k + 1 < n; ++k) {
+    problem->AddResidualBlock(
+        CreateBacklashIntervalCost(model, options, data.sample_period_s, data.input(k),
+                                   data.measurements.row(k + 1).transpose()),
+        nullptr, variables->node(k), variables->node(k + 1));
+  }
+  return true;
+}
+
+}  // namespace dynid::problems

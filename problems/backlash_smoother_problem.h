@@ -1,0 +1,105 @@
+// problems::BuildBacklashSmootherProblem — the batch (smoothing) counterpart of the SAEKF of
+// seed 002 (METHODS.md §5): the transmission states x_k = [x1, x2, x3, x4](t_k) and the
+// transmission torque tau_K(t_k) are unknown at every sample of the record and estimated
+// together from all the data as one sparse non-linear least-squares problem.
+//
+// Stochastic model (the SAEKF's, seed 002 eqs. 2–3): x' = f(x, u, tau_K) + v, tau_K' = v5 with
+// white v of intensity Q_xx (diagonal) and Q_pp, y_k = h(x_k) + w_k with w_k ~ N(0, R I),
+// h = x3 or [x3, x4]. Discretised on the sample grid (step ts, input and tau_K held over the
+// interval as in the SAEKF's propagation):
+//   x_{k+1} = Φ(x_k, u_k, tau_k) + v_k,  v_k ~ N(0, ts · diag(q)),   q_i = max(Q_xx,ii, floor_i)
+//   tau_{k+1} = tau_k + v5_k,             v5_k ~ N(0, ts · Q_pp)
+// Φ is `rk4_steps_per_sample` classical RK4 steps of f (models::TransmissionRk4Step), the same
+// map as the filter's mean propagation. The negative log-posterior is ½ Σ |residual|² with
+//   interval block k (k = 0 … N−2), parameter blocks node_k, node_{k+1} (5 values each):
+//     [ (x_{k+1} − Φ(x_k, u_k, tau_k)) / sqrt(ts q)          4 dynamics residuals
+//       (tau_{k+1} − tau_k) / sqrt(ts Q_pp)                  1 random-walk increment
+//       (x_{k+1}[2 …] − y_{k+1}) / sqrt(R)          ]        l measurement residuals
+//   initial block, parameter block node_0:
+//     [ (node_0 − prior mean) / prior std;  (x_0[2 …] − y_0) / sqrt(R) ]   5 + l residuals
+// Floor: where Q_xx,ii = 0 (seed 002 sets the position noises, and in Simulation 1 all of Q_xx,
+// to zero: hard constraints in the filter) the residual would have infinite weight; the floor
+// (default 1e-6 in the state's unit² per second, i.e. a defect of about 1e-5 units per 1e-4 s
+// step) makes it a stiff penalty that keeps the normal equations well conditioned in double
+// precision while being far tighter than the measurement and tau_K residuals of both seed cases.
+//
+// The Jacobian is block-banded (each block touches two consecutive nodes); the Ceres solver
+// (solvers/backlash_smoother.h) uses SPARSE_NORMAL_CHOLESKY, O(N) per iteration. Derivatives are
+// automatic (Jets through the RK4 map), instantiated only in backlash_smoother_problem.cc.
+#ifndef DYNID_PROBLEMS_BACKLASH_SMOOTHER_PROBLEM_H_
+#define DYNID_PROBLEMS_BACKLASH_SMOOTHER_PROBLEM_H_
+
+#include <Eigen/Core>
+#include <string>
+#include <vector>
+
+#include "models/two_mass_transmission.h"
+
+namespace ceres {
+class CostFunction;
+class Problem;
+}  // namespace ceres
+
+namespace dynid::problems {
+
+struct BacklashSmootherData {
+  double sample_period_s = 0.0;  // ts > 0
+  Eigen::VectorXd input;         // N motor torques [Nm], u_k held on [t_k, t_{k+1})
+  Eigen::MatrixXd measurements;  // N × l: column 0 = x3 [rad/s], column 1 (l = 2) = x4
+};
+
+using NodeVector = Eigen::Matrix<double, 5, 1>;  // [x1, x2, x3, x4, tau_K]
+
+struct BacklashSmootherProblemOptions {
+  Eigen::Vector4d state_noise_intensity = Eigen::Vector4d::Zero();      // diag Q_xx, >= 0
+  Eigen::Vector4d state_noise_floor = Eigen::Vector4d::Constant(1e-6);  // > 0, see above
+  double tau_noise_intensity = 1.0;                                     // Q_pp [(Nm)²/s], > 0
+  double measurement_variance = 2.5e-4;        // R per measured velocity, > 0
+  NodeVector prior_mean = NodeVector::Zero();  // of node_0
+  // Prior std of node_0 (> 0; +inf drops that component's prior). Default: the record starts at
+  // rest at a known position, tau_K(t_0) unknown (1 Nm), as the SAEKF's default prior.
+  NodeVector prior_std = (NodeVector() << 1e-6, 1e-6, 1e-6, 1e-6, 1.0).finished();
+  int rk4_steps_per_sample = 1;  // >= 1
+
+  bool IsValid(std::string* why) const;
+};
+
+// The unknowns: N nodes of 5 doubles, contiguous (node k at values[5 k]).
+struct BacklashSmootherVariables {
+  int num_samples = 0;
+  std::vector<double> values;
+
+  double* node(int k) { return values.data() + 5 * k; }
+  const double* node(int k) const { return values.data() + 5 * k; }
+  // Sets every node from states (N × 4) and tau (N).
+  void Set(const Eigen::MatrixXd& states, const Eigen::VectorXd& tau);
+  Eigen::MatrixXd States() const;  // N × 4
+  Eigen::VectorXd Tau() const;     // N
+};
+
+// Checks data against options (sizes, finiteness). l = measurements.cols() must be 1 or 2.
+bool ValidateBacklashSmootherData(const BacklashSmootherData& data, std::string* error);
+
+// Adds all parameter and residual blocks to `problem` (which must be empty). If `variables` does
+// not already hold N nodes, they are initialised: positions and tau_K zero, measured velocities
+// copied (the arm velocity set to the motor's when only x3 is measured). Returns false with
+// `error` on invalid options or data.
+bool BuildBacklashSmootherProblem(const models::TwoMassTransmission& model,
+                                  const BacklashSmootherData& data,
+                                  const BacklashSmootherProblemOptions& options,
+                                  BacklashSmootherVariables* variables, ceres::Problem* problem,
+                                  std::string* error);
+
+// The residual blocks, for derivative checks. Interval cost: residuals 5 + l, parameter blocks
+// (node_k, node_{k+1}); `next_measurement` has l values (y_{k+1}). Initial cost: residuals 5 + l,
+// one parameter block node_0.
+ceres::CostFunction* CreateBacklashIntervalCost(const models::TwoMassTransmission& model,
+                                                const BacklashSmootherProblemOptions& options,
+                                                double sample_period_s, double input,
+                                                const Eigen::VectorXd& next_measurement);
+ceres::CostFunction* CreateBacklashInitialCost(const BacklashSmootherProblemOptions& options,
+                                               const Eigen::VectorXd& first_measurement);
+
+}  // namespace dynid::problems
+
+#endif  // DYNID_PROBLEMS_BACKLASH_SMOOTHER_PROBLEM_H_

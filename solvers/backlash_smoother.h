@@ -1,0 +1,83 @@
+// solvers::RunBacklashSmoother — solves the batch backlash smoothing problem of
+// problems/backlash_smoother_problem.h (seed 002's SAEKF model, all data at once; METHODS.md §5)
+// with Ceres: Levenberg–Marquardt, SPARSE_NORMAL_CHOLESKY (SuiteSparse), O(N) per iteration
+// because the Jacobian is block-banded in sample order.
+//
+// Initialisation matters because tau_f (Coulomb) and the RK4 map are non-linear; the natural
+// start is the SAEKF's filtered trajectory (pass it as initial_states / initial_tau), which puts
+// the smoother in the basin of the filter's answer. Without it the nodes start from the
+// measured velocities with zero positions and tau_K.
+//
+// Long runs report progress: every `progress_period_s` a LOG(INFO) line (when log_progress) and
+// the `progress` callback on every iteration.
+#ifndef DYNID_SOLVERS_BACKLASH_SMOOTHER_H_
+#define DYNID_SOLVERS_BACKLASH_SMOOTHER_H_
+
+#include <Eigen/Core>
+#include <functional>
+#include <string>
+
+#include "models/two_mass_transmission.h"
+#include "problems/backlash_smoother_problem.h"
+
+namespace dynid::solvers {
+
+struct BacklashSmootherProgress {
+  int iteration = 0;
+  double cost = 0.0;
+  double gradient_max_norm = 0.0;
+  double elapsed_s = 0.0;
+};
+
+struct BacklashSmootherOptions {
+  int max_iterations = 50;
+  // Relative cost change per successful step. 1e-5 of a cost of ~N is far below the cost's own
+  // statistical spread (~sqrt(N)); the estimates no longer change in their fourth digit.
+  double function_tolerance = 1e-5;
+  double gradient_tolerance = 1e-12;
+  double parameter_tolerance = 1e-8;
+  // Levenberg–Marquardt's first trust region. Large, so the first steps are nearly Gauss–Newton:
+  // the problem is close to linear (only the Coulomb term is not), and a small radius would
+  // spend tens of iterations walking from a start that violates the stiff dynamics residuals.
+  double initial_trust_region_radius = 1e12;
+  int num_threads = 1;
+  bool use_eigen_sparse = false;  // Eigen's sparse Cholesky instead of SuiteSparse (CHOLMOD)
+  bool log_progress = false;
+  double progress_period_s = 1.0;
+  std::function<void(const BacklashSmootherProgress&)> progress;
+
+  bool IsValid(std::string* why) const;
+};
+
+struct BacklashSmootherSummary {
+  bool converged = false;  // Ceres stopped on a tolerance
+  int iterations = 0;
+  double initial_cost = 0.0;
+  double final_cost = 0.0;
+  double time_s = 0.0;  // total, including problem construction
+  double linear_solver_time_s = 0.0;
+  double jacobian_time_s = 0.0;
+  std::string message;
+};
+
+struct BacklashSmootherResult {
+  Eigen::MatrixXd states;                 // N × 4 smoothed [x1, x2, x3, x4]
+  Eigen::VectorXd tau;                    // N smoothed tau_K [Nm]
+  Eigen::VectorXd delta;                  // N, x1 − x2
+  Eigen::MatrixXd measurement_residuals;  // N × l, y_k − h(x̂_k)
+  BacklashSmootherSummary summary;
+};
+
+// Builds and solves the problem. initial_states (N × 4) and initial_tau (N) are optional (pass
+// empty matrices to use the default start). Returns false with `error` for invalid input or
+// when Ceres fails; a run that stops at max_iterations returns true with converged = false.
+bool RunBacklashSmoother(const models::TwoMassTransmission& model,
+                         const problems::BacklashSmootherData& data,
+                         const problems::BacklashSmootherProblemOptions& problem_options,
+                         const BacklashSmootherOptions& options,
+                         const Eigen::MatrixXd& initial_states, const Eigen::VectorXd& initial_tau,
+                         BacklashSmootherResult* result, std::string* error);
+
+}  // namespace dynid::solvers
+
+#endif  // DYNID_SOLVERS_BACKLASH_SMOOTHER_H_

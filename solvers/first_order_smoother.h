@@ -1,0 +1,285 @@
+// solvers::RunFirstOrderSmoother and solvers::RunLinearOptimalFilter — van de Molengraft's
+// first-order approximation of the weighted-residual optimal estimator (seed 004 §3.3–3.5,
+// METHODS.md §7 method 1) and the linear optimal filter (seed 004 eq. 3.16).
+//
+// Both work on the multiple-shooting discretisation of problems/weighted_residual_problem.h
+// (zeta at the nodes with trapezoidal weights w_k V, xi piecewise constant with weight h_k W,
+// x_{k+1} = (I + hA) x_k + h (I + hA/2)(B p̄_k + xi_k)), so that for the same data and weights
+// they minimise exactly the functional the Ceres transcription kShooting minimises.
+//
+// The first-order approximation linearises zeta about the current estimate (x̄, p̄̄):
+//     zeta_k ≈ y_k − C_k x_k − D_k p̄_k,   C = ∂(f + F p̄)/∂x, D = F, y = zeta̅ + C x̄ + D p̄̄,
+// and solves the resulting linear–quadratic problem by a forward Riccati sweep and a backward
+// sweep (the discrete counterpart of eqs. 3.9–3.10). The forward sweep first eliminates p̄_k
+// at each node (the thesis's L12 = B(DᵀVD)⁻¹Bᵀ + W⁻¹ and L21 = Cᵀ(V − VD(DᵀVD)⁻¹DᵀV)C):
+//     p̄_k | x_k ~ (DᵀV_kD)⁻¹DᵀV_k (y_k − C_k x_k)  with information DᵀV_kD,
+// leaving a Kalman-type update with the measurement information Cᵀ V⊥ C and a transition
+// x_{k+1} = (Φ − ΓB K_p C) x_k + ΓB K_p y + Γ(B δ + xi). Q_k (the "uncertainty" of seed 004
+// §3.3) starts at R0⁻¹, so R0 must be positive definite. The backward sweep is the
+// Rauch–Tung–Striebel recursion; p̄_k is then recovered from x_k, x_{k+1}. Iterating the
+// linearisation (successive substitution) with numerical damping alpha ∈ (0, 1] (§3.5) converges
+// to a stationary point of the discretised functional (a Gauss–Newton fixed point).
+//
+// kConstant theta is a state with zero process noise; kTimeVarying theta has process weight
+// W_theta; kFixed theta is not estimated. F(x)ᵀ V F(x) must be regular at every node (seed 004
+// §3.2: V ≥ 0 with FᵀVF regular).
+//
+// The linear optimal filter runs only the forward sweep, re-linearising at each node about the
+// predicted state (iterated `relinearizations` times), and returns x̂(t_k | t_0..t_k) and p̂(t_k):
+// the on-line estimator of seed 004 §3.7.
+#ifndef DYNID_SOLVERS_FIRST_ORDER_SMOOTHER_H_
+#define DYNID_SOLVERS_FIRST_ORDER_SMOOTHER_H_
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "models/model_linearization.h"
+#include "problems/weighted_residual_problem.h"
+#include "solvers/riccati_sweep.h"
+
+namespace dynid::solvers {
+
+// Linearises the model's zeta at node `k` about (state, input, theta); NX = 2n (theta fixed)
+// or 2n + p (theta estimated, then part of the state).
+template <class Model, int NX>
+NodeLinearization<NX, Model::kNumPositions + Model::kNumInputs,
+                  Model::kNumPositions + Model::kNumMeasurements>
+LinearizeNode(const Model& model, const problems::WeightedResidualData& data, int k,
+              const double* state, const double* input, const double* theta) {
+  constexpr int n = Model::kNumPositions, m = Model::kNumInputs, p = Model::kNumParameters,
+                l = Model::kNumMeasurements;
+  constexpr bool estimated = NX > 2 * n;
+  models::ModelLinearization<Model> lin;
+  models::LinearizeModel(model, state, state + n, input, input + n, theta, data.time(k), &lin);
+  NodeLinearization<NX, n + m, n + l> node;
+  node.C.template topRows<n>() = lin.J_r_x.template leftCols<NX>();
+  node.C.template bottomRows<l>() = lin.J_z_x.template leftCols<NX>();
+  node.D << lin.J_r_pbar, lin.J_z_pbar;
+  Eigen::Matrix<double, n + l, 1> zeta;
+  zeta << -lin.equations, data.measurements.row(k).transpose() - lin.measurements;
+  Eigen::Matrix<double, NX, 1> x;
+  x.template head<2 * n>() = Eigen::Map<const Eigen::Matrix<double, 2 * n, 1>>(state);
+  if constexpr (estimated) {
+    x.template tail<NX - 2 * n>() = Eigen::Map<const Eigen::Matrix<double, NX - 2 * n, 1>>(theta);
+  }
+  (void)p;
+  node.y = zeta + node.C * x + node.D * Eigen::Map<const Eigen::Matrix<double, n + m, 1>>(input);
+  return node;
+}
+
+struct FirstOrderSmootherOptions {
+  int max_iterations = 50;
+  double damping = 1.0;     // alpha_i of seed 004 eq. 3.23, in (0, 1]
+  double tolerance = 1e-10; // stop when max |change| <= tolerance (1 + max |value|)
+  bool IsValid(std::string* why) const;
+};
+
+struct FirstOrderSmootherSummary {
+  bool converged = false;
+  int iterations = 0;
+  double last_change = 0.0;  // max |x_{i+1} − x_i| over states, inputs and theta
+  double time_s = 0.0;
+  std::string message;
+};
+
+namespace internal {
+
+template <class Model, int NX>
+FirstOrderSmootherSummary RunFirstOrderSmootherFixed(
+    const Model& model, const problems::WeightedResidualData& data,
+    const problems::WeightedResidualWeights& weights, const FirstOrderSmootherOptions& options,
+    problems::WeightedResidualVariables* variables) {
+  constexpr int n = Model::kNumPositions, m = Model::kNumInputs, p = Model::kNumParameters,
+                l = Model::kNumMeasurements;
+  const auto start = std::chrono::steady_clock::now();
+  FirstOrderSmootherSummary summary;
+  std::string why;
+  RiccatiSweep<n, NX, n + m, n + l> sweep(variables->mode, weights);
+  if (!sweep.Initialize(&why)) {
+    summary.message = why;
+    return summary;
+  }
+  const int num_nodes = variables->num_nodes();
+  std::vector<NodeLinearization<NX, n + m, n + l>> nodes(num_nodes);
+  Eigen::MatrixXd states, inputs;
+  for (int iteration = 1; iteration <= options.max_iterations; ++iteration) {
+    for (int k = 0; k < num_nodes; ++k) {
+      nodes[k] = LinearizeNode<Model, NX>(model, data, k, variables->state(k),
+                                          variables->input(k), variables->parameter(k));
+    }
+    if (!sweep.Smooth(data.time, nodes, &states, &inputs, &why)) {
+      summary.message = why;
+      summary.iterations = iteration;
+      return summary;
+    }
+    // Damped successive substitution (seed 004 eq. 3.23).
+    const double alpha = options.damping;
+    double change = 0.0, scale = 0.0;
+    for (int k = 0; k < num_nodes; ++k) {
+      const Eigen::Matrix<double, 2 * n, 1> dx =
+          alpha * (states.col(k).head<2 * n>() - variables->states.col(k));
+      const Eigen::Matrix<double, n + m, 1> dp = alpha * (inputs.col(k) - variables->inputs.col(k));
+      variables->states.col(k) += dx;
+      variables->inputs.col(k) += dp;
+      change = std::max({change, dx.cwiseAbs().maxCoeff(), dp.cwiseAbs().maxCoeff()});
+      scale = std::max({scale, variables->states.col(k).cwiseAbs().maxCoeff(),
+                        variables->inputs.col(k).cwiseAbs().maxCoeff()});
+    }
+    if (variables->mode == problems::ParameterMode::kTimeVarying) {
+      for (int k = 0; k < num_nodes; ++k) {
+        const Eigen::VectorXd dtheta =
+            alpha * (states.col(k).tail(p) - variables->parameters.col(k));
+        variables->parameters.col(k) += dtheta;
+        change = std::max(change, dtheta.cwiseAbs().maxCoeff());
+      }
+    } else if (variables->mode == problems::ParameterMode::kConstant) {
+      // theta has no process noise: the smoothed value is the same at every node; take node 0.
+      const Eigen::VectorXd dtheta =
+          alpha * (states.col(0).tail(p) - variables->parameters.col(0));
+      variables->parameters.col(0) += dtheta;
+      change = std::max(change, dtheta.cwiseAbs().maxCoeff());
+    }
+    summary.iterations = iteration;
+    summary.last_change = change;
+    if (change <= options.tolerance * (1.0 + scale)) {
+      summary.converged = true;
+      break;
+    }
+  }
+  summary.time_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  summary.message = summary.converged ? "converged" : "reached max_iterations";
+  return summary;
+}
+
+}  // namespace internal
+
+// Runs the iterated first-order approximation from the estimate in `variables` (its
+// linearisation point; sized by problems::ResizeVariables). R0 must be positive definite.
+template <class Model>
+FirstOrderSmootherSummary RunFirstOrderSmoother(const Model& model,
+                                                const problems::WeightedResidualData& data,
+                                                const problems::WeightedResidualWeights& weights,
+                                                const FirstOrderSmootherOptions& options,
+                                                problems::WeightedResidualVariables* variables) {
+  constexpr int n = Model::kNumPositions, m = Model::kNumInputs, p = Model::kNumParameters,
+                l = Model::kNumMeasurements;
+  FirstOrderSmootherSummary summary;
+  std::string why;
+  if (!options.IsValid(&why)) {
+    summary.message = "invalid options: " + why;
+    return summary;
+  }
+  problems::WeightedResidualOptions problem_options;
+  problem_options.transcription = problems::Transcription::kShooting;
+  problem_options.parameter_mode = variables->mode;
+  if (!problems::ValidateWeightedResidualInputs(n, m, p, l, data, weights, problem_options,
+                                                *variables, &why)) {
+    summary.message = why;
+    return summary;
+  }
+  if (variables->mode == problems::ParameterMode::kFixed) {
+    return internal::RunFirstOrderSmootherFixed<Model, 2 * n>(model, data, weights, options,
+                                                              variables);
+  }
+  return internal::RunFirstOrderSmootherFixed<Model, 2 * n + p>(model, data, weights, options,
+                                                                variables);
+}
+
+struct LinearOptimalFilterOptions {
+  int relinearizations = 2;  // linearisations per node (1 = plain extended filter)
+  bool IsValid(std::string* why) const;
+};
+
+struct LinearOptimalFilterResult {
+  Eigen::MatrixXd states;               // (2n [+ p]) × N, x̂(t_k | data up to t_k)
+  Eigen::MatrixXd inputs;               // (n + m) × N, p̂(t_k)
+  Eigen::MatrixXd standard_deviation;   // (2n [+ p]) × N, sqrt(diag Q(t_k)) after the update
+};
+
+namespace internal {
+
+template <class Model, int NX>
+bool RunLinearOptimalFilterFixed(const Model& model, const problems::WeightedResidualData& data,
+                                 const problems::WeightedResidualWeights& weights,
+                                 problems::ParameterMode mode, const Eigen::VectorXd& fixed_theta,
+                                 const LinearOptimalFilterOptions& options,
+                                 LinearOptimalFilterResult* result, std::string* error) {
+  constexpr int n = Model::kNumPositions, m = Model::kNumInputs, l = Model::kNumMeasurements;
+  using Sweep = RiccatiSweep<n, NX, n + m, n + l>;
+  Sweep sweep(mode, weights);
+  if (!sweep.Initialize(error)) return false;
+  const int num_nodes = static_cast<int>(data.time.size());
+  result->states.resize(NX, num_nodes);
+  result->inputs.resize(n + m, num_nodes);
+  result->standard_deviation.resize(NX, num_nodes);
+  typename Sweep::VecX m_prior = sweep.initial_mean(), m_post;
+  typename Sweep::MatXX P_prior = sweep.initial_covariance(), P_post, transition;
+  const Eigen::VectorXd node_weights = problems::TrapezoidalNodeWeights(data.time);
+  typename Sweep::VecP input = Sweep::VecP::Zero();
+  Eigen::VectorXd theta = fixed_theta;
+  NodeLinearization<NX, n + m, n + l> node;
+  typename Sweep::Elimination elimination;
+  for (int k = 0; k < num_nodes; ++k) {
+    typename Sweep::VecX point = m_prior;
+    for (int it = 0; it < options.relinearizations; ++it) {
+      if constexpr (NX > 2 * n) theta = point.template tail<NX - 2 * n>();
+      node = LinearizeNode<Model, NX>(model, data, k, point.data(), input.data(), theta.data());
+      if (!sweep.Eliminate(node, node_weights(k), &elimination, error)) {
+        *error = "node " + std::to_string(k) + ": " + *error;
+        return false;
+      }
+      sweep.Update(elimination, m_prior, P_prior, &m_post, &P_post);
+      input = sweep.FilteredInput(elimination, m_post);
+      point = m_post;
+    }
+    result->states.col(k) = m_post;
+    result->inputs.col(k) = input;
+    result->standard_deviation.col(k) = P_post.diagonal().cwiseMax(0.0).cwiseSqrt();
+    if (k + 1 < num_nodes) {
+      sweep.Predict(elimination, data.time(k + 1) - data.time(k), m_post, P_post, &m_prior,
+                    &P_prior, &transition);
+    }
+  }
+  return true;
+}
+
+}  // namespace internal
+
+// The on-line linear optimal filter (seed 004 eq. 3.16), started from q0 with Q(t0) = R0⁻¹ and
+// the input estimate p̄ = 0 as first linearisation point. `mode` chooses how theta is treated;
+// `fixed_theta` is used for kFixed.
+template <class Model>
+bool RunLinearOptimalFilter(const Model& model, const problems::WeightedResidualData& data,
+                            const problems::WeightedResidualWeights& weights,
+                            problems::ParameterMode mode,
+                            const Eigen::Matrix<double, Model::kNumParameters, 1>& fixed_theta,
+                            const LinearOptimalFilterOptions& options,
+                            LinearOptimalFilterResult* result, std::string* error) {
+  constexpr int n = Model::kNumPositions, m = Model::kNumInputs, p = Model::kNumParameters,
+                l = Model::kNumMeasurements;
+  if (!options.IsValid(error)) return false;
+  const int num_nodes = static_cast<int>(data.time.size());
+  problems::WeightedResidualVariables scratch;  // only for validating the sizes
+  problems::ResizeVariables(n, m, fixed_theta, std::max(num_nodes, 2), mode, &scratch);
+  problems::WeightedResidualOptions problem_options;
+  problem_options.parameter_mode = mode;
+  if (!problems::ValidateWeightedResidualInputs(n, m, p, l, data, weights, problem_options,
+                                                scratch, error)) {
+    return false;
+  }
+  if (mode == problems::ParameterMode::kFixed) {
+    return internal::RunLinearOptimalFilterFixed<Model, 2 * n>(model, data, weights, mode,
+                                                               fixed_theta, options, result, error);
+  }
+  return internal::RunLinearOptimalFilterFixed<Model, 2 * n + p>(
+      model, data, weights, mode, fixed_theta, options, result, error);
+}
+
+}  // namespace dynid::solvers
+
+#endif  // DYNID_SOLVERS_FIRST_ORDER_SMOOTHER_H_

@@ -1,0 +1,778 @@
+#include "solvers/idim.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <utility>
+
+#include <Eigen/Cholesky>
+#include <Eigen/LU>
+#include <Eigen/QR>
+#include <Eigen/SVD>
+#include <limits>
+#include <glog/logging.h>
+
+#include "data/signal.h"
+#include "solvers/irw_smoother.h"
+#include "solvers/nvr_fit.h"
+
+namespace dynid::solvers {
+namespace {
+
+constexpr data::StackOrder kOrder = data::StackOrder::kJointMajor;
+
+Eigen::VectorXd StackColumns(const Eigen::MatrixXd& m) {
+  Eigen::VectorXd v(m.size());
+  for (Eigen::Index j = 0; j < m.cols(); ++j) v.segment(j * m.rows(), m.rows()) = m.col(j);
+  return v;
+}
+
+// IRW smoothing of every column with its own ML NVR; fills position and derivative(s).
+bool SmoothColumnsMl(const Eigen::MatrixXd& signals, double dt, IrwModel irw_model,
+                     int num_threads, std::vector<double>* nvr,
+                     std::vector<IrwSmootherResult>* results, std::string* error) {
+  const int channels = static_cast<int>(signals.cols());
+  std::vector<IrwSmootherOptions> options(channels);
+  nvr->assign(channels, 0.0);
+  for (int c = 0; c < channels; ++c) {
+    NvrFitSummary fit;
+    if (!FitNvrMaximumLikelihood(signals.col(c), irw_model, &fit, error)) {
+      *error = "NVR fit of joint " + std::to_string(c + 1) + ": " + *error;
+      return false;
+    }
+    options[c].model = irw_model;
+    options[c].nvr = fit.nvr;
+    options[c].compute_standard_deviations = false;
+    (*nvr)[c] = fit.nvr;
+  }
+  return SmoothIrwColumns(signals, dt, options, results, error, num_threads);
+}
+
+}  // namespace
+
+const char* IdimDifferentiatorName(IdimDifferentiator differentiator) {
+  switch (differentiator) {
+    case IdimDifferentiator::kConventional: return "conventional";
+    case IdimDifferentiator::kIrw1: return "irwsm1";
+    case IdimDifferentiator::kIrw2: return "irwsm2";
+  }
+  return "?";
+}
+
+const char* PriorKnowledgeName(PriorKnowledge knowledge) {
+  switch (knowledge) {
+    case PriorKnowledge::kGood: return "good";
+    case PriorKnowledge::kPoor: return "poor";
+    case PriorKnowledge::kNone: return "none";
+  }
+  return "?";
+}
+
+bool ParsePriorKnowledge(const std::string& text, PriorKnowledge* knowledge, std::string* error) {
+  for (PriorKnowledge k : {PriorKnowledge::kGood, PriorKnowledge::kPoor, PriorKnowledge::kNone}) {
+    if (text == PriorKnowledgeName(k)) {
+      *knowledge = k;
+      return true;
+    }
+  }
+  *error = "unknown prior-knowledge level '" + text + "' (expected good, poor or none)";
+  return false;
+}
+
+const char* IdimEstimatorName(IdimEstimator estimator) {
+  switch (estimator) {
+    case IdimEstimator::kLeastSquares: return "LS";
+    case IdimEstimator::kWeightedLeastSquares: return "WLS";
+    case IdimEstimator::kInstrumentalVariables: return "IV";
+  }
+  return "?";
+}
+
+bool IdimPreprocessingOptions::IsValid(std::string* why) const {
+  if (!(sample_rate_hz > 0.0) || !std::isfinite(sample_rate_hz)) {
+    *why = "sample_rate_hz must be finite and > 0";
+    return false;
+  }
+  if (decimation_factor < 1) {
+    *why = "decimation_factor must be >= 1, got " + std::to_string(decimation_factor);
+    return false;
+  }
+  if (differentiator == IdimDifferentiator::kConventional && position_cutoff_hz > 0.0) {
+    if (butterworth_order < 1) {
+      *why = "butterworth_order must be >= 1";
+      return false;
+    }
+    if (!(position_cutoff_hz < 0.5 * sample_rate_hz)) {
+      *why = "position cut-off " + std::to_string(position_cutoff_hz) +
+             " Hz is not below the Nyquist frequency " + std::to_string(0.5 * sample_rate_hz) +
+             " Hz";
+      return false;
+    }
+  }
+  if (num_threads < 0) {
+    *why = "num_threads must be >= 0";
+    return false;
+  }
+  if (select_samples && !selection.IsValid(why)) return false;
+  return true;
+}
+
+IdimPreprocessingOptions KnowledgePreprocessing(PriorKnowledge knowledge,
+                                                IdimDifferentiator differentiator,
+                                                double sample_rate_hz) {
+  IdimPreprocessingOptions options;
+  options.differentiator = differentiator;
+  options.sample_rate_hz = sample_rate_hz;
+  options.butterworth_order = 4;
+  double omega_q = 0.0, omega_f = 0.0;
+  switch (knowledge) {
+    case PriorKnowledge::kGood: omega_q = 50.0; omega_f = 20.0; break;
+    case PriorKnowledge::kPoor: omega_q = 180.0; omega_f = 150.0; break;
+    case PriorKnowledge::kNone: break;
+  }
+  options.position_cutoff_hz = omega_q;
+  options.decimation_factor =
+      omega_f > 0.0 ? std::max(1, static_cast<int>(std::lround(0.4 * sample_rate_hz / omega_f)))
+                    : 1;
+  return options;
+}
+
+// ---- IdimModel ----
+
+bool IdimModel::Create(const models::SerialRobot& robot, const models::BaseParameterSet& base,
+                       const std::vector<std::string>& names, IdimModel* model,
+                       std::string* error) {
+  CHECK(model != nullptr);
+  CHECK_EQ(base.grouping.cols(), robot.num_parameters())
+      << "base grouping: expected " << robot.num_parameters() << " columns";
+  model->robot_ = robot;
+  model->base_ = base;
+  model->names_.clear();
+  model->base_index_.clear();
+  model->standard_index_.clear();
+  const std::vector<std::string>& wanted = names.empty() ? base.names : names;
+  for (const std::string& name : wanted) {
+    const int index = base.Index(name);
+    if (index < 0) {
+      *error = "parameter '" + name + "' is not a base parameter of " + robot.name();
+      return false;
+    }
+    if (std::find(model->names_.begin(), model->names_.end(), name) != model->names_.end()) {
+      *error = "parameter '" + name + "' listed twice";
+      return false;
+    }
+    model->names_.push_back(name);
+    model->base_index_.push_back(index);
+    model->standard_index_.push_back(base.kept[index]);
+  }
+  return true;
+}
+
+bool IdimModel::IsFrictionOrOffset(int i) const {
+  switch (robot_.parameter_info()[standard_index_[i]].kind) {
+    case models::ParameterKind::kFv:
+    case models::ParameterKind::kFc:
+    case models::ParameterKind::kOffset:
+    case models::ParameterKind::kCoupledFv:
+    case models::ParameterKind::kCoupledFc:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void IdimModel::Regressor(const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd,
+                          const Eigen::MatrixXd& qdd, Eigen::MatrixXd* x) const {
+  const int n = num_joints();
+  CHECK_EQ(q.cols(), n) << "q: expected " << n << " columns";
+  CHECK(qd.rows() == q.rows() && qdd.rows() == q.rows() && qd.cols() == n && qdd.cols() == n)
+      << "q, qd, qdd: expected equal shapes";
+  const Eigen::Index ns = q.rows();
+  const int b = num_parameters();
+  x->resize(n * ns, b);
+  // Chunks keep the (n·chunk × p) standard regressor small.
+  constexpr Eigen::Index kChunk = 2048;
+  Eigen::MatrixXd chunk_x;
+  for (Eigen::Index start = 0; start < ns; start += kChunk) {
+    const Eigen::Index m = std::min(kChunk, ns - start);
+    robot_.StackedRegressor(q.middleRows(start, m), qd.middleRows(start, m),
+                            qdd.middleRows(start, m), &chunk_x);
+    for (int j = 0; j < n; ++j) {
+      for (int i = 0; i < b; ++i) {
+        x->col(i).segment(j * ns + start, m) = chunk_x.col(standard_index_[i]).segment(j * m, m);
+      }
+    }
+  }
+}
+
+Eigen::VectorXd IdimModel::FromStandard(const Eigen::VectorXd& theta_standard) const {
+  const Eigen::VectorXd theta_base = base_.Reduce(theta_standard);
+  Eigen::VectorXd theta(num_parameters());
+  for (int i = 0; i < num_parameters(); ++i) theta[i] = theta_base[base_index_[i]];
+  return theta;
+}
+
+models::SerialRobot IdimModel::RobotWithParameters(const Eigen::VectorXd& theta) const {
+  CHECK_EQ(theta.size(), num_parameters()) << "theta: expected " << num_parameters();
+  Eigen::VectorXd theta_standard = Eigen::VectorXd::Zero(robot_.num_parameters());
+  for (int i = 0; i < num_parameters(); ++i) theta_standard[standard_index_[i]] = theta[i];
+  models::SerialRobot robot = robot_;
+  robot.SetStandardParameters(theta_standard);
+  return robot;
+}
+
+// ---- Pre-processing ----
+
+namespace {
+
+// Steps 2–4 shared by measured data and instruments: regressor, decimation, row selection.
+bool StackDecimate(const IdimModel& model, const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd,
+                   const Eigen::MatrixXd& qdd, const Eigen::MatrixXd& tau, int factor,
+                   int num_threads, Eigen::MatrixXd* x, Eigen::VectorXd* y, std::string* error) {
+  const int n = model.num_joints();
+  Eigen::MatrixXd x_full;
+  model.Regressor(q, qd, qdd, &x_full);
+  if (factor == 1) {
+    *x = std::move(x_full);
+    if (tau.size() > 0) *y = StackColumns(tau);
+    return true;
+  }
+  if (!data::DecimateStacked(x_full, n, kOrder, factor, num_threads, x, error)) return false;
+  if (tau.size() > 0 &&
+      !data::DecimateStacked(StackColumns(tau), n, kOrder, factor, num_threads, y, error)) {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool BuildIdimSystem(const IdimModel& model, const Eigen::MatrixXd& q_measured,
+                     const Eigen::MatrixXd& tau_measured, const IdimPreprocessingOptions& options,
+                     IdimSystem* system, std::string* error) {
+  CHECK(system != nullptr);
+  CHECK(error != nullptr);
+  const int n = model.num_joints();
+  if (!options.IsValid(error)) return false;
+  if (q_measured.cols() != n || tau_measured.cols() != n) {
+    *error = "expected " + std::to_string(n) + " position and torque columns, got " +
+             std::to_string(q_measured.cols()) + " and " + std::to_string(tau_measured.cols());
+    return false;
+  }
+  if (q_measured.rows() != tau_measured.rows()) {
+    *error = "positions have " + std::to_string(q_measured.rows()) + " samples, torques " +
+             std::to_string(tau_measured.rows());
+    return false;
+  }
+  const int ns = static_cast<int>(q_measured.rows());
+  const int factor = options.decimation_factor;
+  // Enough samples for the filters and for more rows than parameters after decimation.
+  const int min_samples = std::max(64, 30 * factor);
+  if (ns < min_samples) {
+    *error = std::to_string(ns) + " samples are too few for decimation by " +
+             std::to_string(factor) + " (need at least " + std::to_string(min_samples) + ")";
+    return false;
+  }
+  if (!q_measured.allFinite() || !tau_measured.allFinite()) {
+    *error = "positions or torques contain NaN or Inf";
+    return false;
+  }
+  const double dt = 1.0 / options.sample_rate_hz;
+  system->options = options;
+  system->nvr_position.clear();
+  system->nvr_velocity.clear();
+  Eigen::MatrixXd& q = system->q;
+  Eigen::MatrixXd& qd = system->qd;
+  Eigen::MatrixXd& qdd = system->qdd;
+  q.resize(ns, n);
+  qd.resize(ns, n);
+  qdd.resize(ns, n);
+
+  // 1. Derivatives.
+  switch (options.differentiator) {
+    case IdimDifferentiator::kConventional: {
+      if (options.position_cutoff_hz > 0.0) {
+        data::SecondOrderSections sos;
+        if (!data::DesignButterworthLowPass(options.butterworth_order, options.position_cutoff_hz,
+                                            options.sample_rate_hz, &sos, error) ||
+            !data::FiltFiltColumns(sos, q_measured, options.num_threads, &q, error)) {
+          return false;
+        }
+      } else {
+        q = q_measured;
+      }
+      for (int j = 0; j < n; ++j) {
+        qd.col(j) = data::CentralDifference(q.col(j), dt);
+        qdd.col(j) = data::CentralSecondDifference(q.col(j), dt);
+      }
+      break;
+    }
+    case IdimDifferentiator::kIrw1: {
+      std::vector<IrwSmootherResult> positions, velocities;
+      if (!SmoothColumnsMl(q_measured, dt, IrwModel::kIrw1, options.num_threads,
+                           &system->nvr_position, &positions, error)) {
+        return false;
+      }
+      for (int j = 0; j < n; ++j) {
+        q.col(j) = positions[j].position;
+        qd.col(j) = positions[j].velocity;
+      }
+      // Applying IRWSM1 a second time, to the velocity (seed 000 §3.4).
+      if (!SmoothColumnsMl(qd, dt, IrwModel::kIrw1, options.num_threads, &system->nvr_velocity,
+                           &velocities, error)) {
+        return false;
+      }
+      for (int j = 0; j < n; ++j) qdd.col(j) = velocities[j].velocity;
+      break;
+    }
+    case IdimDifferentiator::kIrw2: {
+      std::vector<IrwSmootherResult> results;
+      if (!SmoothColumnsMl(q_measured, dt, IrwModel::kIrw2, options.num_threads,
+                           &system->nvr_position, &results, error)) {
+        return false;
+      }
+      for (int j = 0; j < n; ++j) {
+        q.col(j) = results[j].position;
+        qd.col(j) = results[j].velocity;
+        qdd.col(j) = results[j].acceleration;
+      }
+      break;
+    }
+  }
+
+  // 2–3. Observation matrix, parallel decimation.
+  Eigen::MatrixXd x;
+  Eigen::VectorXd y;
+  if (!StackDecimate(model, q, qd, qdd, tau_measured, factor, options.num_threads, &x, &y,
+                     error)) {
+    return false;
+  }
+  system->num_samples = data::DecimatedLength(ns, factor);
+  system->sample_rate_hz = options.sample_rate_hz / factor;
+  RowBlocks blocks = RowBlocks::Stacked(kOrder, n, system->num_samples);
+
+  // 4. Sample selection on the decimated velocities.
+  system->selection_report.clear();
+  if (options.select_samples) {
+    Eigen::MatrixXd qd_decimated;
+    if (factor == 1) {
+      qd_decimated = qd;
+    } else if (!data::DecimateColumns(qd, factor, options.num_threads, &qd_decimated, error)) {
+      return false;
+    }
+    data::SampleSelection selection;
+    if (!data::SelectSamples(qd_decimated, kOrder, options.selection, &selection, error)) {
+      return false;
+    }
+    // A coupled motor's Coulomb term sign(cᵀq') has the same standstill problem on every
+    // joint it acts on, so those rows are also dropped where |cᵀq'| is below the threshold.
+    std::vector<int> kept;
+    kept.reserve(selection.kept_rows.size());
+    const Eigen::VectorXd& threshold = options.selection.velocity_threshold;
+    int coupled_dropped = 0;
+    for (int row : selection.kept_rows) {
+      const int j = row / system->num_samples;
+      const int k = row % system->num_samples;
+      bool drop = false;
+      for (const models::CoupledMotor& motor : model.robot().coupled_motors()) {
+        const double limit = threshold.size() == 1 ? threshold[0] : threshold[j];
+        if (motor.coupling[j] != 0.0 &&
+            std::abs(qd_decimated.row(k).dot(motor.coupling)) < limit) {
+          drop = true;
+        }
+      }
+      if (drop) {
+        ++coupled_dropped;
+      } else {
+        kept.push_back(row);
+      }
+    }
+    if (kept.size() <= static_cast<size_t>(model.num_parameters())) {
+      *error = "sample selection leaves " + std::to_string(kept.size()) + " rows for " +
+               std::to_string(model.num_parameters()) + " parameters";
+      return false;
+    }
+    system->kept_rows = kept;
+    system->selection_report = selection.report;
+    if (!model.robot().coupled_motors().empty()) {
+      system->selection_report += "\ncoupled motors: " + std::to_string(coupled_dropped) +
+                                  " further rows of the coupled joints excluded where the motor "
+                                  "velocity |c'q'| is below the threshold; " +
+                                  std::to_string(kept.size()) + " of " +
+                                  std::to_string(x.rows()) + " rows used";
+    }
+    system->x = data::KeepRows(x, kept);
+    system->y = data::KeepRows(y, kept);
+    system->blocks = blocks.Subset(kept);
+  } else {
+    system->kept_rows.resize(x.rows());
+    for (int r = 0; r < static_cast<int>(x.rows()); ++r) system->kept_rows[r] = r;
+    system->x = std::move(x);
+    system->y = std::move(y);
+    system->blocks = std::move(blocks);
+  }
+  if (system->x.rows() <= model.num_parameters()) {
+    *error = std::to_string(system->x.rows()) + " rows remain for " +
+             std::to_string(model.num_parameters()) + " parameters";
+    return false;
+  }
+  return true;
+}
+
+bool ProcessLikeSystem(const IdimModel& model, const IdimSystem& system, const Eigen::MatrixXd& q,
+                       const Eigen::MatrixXd& qd, const Eigen::MatrixXd& qdd,
+                       const Eigen::MatrixXd& tau, Eigen::MatrixXd* x, Eigen::VectorXd* tau_stacked,
+                       std::string* error) {
+  const int ns = static_cast<int>(q.rows());
+  if (data::DecimatedLength(ns, system.options.decimation_factor) != system.num_samples) {
+    *error = "the simulated record has " + std::to_string(ns) +
+             " samples, which does not decimate to the measured system's " +
+             std::to_string(system.num_samples);
+    return false;
+  }
+  Eigen::MatrixXd x_all;
+  Eigen::VectorXd y_all;
+  if (!StackDecimate(model, q, qd, qdd, tau, system.options.decimation_factor,
+                     system.options.num_threads, &x_all, &y_all, error)) {
+    return false;
+  }
+  const bool all = static_cast<Eigen::Index>(system.kept_rows.size()) == x_all.rows();
+  *x = all ? std::move(x_all) : data::KeepRows(x_all, system.kept_rows);
+  if (tau_stacked != nullptr) {
+    if (tau.size() == 0) {
+      tau_stacked->resize(0);
+    } else {
+      *tau_stacked = all ? std::move(y_all) : data::KeepRows(y_all, system.kept_rows);
+    }
+  }
+  return true;
+}
+
+// ---- SampledTrajectory ----
+
+SampledTrajectory::SampledTrajectory(Eigen::MatrixXd q, Eigen::MatrixXd qd, Eigen::MatrixXd qdd,
+                                     double sample_rate_hz)
+    : q_(std::move(q)), qd_(std::move(qd)), qdd_(std::move(qdd)), rate_(sample_rate_hz) {
+  CHECK_GE(q_.rows(), 2) << "sampled trajectory: expected >= 2 samples";
+  CHECK(qd_.rows() == q_.rows() && qdd_.rows() == q_.rows() && qd_.cols() == q_.cols() &&
+        qdd_.cols() == q_.cols())
+      << "sampled trajectory: q, qd, qdd must have equal shapes";
+  CHECK_GT(rate_, 0.0) << "sampled trajectory: rate";
+}
+
+void SampledTrajectory::Evaluate(double t, Eigen::VectorXd* q, Eigen::VectorXd* qd,
+                                 Eigen::VectorXd* qdd) const {
+  const double position = std::clamp(t * rate_, 0.0, static_cast<double>(q_.rows() - 1));
+  // Snap to the sample when t is a sample instant up to rounding (the simulator's case).
+  const double nearest = std::round(position);
+  Eigen::Index k = static_cast<Eigen::Index>(std::floor(position));
+  double w = position - k;
+  if (std::abs(position - nearest) < 1e-9) {
+    k = static_cast<Eigen::Index>(nearest);
+    w = 0.0;
+  }
+  if (k >= q_.rows() - 1) {
+    k = q_.rows() - 1;
+    w = 0.0;
+  }
+  auto blend = [&](const Eigen::MatrixXd& m) {
+    Eigen::VectorXd v = m.row(k).transpose();
+    if (w > 0.0) v += w * (m.row(k + 1).transpose() - v);
+    return v;
+  };
+  *q = blend(q_);
+  *qd = blend(qd_);
+  *qdd = blend(qdd_);
+}
+
+// ---- Closed-loop auxiliary model ----
+
+ClosedLoopAuxiliaryModel::ClosedLoopAuxiliaryModel(const data::JointTrajectory* reference,
+                                                   data::RobotSimulatorOptions simulator,
+                                                   int cache_capacity)
+    : reference_(reference), simulator_(std::move(simulator)), cache_capacity_(cache_capacity) {
+  CHECK(reference_ != nullptr);
+  simulator_.encoder_resolution_rad.resize(0);
+  simulator_.torque_noise_std.resize(0);
+  simulator_.torque_bias.resize(0);
+  simulator_.velocity_from_encoder = false;
+}
+
+int ClosedLoopAuxiliaryModel::num_simulations() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return num_simulations_;
+}
+
+bool ClosedLoopAuxiliaryModel::Simulate(const IdimModel& model, const Eigen::VectorXd& theta,
+                                        std::shared_ptr<const data::RobotSimulation>* simulation,
+                                        std::string* error) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& entry : cache_) {
+      if (entry.first.size() == theta.size() && entry.first == theta) {
+        *simulation = entry.second;
+        return true;
+      }
+    }
+  }
+  const models::SerialRobot robot = model.RobotWithParameters(theta);
+  // ForwardDynamics aborts on an indefinite mass matrix; refuse such estimates first.
+  const int checks = 50;
+  Eigen::VectorXd q, qd, qdd;
+  Eigen::MatrixXd mass;
+  for (int c = 0; c <= checks; ++c) {
+    reference_->Evaluate(reference_->duration() * c / checks, &q, &qd, &qdd);
+    robot.MassMatrix(q, &mass);
+    Eigen::LLT<Eigen::MatrixXd> llt(mass);
+    if (llt.info() != Eigen::Success || !(llt.matrixLLT().diagonal().array() > 0.0).all()) {
+      *error = "the estimate gives a mass matrix that is not positive definite along the "
+               "reference (t = " + std::to_string(reference_->duration() * c / checks) +
+               " s); the auxiliary model cannot be simulated";
+      return false;
+    }
+  }
+  auto result = std::make_shared<data::RobotSimulation>();
+  if (!data::SimulateClosedLoop(robot, *reference_, simulator_, result.get(), error)) {
+    *error = "auxiliary closed-loop simulation: " + *error;
+    return false;
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++num_simulations_;
+  if (static_cast<int>(cache_.size()) < cache_capacity_) cache_.emplace_back(theta, result);
+  *simulation = std::move(result);
+  return true;
+}
+
+// ---- Estimation ----
+
+LinearLeastSquaresSummary SolveIdimIvNormalProducts(const Eigen::MatrixXd& z,
+                                                    const Eigen::MatrixXd& x,
+                                                    const Eigen::VectorXd& y,
+                                                    const RowBlocks& blocks,
+                                                    double condition_number_x) {
+  CHECK(z.rows() == x.rows() && z.cols() == x.cols() && y.size() == x.rows())
+      << "IV: expected Z, X of equal shape and y with their rows";
+  const auto start = std::chrono::steady_clock::now();
+  LinearLeastSquaresSummary summary;
+  summary.method = "IV (normal products)";
+  const int rows = static_cast<int>(x.rows());
+  const int b = static_cast<int>(x.cols());
+  summary.num_rows = rows;
+  summary.num_parameters = b;
+  summary.iterations = 1;
+  if (rows <= b) {
+    summary.message = "IV: " + std::to_string(rows) + " rows for " + std::to_string(b) +
+                      " parameters";
+    return summary;
+  }
+  const Eigen::MatrixXd ztx = z.transpose() * x;
+  const Eigen::FullPivLU<Eigen::MatrixXd> lu(ztx);
+  summary.rank = static_cast<int>(lu.rank());
+  if (!lu.isInvertible()) {
+    summary.message = "IV: ZᵀX is singular (rank " + std::to_string(lu.rank()) + " of " +
+                      std::to_string(b) + ")";
+    return summary;
+  }
+  summary.theta = lu.solve(z.transpose() * y);
+  summary.residual = y - x * summary.theta;
+  summary.residual_norm = summary.residual.norm();
+  summary.relative_error = y.norm() > 0.0 ? summary.residual_norm / y.norm() : 0.0;
+  summary.sigma2 = summary.residual.squaredNorm() / (rows - b);
+  const int num_blocks = blocks.num_blocks();
+  Eigen::VectorXd sum_squares = Eigen::VectorXd::Zero(num_blocks);
+  Eigen::VectorXi counts = Eigen::VectorXi::Zero(num_blocks);
+  for (int r = 0; r < rows; ++r) {
+    sum_squares[blocks.BlockOf(r)] += summary.residual[r] * summary.residual[r];
+    ++counts[blocks.BlockOf(r)];
+  }
+  summary.block_rms.resize(num_blocks);
+  summary.block_sigma.resize(num_blocks);
+  summary.error_covariance = Eigen::MatrixXd::Zero(num_blocks, num_blocks);
+  Eigen::VectorXd weight(num_blocks);
+  for (int j = 0; j < num_blocks; ++j) {
+    const double mean_square = counts[j] > 0 ? sum_squares[j] / counts[j] : 0.0;
+    summary.block_rms[j] = std::sqrt(mean_square);
+    const double lambda = mean_square * rows / static_cast<double>(rows - b);
+    summary.error_covariance(j, j) = lambda;
+    summary.block_sigma[j] = std::sqrt(lambda);
+    weight[j] = lambda > 0.0 ? 1.0 / lambda : 0.0;
+  }
+  Eigen::MatrixXd weighted = z;
+  for (int r = 0; r < rows; ++r) weighted.row(r) *= std::sqrt(weight[blocks.BlockOf(r)]);
+  Eigen::MatrixXd information = Eigen::MatrixXd::Zero(b, b);
+  information.selfadjointView<Eigen::Lower>().rankUpdate(weighted.transpose());
+  information = information.selfadjointView<Eigen::Lower>();
+  const Eigen::LLT<Eigen::MatrixXd> llt(information);
+  if (llt.info() != Eigen::Success) {
+    summary.message = "IV: Zᵀ W Z is not positive definite (instruments rank deficient)";
+    return summary;
+  }
+  summary.covariance = llt.solve(Eigen::MatrixXd::Identity(b, b));
+  summary.standard_deviation = summary.covariance.diagonal().cwiseSqrt();
+  summary.relative_std_percent =
+      100.0 * summary.standard_deviation.cwiseQuotient(summary.theta.cwiseAbs());
+  summary.condition_number = condition_number_x;
+  summary.success = true;
+  summary.message = "IV by normal products";
+  summary.time_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return summary;
+}
+
+namespace {
+
+double RelativeChange(const Eigen::VectorXd& now, const Eigen::VectorXd& before) {
+  const double scale = before.norm() > 0.0 ? before.norm() : now.norm();
+  return scale > 0.0 ? (now - before).norm() / scale : 0.0;
+}
+
+// The IDIM-IV iteration of IterateInstrumentalVariables (same steps, same convergence tests)
+// with SolveIdimIvNormalProducts as the IV solve.
+IvIterationSummary IterateIvFast(const Eigen::MatrixXd& x, const Eigen::VectorXd& y,
+                                 const Eigen::VectorXd& theta0, const InstrumentGenerator& generator,
+                                 const IvIterationOptions& iteration_options,
+                                 const RowBlocks& blocks) {
+  IvIterationSummary summary;
+  std::string error;
+  if (!iteration_options.IsValid(&error)) {
+    summary.message = "invalid iteration options: " + error;
+    return summary;
+  }
+  // cond(X) once, from the singular values of R of a blocked Householder QR.
+  Eigen::HouseholderQR<Eigen::MatrixXd> qr(x);
+  const Eigen::Index b = x.cols();
+  const Eigen::MatrixXd r = qr.matrixQR().topLeftCorner(b, b).triangularView<Eigen::Upper>();
+  const Eigen::VectorXd singular = Eigen::JacobiSVD<Eigen::MatrixXd>(r).singularValues();
+  const double condition = singular[b - 1] > 0.0 ? singular[0] / singular[b - 1]
+                                                 : std::numeric_limits<double>::infinity();
+  auto simulate = [&](const Eigen::VectorXd& theta, Eigen::MatrixXd* z, Eigen::VectorXd* torque) {
+    z->resize(0, 0);
+    torque->resize(0);
+    if (!generator(theta, z, torque, &error)) return false;
+    if (z->rows() != x.rows() || z->cols() != x.cols() || torque->size() != x.rows()) {
+      error = "the auxiliary model returned instruments of the wrong shape";
+      return false;
+    }
+    return true;
+  };
+  Eigen::VectorXd theta = theta0;
+  summary.theta_history.push_back(theta);
+  Eigen::MatrixXd z;
+  Eigen::VectorXd torque;
+  if (!simulate(theta, &z, &torque)) {
+    summary.message = "auxiliary model failed for the initial estimate: " + error;
+    return summary;
+  }
+  for (int it = 1; it <= iteration_options.max_iterations; ++it) {
+    summary.estimate = SolveIdimIvNormalProducts(z, x, y, blocks, condition);
+    summary.iterations = it;
+    if (!summary.estimate.success) {
+      summary.message =
+          "IV solve failed at iteration " + std::to_string(it) + ": " + summary.estimate.message;
+      break;
+    }
+    const Eigen::VectorXd theta_new = summary.estimate.theta;
+    summary.theta_history.push_back(theta_new);
+    summary.parameter_change.push_back(RelativeChange(theta_new, theta));
+    Eigen::MatrixXd z_new;
+    Eigen::VectorXd torque_new;
+    if (!simulate(theta_new, &z_new, &torque_new)) {
+      summary.message = "auxiliary model failed at iteration " + std::to_string(it) + ": " + error;
+      break;
+    }
+    summary.torque_change.push_back(RelativeChange(torque_new, torque));
+    theta = theta_new;
+    z = std::move(z_new);
+    torque = std::move(torque_new);
+    if (summary.torque_change.back() <= iteration_options.torque_tolerance &&
+        summary.parameter_change.back() <= iteration_options.parameter_tolerance) {
+      summary.converged = true;
+      summary.message = "converged after " + std::to_string(it) + " iterations";
+      break;
+    }
+  }
+  if (!summary.converged && summary.message.empty()) {
+    summary.message = "did NOT converge in " + std::to_string(iteration_options.max_iterations) +
+                      " iterations: last relative torque change " +
+                      std::to_string(summary.torque_change.back()) + " (tolerance " +
+                      std::to_string(iteration_options.torque_tolerance) +
+                      "), parameter change " + std::to_string(summary.parameter_change.back()) +
+                      " (tolerance " + std::to_string(iteration_options.parameter_tolerance) + ")";
+  }
+  return summary;
+}
+
+}  // namespace
+
+bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOptions& options,
+             const Eigen::VectorXd& theta0, ClosedLoopAuxiliaryModel* auxiliary,
+             IdimResult* result, std::string* error) {
+  CHECK(result != nullptr);
+  CHECK(error != nullptr);
+  const auto start = std::chrono::steady_clock::now();
+  *result = IdimResult();
+  LinearLeastSquaresOptions ls_options;
+  ls_options.column_names = model.names();
+  ls_options.row_blocks = system.blocks;
+  switch (options.estimator) {
+    case IdimEstimator::kLeastSquares:
+      result->fit = SolveLeastSquares(system.x, system.y, ls_options);
+      break;
+    case IdimEstimator::kWeightedLeastSquares:
+      result->fit = SolveWeightedLeastSquares(system.x, system.y, ls_options);
+      break;
+    case IdimEstimator::kInstrumentalVariables: {
+      if (auxiliary == nullptr) {
+        *error = "IDIM-IV needs a closed-loop auxiliary model (a reference trajectory)";
+        return false;
+      }
+      if (theta0.size() != model.num_parameters()) {
+        *error = "theta0 has " + std::to_string(theta0.size()) + " entries, expected " +
+                 std::to_string(model.num_parameters());
+        return false;
+      }
+      int simulations = 0;
+      InstrumentGenerator generator = [&](const Eigen::VectorXd& theta, Eigen::MatrixXd* z,
+                                          Eigen::VectorXd* tau_s, std::string* why) {
+        std::shared_ptr<const data::RobotSimulation> sim;
+        if (!auxiliary->Simulate(model, theta, &sim, why)) return false;
+        ++simulations;
+        return ProcessLikeSystem(model, system, sim->q, sim->qd, sim->qdd, sim->tau, z, tau_s,
+                                 why);
+      };
+      const IvIterationSummary iv =
+          options.iv_common_path
+              ? IterateInstrumentalVariables(system.x, system.y, theta0, generator, options.iv,
+                                             ls_options)
+              : IterateIvFast(system.x, system.y, theta0, generator, options.iv, system.blocks);
+      result->fit = iv.estimate;
+      result->converged = iv.converged;
+      result->iterations = iv.iterations;
+      result->torque_change = iv.torque_change;
+      result->parameter_change = iv.parameter_change;
+      result->simulations = simulations;
+      result->message = iv.message;
+      if (!iv.estimate.success) {
+        *error = "IDIM-IV: " + iv.message + (iv.estimate.message.empty() ? "" : "; " +
+                                                                                iv.estimate.message);
+        result->success = false;
+        return false;
+      }
+      break;
+    }
+  }
+  if (!result->fit.success) {
+    *error = std::string("IDIM-") + IdimEstimatorName(options.estimator) + ": " +
+             result->fit.message;
+    return false;
+  }
+  if (result->message.empty()) result->message = result->fit.message;
+  result->whiteness = AnalyseResidualWhiteness(result->fit.residual, system.blocks,
+                                               options.whiteness);
+  result->success = true;
+  result->time_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return true;
+}
+
+}  // namespace dynid::solvers

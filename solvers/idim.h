@@ -1,0 +1,234 @@
+// solvers/idim — the inverse dynamic identification model (IDIM) pipeline of seeds 000 and 001
+// for a models::SerialRobot: pre-processing of measured positions and torques for one level of
+// prior knowledge → observation matrix → parallel decimation → sample selection → IDIM-LS,
+// Gautier's per-joint WLS or IDIM-IV with instruments from a closed-loop auxiliary model
+// (METHODS.md §2, §3, §4; seed 000 eqs. 3–8, §4; seed 001 §2.3).
+//
+// Data flow of BuildIdimSystem (Ns samples of n joints at fs, joint-major stacking throughout:
+// row j·Ns + k is joint j at sample k, as models::SerialRobot::StackedRegressor):
+//   1. derivatives of the measured positions q_m (Ns × n) by one of
+//        conventional  Butterworth low-pass of order 4 (n_d + 2) at omega_q, forward-backward,
+//                      then central differences for q̂' and q̂'' (METHODS §2 step 1); with
+//                      omega_q <= 0 no low-pass ("no knowledge": raw central differences);
+//        IRWSM1        IRW smoother, NVR per joint by maximum likelihood, velocity from it and
+//                      acceleration by applying IRWSM1 a second time to that velocity (seed 000
+//                      §3.4), again with an ML NVR;
+//        IRWSM2        double IRW smoother, NVR per joint by ML, velocity and acceleration from
+//                      the same smoother;
+//   2. X = phi(q̂, q̂', q̂'') restricted to the identified columns (IdimModel), y = tau stacked;
+//   3. decimation by R (order-8 Chebyshev I at 0.8 (fs/2)/R, zero phase, every R-th sample) of
+//      every column of X and of y ("parallel filtering", data::DecimateStacked); R = 1 means no
+//      filter at all (the "no knowledge" setting of seed 000 §4);
+//   4. optional sample selection on the decimated velocities (data::SelectSamples): rows where
+//      the joint's velocity is below a threshold and the leading/trailing rest are dropped.
+//
+// IDIM-IV (RunIdim with kInstrumentalVariables): solvers::IterateInstrumentalVariables with an
+// auxiliary model that, for the current estimate θ, builds the robot whose dynamics are X θ
+// (IdimModel::RobotWithParameters), simulates the noise-free closed loop (data::SimulateClosedLoop,
+// same controller gains, driven by the reference trajectory), and passes the simulated
+// (q, q', q'') and applied torques through steps 2–4 with the SAME decimation and rows as the
+// measured system (SimulateInstruments). The simulator's states are exact, so no
+// differentiation is involved in the instruments.
+#ifndef DYNID_SOLVERS_IDIM_H_
+#define DYNID_SOLVERS_IDIM_H_
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "data/robot_simulator.h"
+#include "data/sample_selection.h"
+#include "data/trajectory.h"
+#include "models/base_parameters.h"
+#include "models/serial_robot.h"
+#include "solvers/linear_least_squares.h"
+#include "solvers/residual_analysis.h"
+
+namespace dynid::solvers {
+
+enum class IdimDifferentiator { kConventional, kIrw1, kIrw2 };
+// "conventional", "irwsm1", "irwsm2".
+const char* IdimDifferentiatorName(IdimDifferentiator differentiator);
+
+// The three prior-knowledge settings of seed 000 §4.1 (METHODS.md §2).
+enum class PriorKnowledge { kGood, kPoor, kNone };
+const char* PriorKnowledgeName(PriorKnowledge knowledge);  // "good", "poor", "none"
+bool ParsePriorKnowledge(const std::string& text, PriorKnowledge* knowledge, std::string* error);
+
+struct IdimPreprocessingOptions {
+  IdimDifferentiator differentiator = IdimDifferentiator::kConventional;
+  double sample_rate_hz = 5000.0;
+  // Conventional path: Butterworth cut-off omega_q (Hz) and order; <= 0: no low-pass.
+  double position_cutoff_hz = 50.0;
+  int butterworth_order = 4;
+  // R >= 1; 1: neither the decimation filter nor down-sampling.
+  int decimation_factor = 100;
+  bool select_samples = false;
+  data::SampleSelectionOptions selection;
+  int num_threads = 1;  // threads for the per-column filters and IRW smoothers
+  bool IsValid(std::string* why) const;
+};
+
+// Seed 000 §4.1 settings for a knowledge level at sampling rate fs:
+//   good: omega_dyn = 10 Hz, omega_q = 5 omega_dyn = 50 Hz, omega_f = 2 omega_dyn = 20 Hz;
+//   poor: omega_dyn = 30 Hz, omega_q = 180 Hz, omega_f = 150 Hz;
+//   none: no low-pass, no decimation.
+// The decimation factor is R = round(0.8 (fs/2) / omega_f) (Decimate's anti-alias cut-off is
+// 0.8 (fs/2)/R): 100 (20 Hz) and 13 (153.8 Hz) at 5 kHz. The IRW paths use the same R.
+IdimPreprocessingOptions KnowledgePreprocessing(PriorKnowledge knowledge,
+                                                IdimDifferentiator differentiator,
+                                                double sample_rate_hz);
+
+// The identified columns: a subset of a robot's base parameters (e.g. the 28 essential
+// parameters of seed 000 Table 2), b of them.
+class IdimModel {
+ public:
+  // `names`: base-parameter names to identify (each must be in base.names), empty = all.
+  static bool Create(const models::SerialRobot& robot, const models::BaseParameterSet& base,
+                     const std::vector<std::string>& names, IdimModel* model, std::string* error);
+
+  int num_parameters() const { return static_cast<int>(names_.size()); }
+  int num_joints() const { return robot_.num_joints(); }
+  const std::vector<std::string>& names() const { return names_; }
+  const models::SerialRobot& robot() const { return robot_; }
+  const models::BaseParameterSet& base() const { return base_; }
+  // Standard-parameter index of identified column i.
+  int StandardIndex(int i) const { return standard_index_[i]; }
+  // True for friction columns (fv*, fc*, fv<motor>, fc<motor>, off*).
+  bool IsFrictionOrOffset(int i) const;
+
+  // X ((n·Ns) × b, joint-major) at the states q, qd, qdd (Ns × n each), built in chunks so that
+  // the full standard regressor is never held for all samples.
+  void Regressor(const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd, const Eigen::MatrixXd& qdd,
+                 Eigen::MatrixXd* x) const;
+  // The identified values of a standard parameter vector: (K θ_std)(columns).
+  Eigen::VectorXd FromStandard(const Eigen::VectorXd& theta_standard) const;
+  // The robot whose torques are X θ: all standard parameters zero except the kept standard
+  // column of every identified base parameter, set to its θ entry. Its mass matrix equals the
+  // one implied by θ (the regrouping is exact for every q), so it can be simulated.
+  models::SerialRobot RobotWithParameters(const Eigen::VectorXd& theta) const;
+
+ private:
+  models::SerialRobot robot_{"empty", {models::JointGeometry()}};
+  models::BaseParameterSet base_;
+  std::vector<std::string> names_;
+  std::vector<int> base_index_, standard_index_;
+};
+
+// The stacked, pre-processed IDIM system.
+struct IdimSystem {
+  Eigen::MatrixXd x;   // rows × b (after decimation and selection)
+  Eigen::VectorXd y;   // rows
+  RowBlocks blocks;    // row → joint (and decimated sample)
+  int num_samples = 0;            // per joint after decimation, before selection
+  double sample_rate_hz = 0.0;    // after decimation
+  std::vector<int> kept_rows;     // rows of the decimated stack that were kept (all if no selection)
+  std::string selection_report;   // empty without selection
+  Eigen::MatrixXd q, qd, qdd;     // differentiated states at the input rate (Ns × n)
+  std::vector<double> nvr_position, nvr_velocity;  // IRW paths: ML NVR per joint
+  IdimPreprocessingOptions options;
+};
+
+// Steps 1–4 above. q_measured, tau_measured: Ns × n (n = model.num_joints()). Returns false with
+// a message for invalid options, too short records, an IRW fit failure or an empty selection.
+bool BuildIdimSystem(const IdimModel& model, const Eigen::MatrixXd& q_measured,
+                     const Eigen::MatrixXd& tau_measured, const IdimPreprocessingOptions& options,
+                     IdimSystem* system, std::string* error);
+
+// Steps 2–4 for exact states (no differentiation): the instruments of IDIM-IV. x and tau_stacked
+// have the rows of `system` (same decimation, same kept rows). tau may be empty (then only x).
+bool ProcessLikeSystem(const IdimModel& model, const IdimSystem& system, const Eigen::MatrixXd& q,
+                       const Eigen::MatrixXd& qd, const Eigen::MatrixXd& qdd,
+                       const Eigen::MatrixXd& tau, Eigen::MatrixXd* x, Eigen::VectorXd* tau_stacked,
+                       std::string* error);
+
+// A reference trajectory known only at uniform samples (a recorded reference of a simulation or
+// a real robot): linear interpolation of q, q', q'' between samples t_k = k / rate.
+class SampledTrajectory : public data::JointTrajectory {
+ public:
+  SampledTrajectory(Eigen::MatrixXd q, Eigen::MatrixXd qd, Eigen::MatrixXd qdd,
+                    double sample_rate_hz);
+  int num_joints() const override { return static_cast<int>(q_.cols()); }
+  double duration() const override { return (q_.rows() - 1) / rate_; }
+  void Evaluate(double t, Eigen::VectorXd* q, Eigen::VectorXd* qd,
+                Eigen::VectorXd* qdd) const override;
+
+ private:
+  Eigen::MatrixXd q_, qd_, qdd_;
+  double rate_;
+};
+
+// The closed-loop auxiliary model of IDIM-IV. Simulations are cached by θ (exact match), so
+// runs that start from the same θ^0 share their first simulation; thread-safe.
+class ClosedLoopAuxiliaryModel {
+ public:
+  // `reference` must outlive this object. simulator: gains, control rate, duration; its
+  // encoder resolution, noise and bias are cleared (noise-free auxiliary model) and the velocity
+  // feedback uses the exact state.
+  ClosedLoopAuxiliaryModel(const data::JointTrajectory* reference,
+                           data::RobotSimulatorOptions simulator, int cache_capacity = 4);
+  // Simulates the robot of model.RobotWithParameters(theta). Fails (no abort) when that robot's
+  // mass matrix is not positive definite along the reference (checked every `check_stride`
+  // samples) or when the simulation diverges.
+  bool Simulate(const IdimModel& model, const Eigen::VectorXd& theta,
+                std::shared_ptr<const data::RobotSimulation>* simulation, std::string* error);
+  int num_simulations() const;
+
+ private:
+  const data::JointTrajectory* reference_;
+  data::RobotSimulatorOptions simulator_;
+  int cache_capacity_;
+  mutable std::mutex mutex_;
+  std::vector<std::pair<Eigen::VectorXd, std::shared_ptr<const data::RobotSimulation>>> cache_;
+  int num_simulations_ = 0;
+};
+
+enum class IdimEstimator { kLeastSquares, kWeightedLeastSquares, kInstrumentalVariables };
+const char* IdimEstimatorName(IdimEstimator estimator);  // "LS", "WLS", "IV"
+
+struct IdimRunOptions {
+  IdimEstimator estimator = IdimEstimator::kLeastSquares;
+  IvIterationOptions iv;
+  WhitenessOptions whiteness;
+  // IV: true = solvers::IterateInstrumentalVariables / SolveInstrumentalVariables (the common
+  // pivoted-QR path, cond(X) recomputed every iteration); false = the same iteration with
+  // SolveIdimIvNormalProducts (fast path for long records; tests show both agree).
+  bool iv_common_path = false;
+};
+
+// The IV estimate of SolveInstrumentalVariables (seed 000 eqs. 7–8, diagonal Λ per block) from
+// the b × b products: θ = (ZᵀX)^{-1} Zᵀy by full-pivoting LU, Λ_jj = ||r_j||²/N_j · N_t/(N_t − b),
+// P = (Σ_j Z_jᵀZ_j / Λ_jj)^{-1}. O(N_t b²) in BLAS-3 products instead of a pivoted Householder QR
+// of Z; condition_number is set to `condition_number_x` (cond(X) does not change between IV
+// iterations, so the caller computes it once). Fails (success = false) when ZᵀX is singular.
+LinearLeastSquaresSummary SolveIdimIvNormalProducts(const Eigen::MatrixXd& z,
+                                                    const Eigen::MatrixXd& x,
+                                                    const Eigen::VectorXd& y,
+                                                    const RowBlocks& blocks,
+                                                    double condition_number_x);
+
+struct IdimResult {
+  bool success = false;     // an estimate exists (IV: also when it did not converge)
+  bool converged = true;    // IV: both convergence tests met within the cap
+  int iterations = 0;       // IV solves (0 for LS/WLS)
+  std::string message;
+  LinearLeastSquaresSummary fit;  // estimate, covariance, residual, cond(X), relative error
+  WhitenessSummary whiteness;     // of fit.residual per joint
+  std::vector<double> torque_change, parameter_change;  // IV history
+  int simulations = 0;
+  double time_s = 0.0;
+};
+
+// Runs one estimator on a built system. IV needs `auxiliary` and θ^0 (b; seed 000: CAD inertias,
+// zero friction); LS/WLS ignore both. Returns false only when no estimate exists (message says
+// why); a non-converged IV returns true with converged = false and the last estimate.
+bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOptions& options,
+             const Eigen::VectorXd& theta0, ClosedLoopAuxiliaryModel* auxiliary,
+             IdimResult* result, std::string* error);
+
+}  // namespace dynid::solvers
+
+#endif  // DYNID_SOLVERS_IDIM_H_

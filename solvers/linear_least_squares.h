@@ -1,0 +1,210 @@
+// solvers/linear_least_squares — the project's common linear least-squares / covariance path
+// for stacked linear-in-the-parameters models y = X θ + e (METHODS.md §4; seed 001 eqs. 4–7;
+// seed 000 eqs. 5–8). Used by IDIM-LS, per-joint weighted LS, IDIM-IV and the essential-
+// parameter selection, and generic over X: the caller supplies the stacked matrix (N_t × b),
+// the observations (N_t), optional column names and a row → block map (block = joint).
+//
+// Three solvers, one Summary:
+//   SolveLeastSquares            Householder QR with column pivoting of X (never XᵀX).
+//   SolveWeightedLeastSquares    Gautier's per-joint weighting: σ_j from an ordinary LS,
+//                                rows of joint j scaled by 1/σ_j, solved again.
+//   SolveLeastSquaresCeres       the same problem as a ceres::Problem (one parameter block θ,
+//                                residual blocks of rows with the analytic Jacobian = rows of X),
+//                                covariance by ceres::Covariance — the design rule's path; the
+//                                tests show it agrees with the QR path to ~1e-9.
+//   SolveInstrumentalVariables   θ = (ZᵀX)^{-1} Zᵀ y with the covariance of seed 000 eq. 8.
+#ifndef DYNID_SOLVERS_LINEAR_LEAST_SQUARES_H_
+#define DYNID_SOLVERS_LINEAR_LEAST_SQUARES_H_
+
+#include <Eigen/Core>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "data/signal.h"
+
+namespace ceres {
+class CostFunction;
+}  // namespace ceres
+
+namespace dynid::solvers {
+
+// Which block (joint) each row of a stacked system belongs to, and optionally at which sample
+// (needed only for a full n × n error covariance in the IV covariance).
+struct RowBlocks {
+  std::vector<int> block_of_row;         // size N_t, values in [0, num_blocks); empty = 1 block
+  std::vector<int> sample_of_row;        // optional, size N_t
+  std::vector<std::string> block_names;  // optional, size num_blocks ("joint 1", ...)
+
+  // Number of blocks (max + 1 of block_of_row; 1 when empty).
+  int num_blocks() const;
+  // Block of row i (0 when block_of_row is empty).
+  int BlockOf(int row) const { return block_of_row.empty() ? 0 : block_of_row[row]; }
+  // Name of block j (block_names[j], or "block <j+1>").
+  std::string BlockName(int block) const;
+
+  // Consecutive blocks of the given sizes (sample_of_row = index inside the block).
+  static RowBlocks FromSizes(const std::vector<int>& sizes);
+  // The n · N_s rows of a stack in `order` (data/signal.h), with block = joint and the sample
+  // map filled; names "joint 1", ..., "joint n".
+  static RowBlocks Stacked(data::StackOrder order, int num_joints, int num_samples);
+  // The rows `rows` of this layout (e.g. after data::SelectSamples), keeping names.
+  RowBlocks Subset(const std::vector<int>& rows) const;
+
+  // Sizes agree with `num_rows`, block indices are >= 0, names (if any) cover every block.
+  bool IsValid(int num_rows, std::string* why) const;
+};
+
+// How SolveWeightedLeastSquares estimates the standard deviation σ_j of block j.
+enum class BlockSigmaEstimate {
+  // Gautier's: an ordinary LS on block j's own rows only (its non-zero columns, rank by pivoted
+  // QR), σ_j² = ||y_j − X_j θ_j||² / (N_j − rank(X_j)).
+  kBlockSubsystem,
+  // From the residuals of one ordinary LS on the whole stack:
+  // σ_j² = ||r_j||² / N_j · N_t / (N_t − b).
+  kGlobalResidual,
+};
+
+struct LinearLeastSquaresOptions {
+  std::vector<std::string> column_names;  // optional, size b; used in reports
+  RowBlocks row_blocks;                   // per-block diagnostics and weights
+
+  // Column k of the pivoted QR counts as dependent when |R_kk| <= rank_tolerance · |R_00|.
+  double rank_tolerance = 1e-10;
+  // cond(X) = σ_max / σ_min from the singular values of the b × b factor R.
+  bool compute_condition_number = true;
+  BlockSigmaEstimate block_sigma_estimate = BlockSigmaEstimate::kBlockSubsystem;
+
+  // Ceres path only: linear solver (true = DENSE_QR, false = DENSE_NORMAL_CHOLESKY), rows per
+  // residual block, and the covariance algorithm (true = DENSE_SVD, false = SPARSE_QR).
+  bool ceres_dense_qr = true;
+  int ceres_rows_per_residual_block = 64;
+  bool ceres_covariance_dense_svd = true;
+  int ceres_num_threads = 1;
+
+  // For SolveInstrumentalVariables: Λ of seed 000 eq. 8 as a full n × n covariance of the
+  // per-sample residual vectors (requires row_blocks.sample_of_row with every block present at
+  // every sample) instead of the diagonal of per-block variances.
+  bool iv_full_error_covariance = false;
+
+  bool IsValid(std::string* why) const;
+};
+
+struct LinearLeastSquaresSummary {
+  bool success = false;    // false for bad input, rank deficiency or a solver failure
+  std::string message;     // why not, or a one-line success note
+  std::string method;      // "LS (QR)", "WLS (QR)", "LS (Ceres DENSE_QR)", "IV"
+  int num_rows = 0;        // N_t
+  int num_parameters = 0;  // b
+  int rank = 0;
+  int iterations = 0;  // Ceres iterations (1 for the direct paths)
+  double time_s = 0.0;
+
+  Eigen::VectorXd theta;                 // b
+  Eigen::MatrixXd covariance;            // b × b; NaN rows/columns for dependent columns
+  Eigen::VectorXd standard_deviation;    // sqrt(diag(covariance))
+  Eigen::VectorXd relative_std_percent;  // 100 σ_k / |θ_k| (inf when θ_k = 0)
+  double sigma2 = 0.0;                   // ||r||² / (N_t − b) (weighted residual for WLS)
+  Eigen::VectorXd residual;              // y − X θ (unweighted), N_t
+  double residual_norm = 0.0;            // ||y − X θ||
+  double relative_error = 0.0;           // ||y − X θ|| / ||y||  (seed 000 Table 3)
+  double condition_number = 0.0;         // cond(X) (of the row-scaled X for WLS); 0 if skipped
+  Eigen::VectorXd block_rms;             // RMS of the residual per block
+  Eigen::VectorXd block_sigma;           // WLS: σ_j used as weights; IV: sqrt(diag(Λ))
+  Eigen::MatrixXd error_covariance;      // IV: Λ (n × n) used in eq. 8
+
+  std::vector<int> dependent_columns;  // columns the data do not determine
+  std::string dependence_report;       // "c = 1.5·a − 0.5·b" per dependent column
+
+  // A table "name  estimate  σ  %σ" plus the diagnostics, for printing.
+  std::string Report(const std::vector<std::string>& column_names = {}) const;
+};
+
+// Ordinary LS by Householder QR with column pivoting: X P = Q R, θ = P R^{-1} Qᵀ y,
+// σ² = ||y − Xθ||² / (N_t − b), Σ = σ² (XᵀX)^{-1} = σ² P R^{-1} R^{-T} Pᵀ (seed 001 eqs. 5–7).
+// X: N_t × b with N_t > b; y: N_t (CHECKed). A rank-deficient X gives success = false, the
+// basic solution (θ = 0 on dependent columns), the covariance of the independent columns with
+// the dependent ones fixed, and the dependent columns named in message / dependence_report.
+LinearLeastSquaresSummary SolveLeastSquares(const Eigen::MatrixXd& X, const Eigen::VectorXd& y,
+                                            const LinearLeastSquaresOptions& options);
+
+// Gautier's weighted LS (METHODS.md §4): σ_j per block (options.block_sigma_estimate), rows of
+// block j divided by σ_j, solved by SolveLeastSquares; covariance σ_w² (Xᵀ W X)^{-1} from the
+// weighted fit; residual, relative error and block RMS reported unweighted. block_sigma holds σ_j.
+LinearLeastSquaresSummary SolveWeightedLeastSquares(const Eigen::MatrixXd& X,
+                                                    const Eigen::VectorXd& y,
+                                                    const LinearLeastSquaresOptions& options);
+
+// The same ordinary LS cast as a ceres::Problem: parameter block θ (b), residual blocks of
+// options.ceres_rows_per_residual_block rows r = X_rows θ − y_rows with the analytic Jacobian
+// X_rows, Levenberg–Marquardt with a huge initial trust region (one Gauss–Newton step solves a
+// linear problem; the second iteration confirms convergence), covariance (JᵀJ)^{-1} by
+// ceres::Covariance scaled by σ². Rank deficiency: ceres::Covariance fails → success = false.
+LinearLeastSquaresSummary SolveLeastSquaresCeres(const Eigen::MatrixXd& X, const Eigen::VectorXd& y,
+                                                 const LinearLeastSquaresOptions& options);
+
+// The residual block of SolveLeastSquaresCeres: r = rows · θ − observations (rows: m × b,
+// observations: m), one parameter block θ of size b, analytic Jacobian ∂r/∂θ = rows. The caller
+// owns the result (ceres::Problem takes ownership when it is added to one).
+ceres::CostFunction* NewLinearRowsCost(const Eigen::MatrixXd& rows,
+                                       const Eigen::VectorXd& observations);
+
+// Instrumental variables (seed 000 eqs. 5, 7): θ = (ZᵀX)^{-1} Zᵀ y for instruments Z with the
+// shape of X (N_t × b; in IDIM-IV the decimated regressor of the simulated noise-free robot).
+// Solved without forming ZᵀX: Z P = Q R, then (Qᵀ X) θ = Qᵀ y (same solution when ZᵀX is
+// invertible, better conditioned). Covariance by seed 000 eq. 8 without its 1/N factors, i.e.
+// the covariance of θ itself:  P = (Σ_i ζ_iᵀ Λ^{-1} ζ_i)^{-1}, ζ_i the n × b rows of Z at
+// sample i, Λ the n × n covariance of the (filtered) error, estimated from r = y − X θ_IV:
+// diagonal with Λ_jj = ||r_j||² / N_j · N_t / (N_t − b) by default (then P = (Zᵀ W Z)^{-1} with
+// W = diag(1/Λ_jj) per row), or the full sample covariance of the per-sample residual vectors
+// (options.iv_full_error_covariance). With Z = X and one block this is exactly σ² (XᵀX)^{-1}.
+// success = false (with the dependent columns named) when Z or QᵀX is rank deficient.
+LinearLeastSquaresSummary SolveInstrumentalVariables(const Eigen::MatrixXd& Z,
+                                                     const Eigen::MatrixXd& X,
+                                                     const Eigen::VectorXd& y,
+                                                     const LinearLeastSquaresOptions& options);
+
+// --- The IDIM-IV iteration (seed 000 §2.2, eqs. 6–8) -------------------------------------------
+
+struct IvIterationOptions {
+  int max_iterations = 20;  // seed 000 caps at 20
+  // Converged when both relative changes fall to or below their tolerance:
+  double torque_tolerance = 1e-3;     // ||τ_s^it − τ_s^(it−1)|| / ||τ_s^(it−1)||
+  double parameter_tolerance = 1e-3;  // ||θ^it − θ^(it−1)|| / ||θ^(it−1)||
+  bool IsValid(std::string* why) const;
+};
+
+// The auxiliary model: given the current estimate θ (b), simulate the noise-free system (in
+// IDIM-IV the closed-loop robot driven by the reference trajectory) and return the instruments
+// (N_t × b: its regressor, pre-processed with the same decimation filter as X) and its
+// torques (N_t, stacked like y; may be left empty, then Z θ is used). Returns false with a
+// message when the simulation fails (e.g. diverges for this θ).
+using InstrumentGenerator =
+    std::function<bool(const Eigen::VectorXd& theta, Eigen::MatrixXd* instruments,
+                       Eigen::VectorXd* simulated_torques, std::string* error)>;
+
+struct IvIterationSummary {
+  bool converged = false;
+  int iterations = 0;                  // IV solves performed
+  std::string message;                 // "converged after 4 iterations", or why not (honestly)
+  LinearLeastSquaresSummary estimate;  // the last IV solve (covariance by eq. 8)
+  std::vector<Eigen::VectorXd> theta_history;  // θ^0 (initial), θ^1, ...
+  std::vector<double> torque_change;           // per iteration (from the 2nd simulation on)
+  std::vector<double> parameter_change;        // per iteration
+  double time_s = 0.0;
+};
+
+// Iterates: simulate with θ^(it−1) → instruments ζ; θ^it = SolveInstrumentalVariables(ζ, X, y)
+// (eq. 7); stops when both relative changes are within tolerance (the torque change compares the
+// simulations driven by θ^it and θ^(it−1), so convergence needs one simulation more than
+// solves) or after max_iterations, reporting non-convergence with the last changes. θ^0 (b) is
+// the initial guess (seed 000: CAD inertias, zero friction). X, y as in SolveLeastSquares.
+IvIterationSummary IterateInstrumentalVariables(const Eigen::MatrixXd& X, const Eigen::VectorXd& y,
+                                                const Eigen::VectorXd& theta0,
+                                                const InstrumentGenerator& generator,
+                                                const IvIterationOptions& iteration_options,
+                                                const LinearLeastSquaresOptions& options);
+
+}  // namespace dynid::solvers
+
+#endif  // DYNID_SOLVERS_LINEAR_LEAST_SQUARES_H_

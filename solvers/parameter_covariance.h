@@ -1,0 +1,79 @@
+// solvers:: covariance of the constant parameters of a trajectory problem, and the
+// identifiability report (METHODS.md §7 and §8 "Ceres covariance").
+//
+// For a least-squares problem ½|r(y, theta)|² whose trajectory unknowns y are ordered so that the
+// Gauss–Newton matrix H = JᵀJ is banded (node-ordered blocks, as in
+// problems/weighted_residual_problem.h), the information of theta is the Schur complement
+//
+//     S = H_θθ − H_θy H_yy⁻¹ H_yθ                 (p × p)
+//
+// and cov(theta) = S⁻¹ = [(JᵀJ)⁻¹]_θθ, the same quantity ceres::Covariance returns. S is computed
+// with a sparse Cholesky factorisation of the banded H_yy in its natural (node) order, so the
+// cost is O(N) in the number of nodes (ceres::Covariance instead factorises the whole Jacobian
+// and solves once per requested column).
+// The covariance is in the metric of the residual weights: when the weights are inverse noise
+// variances (intensities), it is the parameter covariance; otherwise scale it by the residual
+// variance.
+//
+// When S is singular or ill-conditioned the report names the parameter combinations the data do
+// not determine (eigenvectors of the relative information D S D, D = diag(|theta|)) instead of
+// failing.
+#ifndef DYNID_SOLVERS_PARAMETER_COVARIANCE_H_
+#define DYNID_SOLVERS_PARAMETER_COVARIANCE_H_
+
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+
+namespace ceres {
+class Problem;
+}
+
+namespace dynid::solvers {
+
+// S = H_θθ − H_θy H_yy⁻¹ H_yθ at the current parameter values. `banded_blocks` are all
+// non-constant trajectory blocks in band (node) order, `parameter_blocks` the blocks of theta
+// (their sizes sum to p). H is accumulated row by row from the Jacobian into banded storage
+// (solvers/banded.h) and H_yy is factorised by banded Cholesky: O(N b²) for bandwidth b.
+// Returns false with a message when H_yy is not positive definite (the trajectory itself is not
+// determined by the data and weights).
+// If `trajectory_variance` is non-null it receives the marginal variances of all trajectory
+// unknowns, diag[(JᵀJ)⁻¹]_yy (in the order of `banded_blocks`), by banded selected inversion
+// plus the rank-p correction for theta — O(N b²), no dense N × N matrix; left empty when S is
+// singular.
+bool ParameterInformationBySchur(ceres::Problem* problem, const std::vector<double*>& banded_blocks,
+                                 const std::vector<double*>& parameter_blocks,
+                                 Eigen::MatrixXd* information, std::string* error,
+                                 Eigen::VectorXd* trajectory_variance = nullptr);
+
+// cov(theta) by ceres::Covariance (SPARSE_QR, SuiteSparse) for comparison on small problems.
+// Fails (message from Ceres) when the Jacobian is rank deficient.
+bool ParameterCovarianceByCeres(ceres::Problem* problem,
+                                const std::vector<double*>& parameter_blocks,
+                                Eigen::MatrixXd* covariance, std::string* error);
+
+struct IdentifiabilityReport {
+  bool identifiable = false;           // all relative-information eigenvalues above tolerance
+  double condition_number = 0.0;       // of the relative information D S D (inf if singular)
+  Eigen::VectorXd eigenvalues;         // of D S D, ascending
+  Eigen::MatrixXd eigenvectors;        // columns, in relative coordinates δθ_i / |θ_i|
+  Eigen::MatrixXd covariance;          // S⁻¹ when identifiable; else the pseudo-inverse on the
+                                       // determined subspace (undetermined directions zeroed)
+  Eigen::VectorXd standard_deviation;  // sqrt(diag(covariance))
+  Eigen::VectorXd relative_standard_deviation;  // standard_deviation / |theta|
+  std::vector<std::string> undetermined;        // one sentence per undetermined combination
+  std::string message;                          // summary for logs and reports
+};
+
+// Analyses the information matrix S (p × p) at the estimate theta with the given names (with
+// units, "mass [kg]"). A direction is undetermined when its eigenvalue of D S D is below
+// `relative_tolerance` × the largest (D_ii = |theta_i|, or 1 when theta_i = 0).
+IdentifiabilityReport AnalyzeIdentifiability(const Eigen::MatrixXd& information,
+                                             const Eigen::VectorXd& theta,
+                                             const std::vector<std::string>& names,
+                                             double relative_tolerance = 1e-10);
+
+}  // namespace dynid::solvers
+
+#endif  // DYNID_SOLVERS_PARAMETER_COVARIANCE_H_

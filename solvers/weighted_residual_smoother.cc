@@ -1,0 +1,123 @@
+#include "solvers/weighted_residual_smoother.h"
+
+#include <chrono>
+#include <memory>
+#include <sstream>
+
+#include <ceres/ordered_groups.h>
+#include <ceres/problem.h>
+#include <ceres/solver.h>
+#include <glog/logging.h>
+
+namespace dynid::solvers {
+
+bool WeightedResidualSmootherOptions::IsValid(std::string* why) const {
+  std::ostringstream out;
+  if (max_iterations < 1) out << "max_iterations must be >= 1, got " << max_iterations;
+  else if (!(function_tolerance >= 0.0) || !(gradient_tolerance >= 0.0) ||
+           !(parameter_tolerance >= 0.0))
+    out << "tolerances must be >= 0";
+  else if (num_threads < 1) out << "num_threads must be >= 1, got " << num_threads;
+  else if (!(progress_period_s >= 0.0))
+    out << "progress_period_s must be >= 0, got " << progress_period_s;
+  if (out.str().empty()) return true;
+  if (why != nullptr) *why = out.str();
+  return false;
+}
+
+namespace {
+
+class ProgressCallback : public ceres::IterationCallback {
+ public:
+  explicit ProgressCallback(const WeightedResidualSmootherOptions& options)
+      : options_(options), start_(std::chrono::steady_clock::now()) {}
+
+  ceres::CallbackReturnType operator()(const ceres::IterationSummary& summary) override {
+    WeightedResidualProgress progress;
+    progress.iteration = summary.iteration;
+    progress.cost = summary.cost;
+    progress.gradient_max_norm = summary.gradient_max_norm;
+    progress.elapsed_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (options_.progress) options_.progress(progress);
+    if (options_.log_progress && (summary.iteration == 0 ||
+                                  progress.elapsed_s - last_log_s_ >= options_.progress_period_s)) {
+      last_log_s_ = progress.elapsed_s;
+      LOG(INFO) << "weighted-residual smoother: iteration " << progress.iteration << " cost "
+                << progress.cost << " |gradient|max " << progress.gradient_max_norm << " after "
+                << progress.elapsed_s << " s";
+    }
+    return ceres::SOLVER_CONTINUE;
+  }
+
+ private:
+  const WeightedResidualSmootherOptions& options_;
+  const std::chrono::steady_clock::time_point start_;
+  double last_log_s_ = 0.0;
+};
+
+}  // namespace
+
+WeightedResidualSmootherSummary SolveWeightedResidual(
+    ceres::Problem* problem, problems::WeightedResidualVariables* variables,
+    const WeightedResidualSmootherOptions& options) {
+  CHECK(problem != nullptr && variables != nullptr) << "expected problem and variables";
+  WeightedResidualSmootherSummary result;
+  std::string why;
+  if (!options.IsValid(&why)) {
+    result.message = "invalid options: " + why;
+    return result;
+  }
+  ceres::Solver::Options solver_options;
+  solver_options.linear_solver_type = ceres::SPARSE_NORMAL_CHOLESKY;
+  solver_options.sparse_linear_algebra_library_type =
+      options.sparse_library == WeightedResidualSmootherOptions::SparseLibrary::kEigenSparse
+          ? ceres::EIGEN_SPARSE
+          : ceres::SUITE_SPARSE;
+  solver_options.max_num_iterations = options.max_iterations;
+  solver_options.function_tolerance = options.function_tolerance;
+  solver_options.gradient_tolerance = options.gradient_tolerance;
+  solver_options.parameter_tolerance = options.parameter_tolerance;
+  solver_options.num_threads = options.num_threads;
+  solver_options.logging_type = ceres::SILENT;
+  double* theta = variables->ConstantParameterBlock();
+  if (options.order_parameters_last && theta != nullptr) {
+    auto ordering = std::make_shared<ceres::ParameterBlockOrdering>();
+    for (double* block : variables->TrajectoryBlocks()) ordering->AddElementToGroup(block, 0);
+    ordering->AddElementToGroup(theta, 1);
+    solver_options.linear_solver_ordering = ordering;
+  }
+  ProgressCallback callback(options);
+  if (options.log_progress || options.progress) {
+    solver_options.callbacks.push_back(&callback);
+    solver_options.update_state_every_iteration = false;
+  }
+  ceres::Solver::Summary summary;
+  ceres::Solve(solver_options, problem, &summary);
+  result.converged = summary.termination_type == ceres::CONVERGENCE;
+  result.iterations = static_cast<int>(summary.iterations.size()) - 1;
+  result.initial_cost = summary.initial_cost;
+  result.final_cost = summary.final_cost;
+  result.time_s = summary.total_time_in_seconds;
+  result.linear_solver_time_s = summary.linear_solver_time_in_seconds;
+  result.jacobian_time_s = summary.jacobian_evaluation_time_in_seconds;
+  result.message = summary.message;
+  if (!summary.IsSolutionUsable()) result.message = "no usable solution: " + summary.message;
+  return result;
+}
+
+bool ConstantParameterInformation(ceres::Problem* problem,
+                                  problems::WeightedResidualVariables* variables,
+                                  Eigen::MatrixXd* information, std::string* error) {
+  CHECK(variables != nullptr) << "expected variables";
+  double* theta = variables->ConstantParameterBlock();
+  if (theta == nullptr) {
+    *error = std::string("parameter information needs ParameterMode::kConstant, got ") +
+             problems::ParameterModeName(variables->mode);
+    return false;
+  }
+  return ParameterInformationBySchur(problem, variables->TrajectoryBlocks(), {theta}, information,
+                                     error);
+}
+
+}  // namespace dynid::solvers

@@ -1,0 +1,81 @@
+// solvers::SolveWeightedResidual — solves a weighted-residual estimation problem built by
+// problems::BuildWeightedResidualProblem (METHODS.md §7) with Ceres, and extracts the covariance
+// of constant parameters (solvers/parameter_covariance.h).
+//
+// Linear algebra: SPARSE_NORMAL_CHOLESKY with SuiteSparse; for ParameterMode::kConstant the
+// shared theta block is put in a second elimination group so the fill-reducing ordering
+// eliminates the banded trajectory first and theta last (the dense theta rows then add O(N p)
+// work, and the cost per node stays flat in N).
+//
+// Long runs report progress through an iteration callback: every `progress_period_s` seconds a
+// LOG(INFO) line (iteration, cost, gradient norm, elapsed time) and/or the user's `progress`
+// function on every iteration.
+#ifndef DYNID_SOLVERS_WEIGHTED_RESIDUAL_SMOOTHER_H_
+#define DYNID_SOLVERS_WEIGHTED_RESIDUAL_SMOOTHER_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "problems/weighted_residual_problem.h"
+#include "solvers/parameter_covariance.h"
+
+namespace ceres {
+class Problem;
+}
+
+namespace dynid::solvers {
+
+struct WeightedResidualProgress {
+  int iteration = 0;
+  double cost = 0.0;
+  double gradient_max_norm = 0.0;
+  double elapsed_s = 0.0;
+};
+
+struct WeightedResidualSmootherOptions {
+  int max_iterations = 100;
+  double function_tolerance = 1e-12;
+  double gradient_tolerance = 1e-12;
+  double parameter_tolerance = 1e-12;
+  int num_threads = 1;
+  bool order_parameters_last = true;  // theta (kConstant) in the last elimination group
+  // Sparse Cholesky of the normal equations: SuiteSparse (CHOLMOD, the default) or Eigen's
+  // simplicial LDLT (often faster on these narrow-band problems; see bench_weighted_residual).
+  enum class SparseLibrary { kSuiteSparse, kEigenSparse };
+  SparseLibrary sparse_library = SparseLibrary::kSuiteSparse;
+  bool log_progress = false;          // LOG(INFO) progress lines
+  double progress_period_s = 1.0;     // minimum time between progress lines
+  std::function<void(const WeightedResidualProgress&)> progress;  // called every iteration
+
+  bool IsValid(std::string* why) const;
+};
+
+struct WeightedResidualSmootherSummary {
+  bool converged = false;
+  int iterations = 0;
+  double initial_cost = 0.0;
+  double final_cost = 0.0;
+  double time_s = 0.0;
+  double linear_solver_time_s = 0.0;
+  double jacobian_time_s = 0.0;
+  std::string message;
+};
+
+// Solves `problem` (built over `variables`) in place. Convergence means Ceres stopped on one of
+// its tolerances; hitting max_iterations or a failure is reported in `message`.
+WeightedResidualSmootherSummary SolveWeightedResidual(
+    ceres::Problem* problem, problems::WeightedResidualVariables* variables,
+    const WeightedResidualSmootherOptions& options);
+
+// Information S of the constant theta block (kConstant only) by the O(N) Schur complement of the
+// banded trajectory (ParameterInformationBySchur) and its identifiability analysis.
+bool ConstantParameterInformation(ceres::Problem* problem,
+                                  problems::WeightedResidualVariables* variables,
+                                  Eigen::MatrixXd* information, std::string* error);
+
+}  // namespace dynid::solvers
+
+#endif  // DYNID_SOLVERS_WEIGHTED_RESIDUAL_SMOOTHER_H_

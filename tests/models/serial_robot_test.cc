@@ -1,0 +1,240 @@
+#include "models/serial_robot.h"
+
+#include <cmath>
+#include <random>
+
+#include <Eigen/Cholesky>
+#include <Eigen/Eigenvalues>
+#include <gtest/gtest.h>
+
+#include "models/scara3.h"
+#include "models/tx40.h"
+#include "tests/models/robot_test_util.h"
+
+namespace dynid::models {
+namespace {
+
+struct State {
+  Eigen::VectorXd q, qd, qdd;
+};
+
+State RandomState(const SerialRobot& robot, std::mt19937* rng) {
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  const int n = robot.num_joints();
+  State s{Eigen::VectorXd(n), Eigen::VectorXd(n), Eigen::VectorXd(n)};
+  for (int j = 0; j < n; ++j) {
+    s.q[j] = unit(*rng) * 3.0;
+    s.qd[j] = unit(*rng) * 2.0;
+    s.qdd[j] = unit(*rng) * 5.0;
+  }
+  return s;
+}
+
+std::vector<SerialRobot> TestRobots() {
+  std::vector<SerialRobot> robots;
+  robots.push_back(MakeTx40());
+  Tx40Options physical;
+  physical.coupling_form = CouplingForm::kPhysical;
+  physical.torque_offsets = true;
+  robots.push_back(MakeTx40(physical));
+  robots.push_back(MakeScara3());
+  robots.push_back(testing::MakeRandomChain7(11, /*with_offsets=*/true));
+  robots.push_back(testing::MakeRandomChain7(12, false, CouplingForm::kGautier));
+  return robots;
+}
+
+TEST(SerialRobotTest, RegressorTimesStandardParametersEqualsNewtonEuler) {
+  std::mt19937 rng(1);
+  std::normal_distribution<double> normal;
+  for (SerialRobot robot : TestRobots()) {
+    for (int trial = 0; trial < 20; ++trial) {
+      // Any theta (not only physical ones): the identity is linear algebra.
+      Eigen::VectorXd theta(robot.num_parameters());
+      for (int i = 0; i < theta.size(); ++i) theta[i] = normal(rng);
+      robot.SetStandardParameters(theta);
+      const State s = RandomState(robot, &rng);
+      Eigen::VectorXd tau;
+      robot.InverseDynamics(s.q, s.qd, s.qdd, &tau);
+      Eigen::MatrixXd phi;
+      robot.Regressor(s.q, s.qd, s.qdd, &phi);
+      ASSERT_EQ(phi.rows(), robot.num_joints());
+      ASSERT_EQ(phi.cols(), robot.num_parameters());
+      EXPECT_LE((phi * theta - tau).norm(), 1e-10 * tau.norm()) << robot.name();
+    }
+  }
+}
+
+TEST(SerialRobotTest, StackedRegressorIsJointMajor) {
+  SerialRobot robot = testing::MakeRandomChain7(3, true);
+  std::mt19937 rng(2);
+  const int ns = 5, n = robot.num_joints();
+  Eigen::MatrixXd q(ns, n), qd(ns, n), qdd(ns, n);
+  for (int k = 0; k < ns; ++k) {
+    const State s = RandomState(robot, &rng);
+    q.row(k) = s.q.transpose();
+    qd.row(k) = s.qd.transpose();
+    qdd.row(k) = s.qdd.transpose();
+  }
+  Eigen::MatrixXd x;
+  robot.StackedRegressor(q, qd, qdd, &x);
+  ASSERT_EQ(x.rows(), n * ns);
+  for (int k = 0; k < ns; ++k) {
+    Eigen::MatrixXd phi;
+    robot.Regressor(q.row(k).transpose(), qd.row(k).transpose(), qdd.row(k).transpose(), &phi);
+    for (int i = 0; i < n; ++i) {
+      EXPECT_EQ((x.row(i * ns + k) - phi.row(i)).cwiseAbs().maxCoeff(), 0.0);
+    }
+  }
+}
+
+TEST(SerialRobotTest, MassMatrixIsSymmetricPositiveDefiniteAndMatchesNewtonEuler) {
+  std::mt19937 rng(4);
+  for (const SerialRobot& robot : TestRobots()) {
+    const int n = robot.num_joints();
+    for (int trial = 0; trial < 5; ++trial) {
+      const State s = RandomState(robot, &rng);
+      Eigen::MatrixXd mass;
+      robot.MassMatrix(s.q, &mass);
+      EXPECT_LE((mass - mass.transpose()).norm(), 1e-14 * mass.norm());
+      Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(mass);
+      EXPECT_GT(eig.eigenvalues().minCoeff(), 0.0) << robot.name();
+      // Column j of M = tau(q, 0, e_j) − tau(q, 0, 0) (friction vanishes at rest, offsets cancel).
+      const Eigen::VectorXd zero = Eigen::VectorXd::Zero(n);
+      Eigen::VectorXd tau0, tau_j;
+      robot.InverseDynamics(s.q, zero, zero, &tau0);
+      for (int j = 0; j < n; ++j) {
+        robot.InverseDynamics(s.q, zero, Eigen::VectorXd::Unit(n, j), &tau_j);
+        EXPECT_LE((tau_j - tau0 - mass.col(j)).norm(), 1e-12 * mass.norm()) << robot.name();
+      }
+    }
+  }
+}
+
+TEST(SerialRobotTest, ForwardDynamicsInvertsInverseDynamics) {
+  std::mt19937 rng(5);
+  for (const SerialRobot& robot : TestRobots()) {
+    for (int trial = 0; trial < 5; ++trial) {
+      const State s = RandomState(robot, &rng);
+      Eigen::VectorXd tau, qdd;
+      robot.InverseDynamics(s.q, s.qd, s.qdd, &tau);
+      robot.ForwardDynamics(s.q, s.qd, tau, &qdd);
+      EXPECT_LE((qdd - s.qdd).norm(), 1e-9 * s.qdd.norm()) << robot.name();
+    }
+  }
+}
+
+TEST(SerialRobotTest, EnergiesAgreeWithMassMatrixAndGravity) {
+  std::mt19937 rng(6);
+  for (const SerialRobot& robot : TestRobots()) {
+    const int n = robot.num_joints();
+    const State s = RandomState(robot, &rng);
+    Eigen::MatrixXd mass;
+    robot.MassMatrix(s.q, &mass);
+    const double kinetic = robot.KineticEnergy(s.q, s.qd);
+    EXPECT_NEAR(kinetic, 0.5 * s.qd.dot(mass * s.qd), 1e-12 * std::abs(kinetic)) << robot.name();
+    // Gravity torques are the gradient of the potential energy (central differences).
+    Eigen::VectorXd tau_g;
+    robot.GravityTorques(s.q, &tau_g);
+    const double h = 1e-6;
+    for (int j = 0; j < n; ++j) {
+      Eigen::VectorXd qp = s.q, qm = s.q;
+      qp[j] += h;
+      qm[j] -= h;
+      const double gradient = (robot.PotentialEnergy(qp) - robot.PotentialEnergy(qm)) / (2 * h);
+      EXPECT_NEAR(gradient, tau_g[j], 1e-6 * (1.0 + tau_g.norm())) << robot.name() << " " << j;
+    }
+  }
+}
+
+TEST(SerialRobotTest, CouplingFormsGiveTheSameTorques) {
+  Tx40Options options;
+  options.coupling_form = CouplingForm::kPhysical;
+  const SerialRobot physical = MakeTx40(options);
+  const SerialRobot gautier = ConvertCouplingForm(physical, CouplingForm::kGautier);
+  const SerialRobot back = ConvertCouplingForm(gautier, CouplingForm::kPhysical);
+  EXPECT_LE((back.standard_parameters() - physical.standard_parameters()).norm(), 1e-15);
+  // Published form: ia5' = ia5 + Iam6, fv6' = fv6 + fvm6.
+  EXPECT_NEAR(gautier.standard_parameters()[gautier.ParameterIndex("ia5")], 0.0361 + 0.0114,
+              1e-15);
+  EXPECT_NEAR(gautier.standard_parameters()[gautier.ParameterIndex("fv6")], 0.689 + 0.8, 1e-15);
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 10; ++trial) {
+    const State s = RandomState(physical, &rng);
+    Eigen::VectorXd tau_p, tau_g;
+    physical.InverseDynamics(s.q, s.qd, s.qdd, &tau_p);
+    gautier.InverseDynamics(s.q, s.qd, s.qdd, &tau_g);
+    EXPECT_LE((tau_p - tau_g).norm(), 1e-12 * tau_p.norm());
+  }
+  // The published rows: row 5 carries Iam6 q6'' + fvm6 q6', row 6 Iam6 q5'' + fvm6 q5'.
+  const State s = RandomState(gautier, &rng);
+  Eigen::MatrixXd phi;
+  gautier.Regressor(s.q, s.qd, s.qdd, &phi);
+  const int iam6 = gautier.ParameterIndex("iam6"), fvm6 = gautier.ParameterIndex("fvm6"),
+            fcm6 = gautier.ParameterIndex("fcm6");
+  EXPECT_DOUBLE_EQ(phi(4, iam6), s.qdd[5]);
+  EXPECT_DOUBLE_EQ(phi(5, iam6), s.qdd[4]);
+  EXPECT_DOUBLE_EQ(phi(4, fvm6), s.qd[5]);
+  EXPECT_DOUBLE_EQ(phi(5, fvm6), s.qd[4]);
+  EXPECT_EQ(phi(4, fcm6), Sign(s.qd[4] + s.qd[5]));
+  EXPECT_EQ(phi(5, fcm6), Sign(s.qd[4] + s.qd[5]));
+  EXPECT_EQ(phi.col(iam6).head(4).norm(), 0.0);
+}
+
+// Along a frictionless, torque-driven motion the change of kinetic + potential energy equals the
+// work of the joint torques: d/dt(T + U) = q'ᵀ tau.
+TEST(SerialRobotTest, EnergyBalanceAlongFrictionlessMotion) {
+  const SerialRobot robot = testing::MakeRandomChain7(21, false, CouplingForm::kPhysical,
+                                                      /*with_friction=*/false);
+  const int n = robot.num_joints();
+  auto torque = [n](double t) {
+    Eigen::VectorXd tau(n);
+    for (int j = 0; j < n; ++j) tau[j] = 2.0 * std::sin((j + 1) * 3.0 * t + j);
+    return tau;
+  };
+  // State [q, q', W] with W' = q'ᵀ tau: the work is integrated by the same RK4 steps.
+  auto derivative = [&](double t, const Eigen::VectorXd& x, Eigen::VectorXd* dx) {
+    Eigen::VectorXd qdd;
+    const Eigen::VectorXd tau = torque(t);
+    robot.ForwardDynamics(x.head(n), x.segment(n, n), tau, &qdd);
+    dx->resize(2 * n + 1);
+    dx->head(n) = x.segment(n, n);
+    dx->segment(n, n) = qdd;
+    (*dx)[2 * n] = x.segment(n, n).dot(tau);
+  };
+  Eigen::VectorXd x = Eigen::VectorXd::Zero(2 * n + 1);
+  x.head(n).setConstant(0.3);
+  const double dt = 2e-4;
+  const int steps = 2500;
+  auto energy = [&](const Eigen::VectorXd& state) {
+    return robot.KineticEnergy(state.head(n), state.segment(n, n)) +
+           robot.PotentialEnergy(state.head(n));
+  };
+  const double e0 = energy(x);
+  Eigen::VectorXd k1, k2, k3, k4;
+  for (int k = 0; k < steps; ++k) {
+    const double t = k * dt;
+    derivative(t, x, &k1);
+    derivative(t + dt / 2, x + dt / 2 * k1, &k2);
+    derivative(t + dt / 2, x + dt / 2 * k2, &k3);
+    derivative(t + dt, x + dt * k3, &k4);
+    x += dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4);
+  }
+  const double work = x[2 * n];
+  const double e1 = energy(x);
+  const double kinetic_end = robot.KineticEnergy(x.head(n), x.segment(n, n));
+  EXPECT_GT(kinetic_end, 0.1);  // the robot did move
+  EXPECT_NEAR(e1 - e0, work, 1e-6 * (std::abs(e1 - e0) + std::abs(work)));
+}
+
+TEST(SerialRobotTest, ForwardKinematicsOfTx40) {
+  const SerialRobot robot = MakeTx40();
+  // Controller zero: arm straight up (q2 offset −pi/2 makes link 2 vertical), so the wrist
+  // centre is at height 0.225 + 0.225 and lateral offset r3 = 0.035.
+  const std::vector<Eigen::Isometry3d> poses = robot.ForwardKinematics(Eigen::VectorXd::Zero(6));
+  const Eigen::Vector3d wrist = poses[4].translation();
+  EXPECT_NEAR(wrist.z(), 0.45, 1e-12);
+  EXPECT_NEAR(std::hypot(wrist.x(), wrist.y()), 0.035, 1e-12);
+}
+
+}  // namespace
+}  // namespace dynid::models

@@ -1,0 +1,155 @@
+// Tests of the backlash smoothing problem: derivatives, structure, and the residuals at the truth.
+#include "problems/backlash_smoother_problem.h"
+
+#include <ceres/ceres.h>
+#include <ceres/gradient_checker.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <random>
+
+namespace dynid::problems {
+namespace {
+
+TEST(BacklashSmootherProblemTest, AutomaticDerivativesPassTheGradientChecker) {
+  std::mt19937_64 generator(5);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  BacklashSmootherProblemOptions options;
+  options.state_noise_intensity << 0.0, 0.0, 1000.0, 0.0;
+  options.tau_noise_intensity = 100.0;
+  options.measurement_variance = 1.0;
+  options.rk4_steps_per_sample = 2;
+  for (const auto& parameters :
+       {models::SeedSimulation1Parameters(), models::SeedSimulation2Parameters()}) {
+    const models::TwoMassTransmission model(parameters);
+    for (int l : {1, 2}) {
+      const Eigen::VectorXd y = Eigen::VectorXd::Constant(l, 0.3);
+      std::unique_ptr<ceres::CostFunction> interval(
+          CreateBacklashIntervalCost(model, options, 1e-4, 0.7, y));
+      std::unique_ptr<ceres::CostFunction> initial(CreateBacklashInitialCost(options, y));
+      EXPECT_EQ(interval->num_residuals(), 5 + l);
+      EXPECT_EQ(initial->num_residuals(), 5 + l);
+      ceres::NumericDiffOptions numeric;
+      // The checker differentiates by Ridders' extrapolation; its default first step (1 % of the
+      // value) is wider than the Coulomb atan's transition (1/alpha = 0.01 rad/s).
+      numeric.ridders_relative_initial_step_size = 1e-5;
+      const std::vector<const ceres::Manifold*>* no_manifolds = nullptr;
+      ceres::GradientChecker interval_checker(interval.get(), no_manifolds, numeric);
+      ceres::GradientChecker initial_checker(initial.get(), no_manifolds, numeric);
+      for (int trial = 0; trial < 5; ++trial) {
+        double a[5], b[5];
+        for (int i = 0; i < 5; ++i) a[i] = uniform(generator);
+        a[2] *= 0.05;  // include velocities in the steep part of the Coulomb atan
+        // The next node near the current one keeps residuals moderate, so that numeric
+        // differences of small entries are not drowned in round-off of huge residuals.
+        for (int i = 0; i < 5; ++i) b[i] = a[i] + 1e-3 * uniform(generator);
+        const double* blocks[2] = {a, b};
+        ceres::GradientChecker::ProbeResults results;
+        // The checker's element-wise relative test flags entries of 1e-6 that sit in rows with
+        // entries of 1e5 (round-off of the differences); compare each row relative to its
+        // largest entry instead. A wrong derivative is off by O(1) of the row scale.
+        interval_checker.Probe(blocks, 1e-4, &results);
+        ASSERT_TRUE(results.return_value);
+        for (int block = 0; block < 2; ++block) {
+          const Eigen::MatrixXd& user = results.jacobians[block];
+          const Eigen::MatrixXd& numeric_jacobian = results.numeric_jacobians[block];
+          for (int row = 0; row < user.rows(); ++row) {
+            const double scale = 1.0 + numeric_jacobian.row(row).cwiseAbs().maxCoeff();
+            EXPECT_LT((user.row(row) - numeric_jacobian.row(row)).cwiseAbs().maxCoeff(),
+                      1e-6 * scale)
+                << "block " << block << " row " << row << "\n"
+                << results.error_log;
+          }
+        }
+        EXPECT_TRUE(initial_checker.Probe(blocks, 1e-9, &results)) << results.error_log;
+      }
+    }
+  }
+}
+
+TEST(BacklashSmootherProblemTest, StructureAndResidualsAtTheTruth) {
+  // Smooth corners, so that one RK4 step per sample is accurate at the truth.
+  models::TwoMassTransmissionParameters parameters = models::SeedSimulation1Parameters();
+  parameters.shape = models::SpringShape::kSmoothDeadZone;
+  parameters.smoothing_rad = 0.01;
+  const models::TwoMassTransmission model(parameters);
+  const int n = 200;
+  const double ts = 1e-3;
+  Eigen::VectorXd input(n);
+  for (int k = 0; k < n; ++k) input(k) = 2.0 * std::sin(0.03 * k);
+  const models::TransmissionRecord record = models::SimulateTransmission(
+      model, input, ts, models::TwoMassTransmission::State::Zero(), 20);
+  BacklashSmootherData data;
+  data.sample_period_s = ts;
+  data.input = input;
+  data.measurements = record.states.col(2);  // noise-free motor velocity
+  BacklashSmootherProblemOptions options;
+  options.state_noise_floor.setConstant(1.0);
+  options.measurement_variance = 1.0;
+  // The true trajectory with tau_K held at its interval mean is nearly consistent with the RK4
+  // transition; every weighted residual is small compared with its unit standard deviation.
+  BacklashSmootherVariables variables;
+  Eigen::VectorXd tau(n);
+  for (int k = 0; k + 1 < n; ++k) {
+    tau(k) = 0.5 * (record.spring_torque(k) + record.spring_torque(k + 1));
+  }
+  tau(n - 1) = record.spring_torque(n - 1);
+  variables.Set(record.states, tau);
+  ceres::Problem problem;
+  std::string error;
+  ASSERT_TRUE(BuildBacklashSmootherProblem(model, data, options, &variables, &problem, &error))
+      << error;
+  EXPECT_EQ(problem.NumParameterBlocks(), n);
+  EXPECT_EQ(problem.NumResidualBlocks(), n);
+  EXPECT_EQ(problem.NumResiduals(), 6 * n);
+  double cost = 0.0;
+  std::vector<double> residuals;
+  problem.Evaluate(ceres::Problem::EvaluateOptions(), &cost, &residuals, nullptr, nullptr);
+  double max_dynamics = 0.0;
+  for (int block = 1; block < n; ++block) {
+    for (int j = 0; j < 4; ++j) {
+      max_dynamics = std::max(max_dynamics, std::abs(residuals[6 * block + j]));
+    }
+  }
+  // Dynamics defects per step (units of sqrt(ts · floor) ≈ 0.03) are tiny at the truth.
+  EXPECT_LT(max_dynamics, 0.05);
+  // A wrong tau_K breaks the dynamics.
+  variables.Set(record.states, tau + Eigen::VectorXd::Constant(n, 0.5));
+  problem.Evaluate(ceres::Problem::EvaluateOptions(), &cost, &residuals, nullptr, nullptr);
+  EXPECT_GT(std::abs(residuals[6 * 10 + 2]), 1.0);
+}
+
+TEST(BacklashSmootherProblemTest, RejectsBadInput) {
+  const models::TwoMassTransmission model;
+  BacklashSmootherData data;
+  data.sample_period_s = 1e-3;
+  data.input = Eigen::VectorXd::Zero(10);
+  data.measurements = Eigen::MatrixXd::Zero(10, 3);
+  BacklashSmootherProblemOptions options;
+  BacklashSmootherVariables variables;
+  std::string error;
+  {
+    ceres::Problem problem;
+    EXPECT_FALSE(BuildBacklashSmootherProblem(model, data, options, &variables, &problem, &error));
+    EXPECT_NE(error.find("expected 1 (x3) or 2 (x3, x4) measurement columns, got 3"),
+              std::string::npos)
+        << error;
+  }
+  data.measurements = Eigen::MatrixXd::Zero(10, 1);
+  options.tau_noise_intensity = -1.0;
+  {
+    ceres::Problem problem;
+    EXPECT_FALSE(BuildBacklashSmootherProblem(model, data, options, &variables, &problem, &error));
+    EXPECT_NE(error.find("Q_pp must be > 0"), std::string::npos) << error;
+  }
+  options.tau_noise_intensity = 1.0;
+  data.measurements(4, 0) = NAN;
+  {
+    ceres::Problem problem;
+    EXPECT_FALSE(BuildBacklashSmootherProblem(model, data, options, &variables, &problem, &error));
+    EXPECT_NE(error.find("NaN"), std::string::npos) << error;
+  }
+}
+
+}  // namespace
+}  // namespace dynid::problems

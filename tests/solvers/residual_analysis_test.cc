@@ -1,0 +1,99 @@
+#include "solvers/residual_analysis.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+namespace dynid::solvers {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(ResidualAnalysisTest, ChiSquareSurvivalMatchesScipy) {
+  // scipy.stats.chi2.sf(q, dof), scipy 1.10.1.
+  struct Case {
+    double q;
+    int dof;
+    double expected;
+  };
+  for (const Case& c :
+       {Case{30.0, 20, 0.06985366069940986}, Case{10.0, 20, 0.9681719426937951},
+        Case{45.0, 20, 0.0011034692430283482}, Case{0.5, 1, 0.47950012218695337},
+        Case{3.84, 1, 0.05004352124870519}, Case{200.0, 50, 7.857610724654791e-20},
+        Case{1e-3, 3, 0.9999915920809419}, Case{100.0, 20, 1.2596084591660847e-12}}) {
+    EXPECT_NEAR(ChiSquareSurvival(c.q, c.dof), c.expected, 1e-12 * std::max(c.expected, 1e-8))
+        << c.q << " " << c.dof;
+  }
+}
+
+TEST(ResidualAnalysisTest, FisherSurvivalMatchesScipy) {
+  // scipy.stats.f.sf(x, dof1, dof2), scipy 1.10.1.
+  struct Case {
+    double x;
+    int dof1, dof2;
+    double expected;
+  };
+  for (const Case& c :
+       {Case{1.0, 3, 100, 0.39618624961800425}, Case{2.5, 1, 594, 0.11437859680659965},
+        Case{150.0, 4, 594, 1.3215776595574796e-88}, Case{0.2, 2, 10, 0.8219271067593514},
+        Case{3.0, 10, 20, 0.0175095414784}, Case{1e-3, 5, 50, 0.9999998990385564}}) {
+    EXPECT_NEAR(FisherSurvival(c.x, c.dof1, c.dof2), c.expected, 1e-11 * c.expected)
+        << c.x << " " << c.dof1 << " " << c.dof2;
+  }
+}
+
+TEST(ResidualAnalysisTest, AutocorrelationMatchesDirectFormula) {
+  Eigen::VectorXd x(50);
+  for (int k = 0; k < 50; ++k) x(k) = std::sin(0.7 * k) + 0.1 * std::cos(std::pow(k, 1.3));
+  const Eigen::VectorXd r = Autocorrelation(x, 5);
+  EXPECT_EQ(r(0), 1.0);
+  // numpy: dot(xc[:N-k], xc[k:]) / dot(xc, xc).
+  EXPECT_NEAR(r(1), 0.7550223285078158, 1e-13);
+  EXPECT_NEAR(r(2), 0.19704375150161393, 1e-13);
+  EXPECT_NEAR(r(5), -0.8448168417239447, 1e-13);
+  EXPECT_EQ(Autocorrelation(Eigen::VectorXd::Constant(10, 3.0), 3)(2), 0.0);
+}
+
+TEST(ResidualAnalysisTest, WhiteNoiseIsWhiteAndAr1IsNot) {
+  std::mt19937 rng(3);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  const int n = 2000;
+  Eigen::VectorXd residual(2 * n);
+  double ar = 0.0;
+  for (int k = 0; k < n; ++k) {
+    residual(k) = normal(rng);  // joint 1: white
+    ar = 0.5 * ar + normal(rng);
+    residual(n + k) = ar;  // joint 2: AR(1), r_1 ≈ 0.5
+  }
+  const RowBlocks blocks = RowBlocks::Stacked(data::StackOrder::kJointMajor, 2, n);
+  const WhitenessSummary summary = AnalyseResidualWhiteness(residual, blocks, WhitenessOptions());
+  ASSERT_TRUE(summary.success) << summary.message;
+  ASSERT_EQ(summary.blocks.size(), 2u);
+  EXPECT_TRUE(summary.blocks[0].white);
+  EXPECT_GT(summary.blocks[0].p_value, 0.05);
+  EXPECT_LE(summary.blocks[0].fraction_outside, 0.15);
+  EXPECT_NEAR(summary.blocks[0].bound, 1.96 / std::sqrt(2000.0), 1e-15);
+  EXPECT_FALSE(summary.blocks[1].white);
+  EXPECT_NEAR(summary.blocks[1].autocorrelation(1), 0.5, 0.05);
+  EXPECT_LT(summary.blocks[1].p_value, 1e-10);
+  EXPECT_FALSE(summary.all_white);
+  EXPECT_THAT(summary.Report(), HasSubstr("joint 2: N = 2000"));
+  EXPECT_THAT(summary.Report(), HasSubstr("NOT white"));
+}
+
+TEST(ResidualAnalysisTest, ShortBlocksAndBadOptionsAreReported) {
+  const RowBlocks blocks = RowBlocks::FromSizes({30, 10});
+  WhitenessSummary summary =
+      AnalyseResidualWhiteness(Eigen::VectorXd::Ones(40), blocks, WhitenessOptions());
+  EXPECT_FALSE(summary.success);
+  EXPECT_THAT(summary.message, HasSubstr("block 2 has 10 residuals"));
+  WhitenessOptions options;
+  options.max_lag = 0;
+  summary = AnalyseResidualWhiteness(Eigen::VectorXd::Ones(40), blocks, options);
+  EXPECT_THAT(summary.message, HasSubstr("max_lag must be >= 1"));
+}
+
+}  // namespace
+}  // namespace dynid::solvers
