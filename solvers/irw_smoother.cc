@@ -72,6 +72,11 @@ struct IrwRiccati {
     gain.assign(1, Vec<NX>::Zero());  // placeholder for index kFirst (no update there)
     nu.assign(1, 1.0);
     rts_gain.clear();
+    const size_t expected = static_cast<size_t>(std::min(n, 2048));
+    filtered.reserve(expected);
+    gain.reserve(expected);
+    nu.reserve(expected);
+    if (with_rts_gains) rts_gain.reserve(expected);
     converged_index = n - 1;
     for (int k = NX; k < n; ++k) {
       const Mat<NX>& previous = filtered.back();
@@ -304,8 +309,10 @@ void SmoothImpl(const Eigen::VectorXd& y, double ts, const IrwSmootherOptions& o
   const Mat<NX> p_start = start.Covariance(NX - 1, NX - 1);
   riccati.Compute(nvr, n, p_start, /*with_rts_gains=*/true);
 
-  // Forward pass: filtered states x(k|k) for k >= NX-1, stored column per sample.
-  Eigen::Matrix<double, NX, Eigen::Dynamic> states(NX, n);
+  // Forward pass: filtered states x(k|k) for k >= NX-1, one column per sample, written in
+  // place into the result (no copy, and no new pages when a result object is reused).
+  result->states.resize(NX, n);
+  Eigen::Map<Eigen::Matrix<double, NX, Eigen::Dynamic>> states(result->states.data(), NX, n);
   const Eigen::Matrix<double, NX, 1> y0 = y.template head<NX>();
   const Eigen::Matrix<double, 2 * NX - 1, 1> w_hat = start.information_from_y * y0;
   for (int j = 0; j < NX; ++j) states.col(j) = start.map[j] * w_hat;
@@ -349,7 +356,6 @@ void SmoothImpl(const Eigen::VectorXd& y, double ts, const IrwSmootherOptions& o
   SmoothedCovariance<NX> smoothed_cov;
   if (want_std) smoothed_cov.Compute(riccati, start, n);
 
-  result->states = states.transpose();
   result->position = states.row(0).transpose();
   result->velocity.resize(n);
   result->acceleration.resize(n);

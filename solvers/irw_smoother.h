@@ -49,7 +49,8 @@ struct IrwSmootherResult {
   Eigen::VectorXd position, velocity, acceleration;
   // Standard deviations sqrt(diag P*(k|N)) of the same quantities (empty unless requested).
   Eigen::VectorXd position_std, velocity_std, acceleration_std;
-  // Smoothed state x̂(k|N) per sample (N x n_x), per-sample units as in the state model.
+  // Smoothed states x̂(k|N), one column per sample (n_x x N), per-sample units as in the state
+  // model: row 0 the signal, row 1 ∇x (increment to the next sample), row 2 ∇²x (IRWSM2).
   Eigen::MatrixXd states;
   double nvr = 0.0;
   double sigma2 = 0.0;          // eq. 22

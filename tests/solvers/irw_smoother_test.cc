@@ -65,8 +65,9 @@ TEST_P(IrwModelsTest, RecursionBandedAndCeresAgreeOnLongRecord) {
   ASSERT_TRUE(SmoothIrwCeres(y, model, nvr, &ceres, &summary, &error)) << error;
   const int nx = IrwStateSize(model);
   for (int c = 0; c < nx; ++c) {
-    EXPECT_LT(RelativeDifference(banded.col(c), recursive.states.col(c)), 1e-9) << "state " << c;
-    EXPECT_LT(RelativeDifference(ceres.col(c), recursive.states.col(c)), 1e-9) << "state " << c;
+    const Eigen::VectorXd state = recursive.states.row(c).transpose();
+    EXPECT_LT(RelativeDifference(banded.col(c), state), 1e-9) << "state " << c;
+    EXPECT_LT(RelativeDifference(ceres.col(c), state), 1e-9) << "state " << c;
   }
 }
 
