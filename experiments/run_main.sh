@@ -10,6 +10,7 @@
 # data/examples/encoder_positions.csv; results go to out/main/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export CCACHE_BASEDIR="$PWD"  # lets clones in other folders share the compiler cache
 bash .ci/install_deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release > /dev/null
 cmake --build build -j"$(nproc)"
