@@ -34,6 +34,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -64,6 +65,11 @@ DEFINE_int32(simulation_substeps, 20, "RK4 substeps per sample of the true syste
 DEFINE_double(prbs_amplitude, 3.0, "sim2/linear: PRBS torque amplitude [Nm]");
 DEFINE_double(prbs_clock, 10e-3, "sim2/linear: PRBS clock period [s]");
 DEFINE_double(sine_amplitude, 2.0, "sim1: swept-sine torque amplitude [Nm]");
+DEFINE_bool(shape_refinement, true,
+            "after the dead-zone fit, solve the smoother again with tau_K tied to the fitted "
+            "dead-zone curve, estimating [c, b, K] with the states (estimator smoother_shape)");
+DEFINE_double(shape_std, 1e-2,
+              "smoother_shape: admitted deviation of tau_K from the dead-zone curve [Nm]");
 DEFINE_bool(smoother_q0, true,
             "also run the smoother with Q_xx = 0 (the floor): the simulated truth has no process "
             "noise; the seed's Q_xx(3,3) = 1000 is a filter-robustness inflation (only for cases "
@@ -191,11 +197,15 @@ struct CaseRun {
   bool has_q0 = false;  // the second smoother (Q_xx = 0) ran
   solvers::BacklashSmootherResult smoother_q0;
   EstimatorOutcome q0_outcome;
+  bool has_shape = false;  // the shape-constrained refinement ran
+  solvers::BacklashShapeResult shape;
+  EstimatorOutcome shape_outcome;
 
   std::vector<std::pair<std::string, const EstimatorOutcome*>> Outcomes() const {
     std::vector<std::pair<std::string, const EstimatorOutcome*>> list = {
         {"saekf", &filter_outcome}, {"smoother", &smoother_outcome}};
     if (has_q0) list.push_back({"smoother_q0", &q0_outcome});
+    if (has_shape) list.push_back({"smoother_shape", &shape_outcome});
     return list;
   }
 };
@@ -272,6 +282,62 @@ bool RunCase(const Case& config, int samples, double qpp, std::uint64_t seed, Ca
       return false;
     }
   }
+  run->has_shape = FLAGS_shape_refinement;
+  if (run->has_shape) {
+    // Start from the free smoother and its dead-zone fit; a transmission reported backlash-free
+    // is refined as a linear spring (b held at 0).
+    const solvers::DeadZoneFit& start = run->smoother_outcome.fit;
+    problems::BacklashShapeOptions shape_options;
+    shape_options.shape_residual_std_nm = FLAGS_shape_std;
+    shape_options.hold_backlash_at_zero = !start.backlash_detected;
+    const Eigen::Vector3d spring(start.center_rad,
+                                 start.backlash_detected ? start.backlash_rad : 0.0,
+                                 start.backlash_detected ? start.stiffness_nm_per_rad
+                                                         : start.linear_stiffness_nm_per_rad);
+    problem_options.state_noise_intensity = config.state_noise_intensity;
+    if (!solvers::RunBacklashShapeSmoother(model, smoother_data, problem_options, shape_options,
+                                           smoother_options, run->smoother.states,
+                                           run->smoother.tau, spring, &run->shape, error)) {
+      return false;
+    }
+    EstimatorOutcome& out = run->shape_outcome;
+    out.tau = run->shape.smoother.tau;
+    out.delta = run->shape.smoother.delta;
+    out.states = run->shape.smoother.states;
+    out.time_s = run->shape.smoother.summary.time_s;
+    out.tau_rms_error = Rms(out.tau - run->record.spring_torque);
+    // Report in the dead-zone fit's terms: intervals ±1.96 σ from the covariance.
+    solvers::DeadZoneFit& fit = out.fit;
+    const solvers::BacklashShapeResult& shape = run->shape;
+    fit.center_rad = shape.spring(0);
+    fit.centers_rad = {shape.spring(0)};
+    fit.backlash_rad = shape.spring(1);
+    fit.stiffness_nm_per_rad = shape.spring(2);
+    fit.linear_stiffness_nm_per_rad = start.linear_stiffness_nm_per_rad;
+    fit.linear_center_rad = start.linear_center_rad;
+    const double z = 1.959963984540054;
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const bool cov = shape.covariance_valid;
+    fit.center_lower = cov ? shape.spring(0) - z * shape.spring_std(0) : nan;
+    fit.center_upper = cov ? shape.spring(0) + z * shape.spring_std(0) : nan;
+    fit.backlash_std = cov ? shape.spring_std(1) : nan;
+    fit.stiffness_std = cov ? shape.spring_std(2) : nan;
+    fit.backlash_lower = cov ? shape.spring(1) - z * shape.spring_std(1) : nan;
+    fit.backlash_upper = cov ? shape.spring(1) + z * shape.spring_std(1) : nan;
+    fit.stiffness_lower = cov ? shape.spring(2) - z * shape.spring_std(2) : nan;
+    fit.stiffness_upper = cov ? shape.spring(2) + z * shape.spring_std(2) : nan;
+    fit.num_points = samples;
+    fit.iterations = shape.smoother.summary.iterations;
+    if (shape_options.hold_backlash_at_zero) {
+      fit.backlash_detected = false;
+      fit.verdict = "no backlash detected (refined as a linear spring, b held at 0)";
+    } else {
+      fit.backlash_detected = cov && fit.backlash_lower > 0.0;
+      fit.verdict = fit.backlash_detected
+                        ? "backlash detected (b > 0 at 95 %)"
+                        : "backlash not significant (" + shape.covariance_note + ")";
+    }
+  }
   return true;
 }
 
@@ -331,6 +397,10 @@ bool WriteCaseOutputs(const CaseRun& run, data::OutputStage* stage, std::string*
     header.insert(header.end(), {"smoother_q0_delta", "smoother_q0_tau", "smoother_q0_fit_tau",
                                  "smoother_q0_delta_centered"});
   }
+  if (run.has_shape) {
+    header.insert(header.end(), {"smoother_shape_delta", "smoother_shape_tau",
+                                 "smoother_shape_fit_tau", "smoother_shape_delta_centered"});
+  }
   Eigen::MatrixXd table(rows, header.size());
   const auto& rec = run.record;
   const auto& f = run.saekf;
@@ -379,6 +449,14 @@ bool WriteCaseOutputs(const CaseRun& run, data::OutputStage* stage, std::string*
           solvers::DeadZoneTorque(q.delta(k), qc, qf.backlash_rad, qf.stiffness_nm_per_rad);
       table(r, c++) = q.delta(k) - qc;
     }
+    if (run.has_shape) {
+      const auto& g = run.shape.smoother;
+      const Eigen::Vector3d& spring = run.shape.spring;
+      table(r, c++) = g.delta(k);
+      table(r, c++) = g.tau(k);
+      table(r, c++) = solvers::DeadZoneTorque(g.delta(k), spring(0), spring(1), spring(2));
+      table(r, c++) = g.delta(k) - spring(0);
+    }
   }
   const std::string csv = name + "_series.csv";
   if (!stage->WriteText(csv, data::FormatCsv(header, table), error)) return false;
@@ -414,6 +492,10 @@ bool WriteCaseOutputs(const CaseRun& run, data::OutputStage* stage, std::string*
       figure.panels.push_back(panel("smoother, Q_xx = 0", "smoother_q0", false));
       figure.panels.push_back(panel("smoother, Q_xx = 0", "smoother_q0", true));
     }
+    if (run.has_shape) {
+      figure.panels.push_back(panel("shape-constrained smoother", "smoother_shape", false));
+      figure.panels.push_back(panel("shape-constrained smoother", "smoother_shape", true));
+    }
     if (!data::RenderFigure(figure, stage->Path(""), name + "_tau_vs_delta", &warning)) {
       std::cerr << "backlash_study: warning: " << warning << "\n";
     }
@@ -427,6 +509,10 @@ bool WriteCaseOutputs(const CaseRun& run, data::OutputStage* stage, std::string*
     tau.series.push_back(data::LineSeries(csv, "t", "smoother_tau", "smoother"));
     if (run.has_q0) {
       tau.series.push_back(data::LineSeries(csv, "t", "smoother_q0_tau", "smoother, Q_xx = 0"));
+    }
+    if (run.has_shape) {
+      tau.series.push_back(
+          data::LineSeries(csv, "t", "smoother_shape_tau", "shape-constrained smoother"));
     }
     data::Panel delta{"position difference", "t [s]", "Δ [rad]", {}, {}};
     delta.series.push_back(data::LineSeries(csv, "t", "delta", "true"));
@@ -550,6 +636,8 @@ int main(int argc, char** argv) {
                       {"simulation_substeps", FLAGS_simulation_substeps},
                       {"center_window_s", FLAGS_center_window_s},
                       {"smoother_q0", FLAGS_smoother_q0},
+                      {"shape_refinement", FLAGS_shape_refinement},
+                      {"shape_std", FLAGS_shape_std},
                       {"prbs_amplitude", FLAGS_prbs_amplitude},
                       {"prbs_clock", FLAGS_prbs_clock},
                       {"sine_amplitude", FLAGS_sine_amplitude}};
@@ -616,6 +704,22 @@ int main(int argc, char** argv) {
                                           {"final_cost", run.smoother_q0.summary.final_cost},
                                           {"time_s", run.smoother_q0.summary.time_s},
                                           {"message", run.smoother_q0.summary.message}};
+    }
+    if (run.has_shape) {
+      case_json["smoother_shape_summary"] = {
+          {"converged", run.shape.smoother.summary.converged},
+          {"iterations", run.shape.smoother.summary.iterations},
+          {"final_cost", run.shape.smoother.summary.final_cost},
+          {"time_s", run.shape.smoother.summary.time_s},
+          {"message", run.shape.smoother.summary.message},
+          {"shape_std_nm", FLAGS_shape_std},
+          {"spring_center_b_K", {run.shape.spring(0), run.shape.spring(1), run.shape.spring(2)}},
+          {"spring_std", {run.shape.spring_std(0), run.shape.spring_std(1),
+                          run.shape.spring_std(2)}},
+          {"covariance_valid", run.shape.covariance_valid},
+          {"covariance_note", run.shape.covariance_note},
+          {"posterior_variance_factor", run.shape.posterior_variance_factor},
+          {"covariance_time_s", run.shape.covariance_time_s}};
     }
     case_json["saekf_summary"] = {{"converged", run.saekf.filter.converged},
                                   {"time_s", run.saekf.filter.time_s},

@@ -3,6 +3,7 @@
 #include <ceres/ceres.h>
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -95,6 +96,85 @@ Eigen::Vector4d DynamicsSqrtWeight(const BacklashSmootherProblemOptions& options
   return (q * h).cwiseSqrt().cwiseInverse();
 }
 
+// The interval cost with an explicit random-walk weight (0 drops the increment residual).
+ceres::CostFunction* MakeIntervalCost(const models::TwoMassTransmission& model,
+                                      const BacklashSmootherProblemOptions& options, double h,
+                                      double input, const Eigen::VectorXd& next_measurement,
+                                      double tau_sqrt_weight) {
+  const Eigen::Vector4d w_x = DynamicsSqrtWeight(options, h);
+  const double w_y = 1.0 / std::sqrt(options.measurement_variance);
+  const int steps = options.rk4_steps_per_sample;
+  if (next_measurement.size() == 1) {
+    return new ceres::AutoDiffCostFunction<IntervalResidual<1>, 6, 5, 5>(new IntervalResidual<1>(
+        model, h, steps, input, w_x, tau_sqrt_weight, w_y, next_measurement));
+  }
+  CHECK_EQ(next_measurement.size(), 2)
+      << "expected 1 or 2 measurements, got " << next_measurement.size();
+  return new ceres::AutoDiffCostFunction<IntervalResidual<2>, 7, 5, 5>(new IntervalResidual<2>(
+      model, h, steps, input, w_x, tau_sqrt_weight, w_y, next_measurement));
+}
+
+// tau_K,k − K dz(x1,k − x2,k − c; b), weighted.
+struct ShapeResidual {
+  explicit ShapeResidual(double sqrt_weight) : sqrt_weight_(sqrt_weight) {}
+
+  template <class T>
+  bool operator()(const T* node, const T* spring, T* residual) const {
+    const T curve = models::TwoMassTransmission::SpringTorque(
+        T(node[0] - node[1] - spring[0]), spring[1], spring[2], models::SpringShape::kDeadZone,
+        0.0);
+    residual[0] = sqrt_weight_ * (node[4] - curve);
+    return true;
+  }
+
+  double sqrt_weight_;
+};
+
+// Validates, initialises the nodes if needed and adds the prior/measurement/dynamics blocks;
+// the tau_K increments carry weight tau_sqrt_weight (0: none).
+bool AddTrajectoryBlocks(const models::TwoMassTransmission& model, const BacklashSmootherData& data,
+                         const BacklashSmootherProblemOptions& options, double tau_sqrt_weight,
+                         BacklashSmootherVariables* variables, ceres::Problem* problem,
+                         std::string* error) {
+  CHECK(variables != nullptr && problem != nullptr) << "expected variables and a problem";
+  CHECK_EQ(problem->NumResidualBlocks(), 0) << "expected an empty problem";
+  std::string why;
+  if (!options.IsValid(&why)) {
+    if (error) *error = "backlash smoother options: " + why;
+    return false;
+  }
+  if (!ValidateBacklashSmootherData(data, &why)) {
+    if (error) *error = "backlash smoother data: " + why;
+    return false;
+  }
+  const int n = static_cast<int>(data.input.size());
+  const int l = static_cast<int>(data.measurements.cols());
+  if (variables->num_samples != n || static_cast<int>(variables->values.size()) != 5 * n) {
+    variables->num_samples = n;
+    variables->values.assign(5 * n, 0.0);
+    for (int k = 0; k < n; ++k) {
+      double* node = variables->node(k);
+      node[2] = data.measurements(k, 0);
+      node[3] = l == 2 ? data.measurements(k, 1) : data.measurements(k, 0);
+    }
+  }
+  for (int k = 0; k < n; ++k) problem->AddParameterBlock(variables->node(k), 5);
+  problem->AddResidualBlock(
+      CreateBacklashInitialCost(options, data.measurements.row(0).transpose()), nullptr,
+      variables->node(0));
+  for (int k = 0; k + 1 < n; ++k) {
+    problem->AddResidualBlock(
+        MakeIntervalCost(model, options, data.sample_period_s, data.input(k),
+                         data.measurements.row(k + 1).transpose(), tau_sqrt_weight),
+        nullptr, variables->node(k), variables->node(k + 1));
+  }
+  return true;
+}
+
+double RandomWalkSqrtWeight(const BacklashSmootherProblemOptions& options, double h) {
+  return 1.0 / std::sqrt(options.tau_noise_intensity * h);
+}
+
 }  // namespace
 
 bool BacklashSmootherProblemOptions::IsValid(std::string* why) const {
@@ -168,19 +248,8 @@ ceres::CostFunction* CreateBacklashIntervalCost(const models::TwoMassTransmissio
                                                 const BacklashSmootherProblemOptions& options,
                                                 double sample_period_s, double input,
                                                 const Eigen::VectorXd& next_measurement) {
-  const double h = sample_period_s;
-  const Eigen::Vector4d w_x = DynamicsSqrtWeight(options, h);
-  const double w_tau = 1.0 / std::sqrt(options.tau_noise_intensity * h);
-  const double w_y = 1.0 / std::sqrt(options.measurement_variance);
-  const int steps = options.rk4_steps_per_sample;
-  if (next_measurement.size() == 1) {
-    return new ceres::AutoDiffCostFunction<IntervalResidual<1>, 6, 5, 5>(
-        new IntervalResidual<1>(model, h, steps, input, w_x, w_tau, w_y, next_measurement));
-  }
-  CHECK_EQ(next_measurement.size(), 2)
-      << "expected 1 or 2 measurements, got " << next_measurement.size();
-  return new ceres::AutoDiffCostFunction<IntervalResidual<2>, 7, 5, 5>(
-      new IntervalResidual<2>(model, h, steps, input, w_x, w_tau, w_y, next_measurement));
+  return MakeIntervalCost(model, options, sample_period_s, input, next_measurement,
+                          RandomWalkSqrtWeight(options, sample_period_s));
 }
 
 ceres::CostFunction* CreateBacklashInitialCost(const BacklashSmootherProblemOptions& options,
@@ -198,37 +267,54 @@ bool BuildBacklashSmootherProblem(const models::TwoMassTransmission& model,
                                   const BacklashSmootherProblemOptions& options,
                                   BacklashSmootherVariables* variables, ceres::Problem* problem,
                                   std::string* error) {
-  CHECK(variables != nullptr && problem != nullptr) << "expected variables and a problem";
-  CHECK_EQ(problem->NumResidualBlocks(), 0) << "expected an empty problem";
+  return AddTrajectoryBlocks(model, data, options,
+                             RandomWalkSqrtWeight(options, data.sample_period_s), variables,
+                             problem, error);
+}
+
+bool BacklashShapeOptions::IsValid(std::string* why) const {
+  if (shape_residual_std_nm > 0.0 && std::isfinite(shape_residual_std_nm)) return true;
+  if (why) {
+    *why = "the shape residual std must be finite and > 0, got " +
+           std::to_string(shape_residual_std_nm);
+  }
+  return false;
+}
+
+ceres::CostFunction* CreateBacklashShapeCost(double shape_residual_std_nm) {
+  CHECK_GT(shape_residual_std_nm, 0.0) << "expected a positive shape residual std";
+  return new ceres::AutoDiffCostFunction<ShapeResidual, 1, 5, 3>(
+      new ShapeResidual(1.0 / shape_residual_std_nm));
+}
+
+bool BuildBacklashShapeProblem(const models::TwoMassTransmission& model,
+                               const BacklashSmootherData& data,
+                               const BacklashSmootherProblemOptions& options,
+                               const BacklashShapeOptions& shape_options,
+                               BacklashSmootherVariables* variables, double* spring,
+                               ceres::Problem* problem, std::string* error) {
+  CHECK(spring != nullptr) << "expected the spring block [c, b, K]";
   std::string why;
-  if (!options.IsValid(&why)) {
-    if (error) *error = "backlash smoother options: " + why;
+  if (!shape_options.IsValid(&why)) {
+    if (error) *error = "backlash shape options: " + why;
     return false;
   }
-  if (!ValidateBacklashSmootherData(data, &why)) {
-    if (error) *error = "backlash smoother data: " + why;
+  if (!std::isfinite(spring[0]) || !std::isfinite(spring[1]) || !std::isfinite(spring[2])) {
+    if (error) *error = "backlash shape problem: the initial [c, b, K] must be finite";
     return false;
   }
-  const int n = static_cast<int>(data.input.size());
-  const int l = static_cast<int>(data.measurements.cols());
-  if (variables->num_samples != n || static_cast<int>(variables->values.size()) != 5 * n) {
-    variables->num_samples = n;
-    variables->values.assign(5 * n, 0.0);
-    for (int k = 0; k < n; ++k) {
-      double* node = variables->node(k);
-      node[2] = data.measurements(k, 0);
-      node[3] = l == 2 ? data.measurements(k, 1) : data.measurements(k, 0);
-    }
+  if (!AddTrajectoryBlocks(model, data, options, 0.0, variables, problem, error)) return false;
+  problem->AddParameterBlock(spring, 3);
+  if (shape_options.hold_backlash_at_zero) {
+    spring[1] = 0.0;
+    problem->SetManifold(spring, new ceres::SubsetManifold(3, {1}));
+  } else {
+    spring[1] = std::max(spring[1], 0.0);
+    problem->SetParameterLowerBound(spring, 1, 0.0);
   }
-  for (int k = 0; k < n; ++k) problem->AddParameterBlock(variables->node(k), 5);
-  problem->AddResidualBlock(
-      CreateBacklashInitialCost(options, data.measurements.row(0).transpose()), nullptr,
-      variables->node(0));
-  for (int k = 0; k + 1 < n; ++k) {
-    problem->AddResidualBlock(
-        CreateBacklashIntervalCost(model, options, data.sample_period_s, data.input(k),
-                                   data.measurements.row(k + 1).transpose()),
-        nullptr, variables->node(k), variables->node(k + 1));
+  for (int k = 0; k < variables->num_samples; ++k) {
+    problem->AddResidualBlock(CreateBacklashShapeCost(shape_options.shape_residual_std_nm),
+                              nullptr, variables->node(k), spring);
   }
   return true;
 }

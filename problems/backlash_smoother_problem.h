@@ -100,6 +100,39 @@ ceres::CostFunction* CreateBacklashIntervalCost(const models::TwoMassTransmissio
 ceres::CostFunction* CreateBacklashInitialCost(const BacklashSmootherProblemOptions& options,
                                                const Eigen::VectorXd& first_measurement);
 
+// Shape-constrained refinement. The smoother above leaves tau_K(t) free (a random walk), which
+// is what reveals the shape of the transmission torque without assuming one; but a random walk
+// rounds the corners where tau_K leaves and enters the dead zone, and a dead-zone curve fitted to
+// the rounded (Δ, tau_K) cloud comes out too narrow and too flat (measured on Simulation 2 with
+// Q_xx(3,3) = 1000: b −16 %, K −12 %). Once the shape is known, the same batch problem is solved
+// again with the random-walk increments replaced by the shape residual
+//     (tau_K,k − K dz(x1,k − x2,k − c; b)) / sigma_s          (one per node)
+// where dz is the dead zone of total width b and spring = [c, b, K] is one extra constant
+// parameter block shared by all nodes (c: the centre of the gap in the Δ coordinates of the
+// record, whose zero is the initial condition). sigma_s is the admitted shape error; small
+// against the noise of the free tau_K estimate so that the curve is effectively enforced.
+// b is bounded below by 0; with hold_backlash_at_zero the block is [c, 0, K] with b constant
+// (a linear spring, for transmissions reported backlash-free).
+struct BacklashShapeOptions {
+  double shape_residual_std_nm = 1e-2;  // sigma_s [Nm], > 0
+  bool hold_backlash_at_zero = false;
+
+  bool IsValid(std::string* why) const;
+};
+
+// The shape residual of one node: 1 residual, parameter blocks (node_k, spring).
+ceres::CostFunction* CreateBacklashShapeCost(double shape_residual_std_nm);
+
+// As BuildBacklashSmootherProblem, without the tau_K random walk, plus the shape residuals and
+// the `spring` block (3 values [c, b, K], initialised by the caller, e.g. from FitDeadZone on the
+// free smoother's pairs). Returns false with `error` on invalid options or data.
+bool BuildBacklashShapeProblem(const models::TwoMassTransmission& model,
+                               const BacklashSmootherData& data,
+                               const BacklashSmootherProblemOptions& options,
+                               const BacklashShapeOptions& shape_options,
+                               BacklashSmootherVariables* variables, double* spring,
+                               ceres::Problem* problem, std::string* error);
+
 }  // namespace dynid::problems
 
 #endif  // DYNID_PROBLEMS_BACKLASH_SMOOTHER_PROBLEM_H_

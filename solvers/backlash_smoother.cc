@@ -1,11 +1,14 @@
 #include "solvers/backlash_smoother.h"
 
+#include <Eigen/Cholesky>
+#include <Eigen/SparseCholesky>
 #include <ceres/ceres.h>
 #include <glog/logging.h>
 
 #include <algorithm>
 #include <chrono>
 #include <sstream>
+#include <vector>
 
 namespace dynid::solvers {
 
@@ -60,39 +63,32 @@ bool BacklashSmootherOptions::IsValid(std::string* why) const {
   return false;
 }
 
-bool RunBacklashSmoother(const models::TwoMassTransmission& model,
-                         const problems::BacklashSmootherData& data,
-                         const problems::BacklashSmootherProblemOptions& problem_options,
-                         const BacklashSmootherOptions& options,
-                         const Eigen::MatrixXd& initial_states, const Eigen::VectorXd& initial_tau,
-                         BacklashSmootherResult* result, std::string* error) {
-  CHECK(result != nullptr) << "expected a result, got nullptr";
-  const auto start = std::chrono::steady_clock::now();
-  std::string why;
-  if (!options.IsValid(&why)) {
-    if (error) *error = "backlash smoother options: " + why;
-    return false;
-  }
-  const long n = data.input.size();
-  problems::BacklashSmootherVariables variables;
-  if (initial_states.size() > 0 || initial_tau.size() > 0) {
-    if (initial_states.rows() != n || initial_states.cols() != 4 || initial_tau.size() != n) {
-      if (error) {
-        std::ostringstream out;
-        out << "backlash smoother: initial states must be " << n << " × 4 and initial tau " << n
-            << " values, got " << initial_states.rows() << " × " << initial_states.cols() << " and "
-            << initial_tau.size();
-        *error = out.str();
-      }
-      return false;
+namespace {
+
+// Sets the nodes from the optional start (N × 4 states and N tau values, or both empty).
+bool SetStart(long n, const Eigen::MatrixXd& initial_states, const Eigen::VectorXd& initial_tau,
+              problems::BacklashSmootherVariables* variables, std::string* error) {
+  if (initial_states.size() == 0 && initial_tau.size() == 0) return true;
+  if (initial_states.rows() != n || initial_states.cols() != 4 || initial_tau.size() != n) {
+    if (error) {
+      std::ostringstream out;
+      out << "backlash smoother: initial states must be " << n << " × 4 and initial tau " << n
+          << " values, got " << initial_states.rows() << " × " << initial_states.cols() << " and "
+          << initial_tau.size();
+      *error = out.str();
     }
-    variables.Set(initial_states, initial_tau);
-  }
-  ceres::Problem problem;
-  if (!problems::BuildBacklashSmootherProblem(model, data, problem_options, &variables, &problem,
-                                              error)) {
     return false;
   }
+  variables->Set(initial_states, initial_tau);
+  return true;
+}
+
+// Solves a built problem and fills `result` from the nodes. False when Ceres fails.
+bool SolveAndCollect(const problems::BacklashSmootherData& data,
+                     const BacklashSmootherOptions& options,
+                     std::chrono::steady_clock::time_point start,
+                     const problems::BacklashSmootherVariables& variables, ceres::Problem* problem,
+                     BacklashSmootherResult* result, std::string* error) {
   ceres::Solver::Options solver_options;
   solver_options.linear_solver_type = ceres::SPARSE_NORMAL_CHOLESKY;
   solver_options.sparse_linear_algebra_library_type =
@@ -108,7 +104,7 @@ bool RunBacklashSmoother(const models::TwoMassTransmission& model,
   ProgressCallback callback(options, start);
   solver_options.callbacks.push_back(&callback);
   ceres::Solver::Summary summary;
-  ceres::Solve(solver_options, &problem, &summary);
+  ceres::Solve(solver_options, problem, &summary);
 
   BacklashSmootherSummary& s = result->summary;
   s.iterations = static_cast<int>(summary.iterations.size());
@@ -130,6 +126,144 @@ bool RunBacklashSmoother(const models::TwoMassTransmission& model,
   const int l = static_cast<int>(data.measurements.cols());
   result->measurement_residuals = data.measurements - result->states.middleCols(2, l);
   s.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return true;
+}
+
+// The covariance of the last parameter block `tail` (tangent size t) of a least-squares problem
+// whose other blocks are `nodes`: the inverse of the Schur complement
+// H_tt − H_tn H_nn⁻¹ H_nt of H = JᵀJ. False with a message when a factorisation fails.
+bool TailBlockCovariance(ceres::Problem* problem, const std::vector<double*>& nodes, double* tail,
+                         Eigen::MatrixXd* covariance, std::string* why) {
+  ceres::Problem::EvaluateOptions evaluate;
+  evaluate.parameter_blocks = nodes;
+  evaluate.parameter_blocks.push_back(tail);
+  ceres::CRSMatrix crs;
+  double cost = 0.0;
+  if (!problem->Evaluate(evaluate, &cost, nullptr, nullptr, &crs)) {
+    *why = "the Jacobian could not be evaluated";
+    return false;
+  }
+  const Eigen::Map<const Eigen::SparseMatrix<double, Eigen::RowMajor>> J(
+      crs.num_rows, crs.num_cols, static_cast<Eigen::Index>(crs.values.size()), crs.rows.data(),
+      crs.cols.data(), crs.values.data());
+  const int t = problem->ParameterBlockTangentSize(tail);
+  const int nn = crs.num_cols - t;
+  const Eigen::SparseMatrix<double> J_columns = J;
+  const Eigen::SparseMatrix<double> H = J_columns.transpose() * J_columns;
+  const Eigen::SparseMatrix<double> H_nn = H.topLeftCorner(nn, nn);
+  const Eigen::MatrixXd H_nt = H.topRightCorner(nn, t);
+  const Eigen::MatrixXd H_tt = H.bottomRightCorner(t, t);
+  Eigen::SimplicialLLT<Eigen::SparseMatrix<double>> llt(H_nn);
+  if (llt.info() != Eigen::Success) {
+    *why = "the information matrix of the trajectory is not positive definite";
+    return false;
+  }
+  const Eigen::MatrixXd schur = H_tt - H_nt.transpose() * llt.solve(H_nt);
+  const Eigen::LDLT<Eigen::MatrixXd> ldlt(schur);
+  const Eigen::VectorXd d = ldlt.vectorD();
+  if (ldlt.info() != Eigen::Success || !(d.minCoeff() > 1e-12 * d.cwiseAbs().maxCoeff())) {
+    *why = "the spring parameters are not determined by the data (singular information)";
+    return false;
+  }
+  *covariance = ldlt.solve(Eigen::MatrixXd::Identity(t, t));
+  return true;
+}
+
+}  // namespace
+
+bool RunBacklashSmoother(const models::TwoMassTransmission& model,
+                         const problems::BacklashSmootherData& data,
+                         const problems::BacklashSmootherProblemOptions& problem_options,
+                         const BacklashSmootherOptions& options,
+                         const Eigen::MatrixXd& initial_states, const Eigen::VectorXd& initial_tau,
+                         BacklashSmootherResult* result, std::string* error) {
+  CHECK(result != nullptr) << "expected a result, got nullptr";
+  const auto start = std::chrono::steady_clock::now();
+  std::string why;
+  if (!options.IsValid(&why)) {
+    if (error) *error = "backlash smoother options: " + why;
+    return false;
+  }
+  problems::BacklashSmootherVariables variables;
+  if (!SetStart(data.input.size(), initial_states, initial_tau, &variables, error)) return false;
+  ceres::Problem problem;
+  if (!problems::BuildBacklashSmootherProblem(model, data, problem_options, &variables, &problem,
+                                              error)) {
+    return false;
+  }
+  return SolveAndCollect(data, options, start, variables, &problem, result, error);
+}
+
+bool RunBacklashShapeSmoother(const models::TwoMassTransmission& model,
+                              const problems::BacklashSmootherData& data,
+                              const problems::BacklashSmootherProblemOptions& problem_options,
+                              const problems::BacklashShapeOptions& shape_options,
+                              const BacklashSmootherOptions& options,
+                              const Eigen::MatrixXd& initial_states,
+                              const Eigen::VectorXd& initial_tau,
+                              const Eigen::Vector3d& initial_spring, BacklashShapeResult* result,
+                              std::string* error) {
+  CHECK(result != nullptr) << "expected a result, got nullptr";
+  const auto start = std::chrono::steady_clock::now();
+  std::string why;
+  if (!options.IsValid(&why)) {
+    if (error) *error = "backlash smoother options: " + why;
+    return false;
+  }
+  problems::BacklashSmootherVariables variables;
+  if (!SetStart(data.input.size(), initial_states, initial_tau, &variables, error)) return false;
+  Eigen::Vector3d spring = initial_spring;
+  ceres::Problem problem;
+  if (!problems::BuildBacklashShapeProblem(model, data, problem_options, shape_options,
+                                           &variables, spring.data(), &problem, error)) {
+    return false;
+  }
+  if (!SolveAndCollect(data, options, start, variables, &problem, &result->smoother, error)) {
+    return false;
+  }
+  result->spring = spring;
+  const double final_cost = result->smoother.summary.final_cost;
+  const long num_residuals = problem.NumResiduals();
+  const long num_unknowns = 5L * variables.num_samples + problem.ParameterBlockTangentSize(
+                                                             spring.data());
+  result->posterior_variance_factor =
+      num_residuals > num_unknowns ? 2.0 * final_cost / double(num_residuals - num_unknowns) : 0.0;
+
+  // Covariance of [c, b, K] (held entries: zero rows and columns).
+  const auto covariance_start = std::chrono::steady_clock::now();
+  result->spring_covariance.setZero();
+  result->spring_std.setZero();
+  result->covariance_valid = false;
+  if (!result->smoother.summary.converged) {
+    result->covariance_note = "not computed: the solve did not converge";
+  } else if (!shape_options.hold_backlash_at_zero && spring(1) <= 0.0) {
+    result->covariance_note = "not computed: b is on its bound 0 (no backlash in the data)";
+  } else {
+    std::vector<double*> nodes;
+    for (int k = 0; k < variables.num_samples; ++k) nodes.push_back(variables.node(k));
+    Eigen::MatrixXd tangent_covariance;
+    if (!TailBlockCovariance(&problem, nodes, spring.data(), &tangent_covariance, &why)) {
+      result->covariance_note = "not computed: " + why;
+    } else {
+      const std::vector<int> free_entries =
+          shape_options.hold_backlash_at_zero ? std::vector<int>{0, 2} : std::vector<int>{0, 1, 2};
+      for (size_t i = 0; i < free_entries.size(); ++i) {
+        for (size_t j = 0; j < free_entries.size(); ++j) {
+          result->spring_covariance(free_entries[i], free_entries[j]) = tangent_covariance(i, j);
+        }
+      }
+      result->spring_std = result->spring_covariance.diagonal().cwiseMax(0.0).cwiseSqrt();
+      result->covariance_valid = true;
+      std::ostringstream note;
+      note << "(JᵀJ)⁻¹ with the residual weights as the noise model; posterior variance factor "
+           << result->posterior_variance_factor;
+      result->covariance_note = note.str();
+    }
+  }
+  result->covariance_time_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - covariance_start).count();
+  result->smoother.summary.time_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return true;
 }
 

@@ -78,6 +78,36 @@ bool RunBacklashSmoother(const models::TwoMassTransmission& model,
                          const Eigen::MatrixXd& initial_states, const Eigen::VectorXd& initial_tau,
                          BacklashSmootherResult* result, std::string* error);
 
+// The shape-constrained refinement (problems::BuildBacklashShapeProblem): the smoother solved
+// again with tau_K(t) tied to the dead-zone curve K dz(Δ − c; b), estimating the states and
+// spring = [c, b, K] together. Start it from the free smoother's trajectory and a FitDeadZone of
+// its pairs. The covariance of [c, b, K] is the [c, b, K] block of (JᵀJ)⁻¹ at the solution,
+// computed through the Schur complement of the node block (sparse Cholesky of the block-banded
+// JᵀJ of the nodes, O(N)); it takes the residual weights as the noise model, so it is valid only
+// as far as they are (posterior_variance_factor = 2 cost / (residuals − unknowns) far from 1
+// says they are not), and it is not reported when b sits on its bound 0 or the solve did not
+// converge.
+struct BacklashShapeResult {
+  BacklashSmootherResult smoother;  // states, tau_K (the curve plus the shape residual), …
+  Eigen::Vector3d spring = Eigen::Vector3d::Zero();  // [c rad, b rad, K Nm/rad]
+  Eigen::Matrix3d spring_covariance = Eigen::Matrix3d::Zero();  // 0 rows/cols for held entries
+  Eigen::Vector3d spring_std = Eigen::Vector3d::Zero();
+  bool covariance_valid = false;
+  std::string covariance_note;  // why not valid, or what it assumes
+  double posterior_variance_factor = 0.0;
+  double covariance_time_s = 0.0;
+};
+
+bool RunBacklashShapeSmoother(const models::TwoMassTransmission& model,
+                              const problems::BacklashSmootherData& data,
+                              const problems::BacklashSmootherProblemOptions& problem_options,
+                              const problems::BacklashShapeOptions& shape_options,
+                              const BacklashSmootherOptions& options,
+                              const Eigen::MatrixXd& initial_states,
+                              const Eigen::VectorXd& initial_tau,
+                              const Eigen::Vector3d& initial_spring, BacklashShapeResult* result,
+                              std::string* error);
+
 }  // namespace dynid::solvers
 
 #endif  // DYNID_SOLVERS_BACKLASH_SMOOTHER_H_
