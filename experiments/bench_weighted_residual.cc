@@ -39,6 +39,8 @@ DEFINE_int32(ceres_covariance_max_nodes, 10000,
 DEFINE_bool(first_order, true, "also time one iteration of the first-order approximation");
 DEFINE_int32(seed, 1, "noise seed");
 DEFINE_bool(ceres, true, "time the Ceres solve and the covariances");
+DEFINE_bool(node_covariance, true,
+            "also time the full node covariance blocks (banded selected inversion)");
 DEFINE_string(sparse_library, "suitesparse", "suitesparse or eigen (normal-equation Cholesky)");
 
 namespace {
@@ -137,6 +139,7 @@ int main(int argc, char** argv) {
   std::printf("%8s %6s %9s %9s %8s %8s %6s %11s %11s %11s %11s %13s\n", "N", "iters", "build_s",
               "solve_s", "linear_s", "jacob_s", "conv", "us_per_node", "schur_s", "ceres_cov_s",
               "cov_rel_dif", "riccati_Mn/s");
+  std::printf("(node_cov_s: all N node covariance blocks, 11 x 11, with theta cross-covariances)\n");
   for (const int num_nodes : sizes) {
     const Eigen::VectorXd times = Eigen::VectorXd::LinSpaced(num_nodes, 0.0, h * (num_nodes - 1));
     auto input = [](double t, double* u) {
@@ -212,6 +215,16 @@ int main(int argc, char** argv) {
         relative_difference = (covariance - schur_covariance).norm() / covariance.norm();
       }
     }
+    double node_covariance_s = NAN;
+    if (FLAGS_ceres && FLAGS_node_covariance) {
+      t0 = std::chrono::steady_clock::now();
+      solvers::TrajectoryCovariance node_covariance;
+      if (!solvers::NodeCovarianceBlocks(&problem, &variables, &node_covariance, &error)) {
+        std::fprintf(stderr, "node covariance failed: %s\n", error.c_str());
+        return 1;
+      }
+      node_covariance_s = Seconds(t0);
+    }
     double riccati_rate = NAN;
     if (FLAGS_first_order) {
       // One linearisation + forward/backward sweep from the start (the cost of one iteration).
@@ -233,6 +246,7 @@ int main(int argc, char** argv) {
                 summary.jacobian_time_s, summary.converged ? "yes" : "no",
                 1e6 * (build_s + solve_s) / num_nodes, schur_s, ceres_s, relative_difference,
                 riccati_rate);
+    std::printf("         node_cov_s %.4f\n", node_covariance_s);
     std::printf("         theta: ");
     for (int i = 0; i < 5; ++i) std::printf("%.4g ", variables.parameters(i, 0));
     std::printf("(true 2.2e-3 1.5e-4 0.47 0.15 2)\n");

@@ -129,19 +129,22 @@ FirstOrderSmootherSummary RunFirstOrderSmootherFixed(
       scale = std::max({scale, variables->states.col(k).cwiseAbs().maxCoeff(),
                         variables->inputs.col(k).cwiseAbs().maxCoeff()});
     }
-    if (variables->mode == problems::ParameterMode::kTimeVarying) {
-      for (int k = 0; k < num_nodes; ++k) {
-        const Eigen::VectorXd dtheta =
-            alpha * (states.col(k).tail(p) - variables->parameters.col(k));
-        variables->parameters.col(k) += dtheta;
+    if constexpr (NX > 2 * n) {
+      using VecTheta = Eigen::Matrix<double, p, 1>;
+      if (variables->mode == problems::ParameterMode::kTimeVarying) {
+        for (int k = 0; k < num_nodes; ++k) {
+          const VecTheta dtheta =
+              alpha * (states.col(k).template tail<p>() - variables->parameters.col(k));
+          variables->parameters.col(k) += dtheta;
+          change = std::max(change, dtheta.cwiseAbs().maxCoeff());
+        }
+      } else if (variables->mode == problems::ParameterMode::kConstant) {
+        // theta has no process noise: the smoothed value is the same at every node; take node 0.
+        const VecTheta dtheta =
+            alpha * (states.col(0).template tail<p>() - variables->parameters.col(0));
+        variables->parameters.col(0) += dtheta;
         change = std::max(change, dtheta.cwiseAbs().maxCoeff());
       }
-    } else if (variables->mode == problems::ParameterMode::kConstant) {
-      // theta has no process noise: the smoothed value is the same at every node; take node 0.
-      const Eigen::VectorXd dtheta =
-          alpha * (states.col(0).tail(p) - variables->parameters.col(0));
-      variables->parameters.col(0) += dtheta;
-      change = std::max(change, dtheta.cwiseAbs().maxCoeff());
     }
     summary.iterations = iteration;
     summary.last_change = change;

@@ -18,13 +18,19 @@
 
 namespace dynid::solvers {
 
-bool ParameterInformationBySchur(ceres::Problem* problem, const std::vector<double*>& banded_blocks,
-                                 const std::vector<double*>& parameter_blocks,
-                                 Eigen::MatrixXd* information, std::string* error,
-                                 Eigen::VectorXd* trajectory_variance) {
-  CHECK(problem != nullptr && information != nullptr && error != nullptr)
-      << "expected problem and outputs, got nullptr";
-  CHECK(!parameter_blocks.empty()) << "expected at least one parameter block";
+namespace {
+
+// H = JᵀJ at the current values, split into the banded H_yy (factorised), H_yθ and H_θθ.
+struct SchurParts {
+  BandedCholesky cholesky;
+  Eigen::MatrixXd H_ytheta;      // num_banded × p
+  Eigen::MatrixXd H_thetatheta;  // p × p
+  int bandwidth = 0;
+};
+
+bool FactorTrajectoryBlock(ceres::Problem* problem, const std::vector<double*>& banded_blocks,
+                           const std::vector<double*>& parameter_blocks, SchurParts* parts,
+                           std::string* error) {
   ceres::Problem::EvaluateOptions options;
   options.parameter_blocks = banded_blocks;
   options.parameter_blocks.insert(options.parameter_blocks.end(), parameter_blocks.begin(),
@@ -37,7 +43,7 @@ bool ParameterInformationBySchur(ceres::Problem* problem, const std::vector<doub
     return false;
   }
   const int p = crs.num_cols - num_banded;
-  CHECK_GT(p, 0) << "expected parameter columns after the banded blocks";
+  CHECK_GE(p, 0) << "expected the banded columns first";
 
   // Bandwidth of H_yy = J_yᵀ J_y: the widest column span of a Jacobian row.
   int bandwidth = 0;
@@ -49,10 +55,15 @@ bool ParameterInformationBySchur(ceres::Problem* problem, const std::vector<doub
     }
     if (hi >= lo) bandwidth = std::max(bandwidth, hi - lo);
   }
-  // Accumulate H = JᵀJ row by row: banded H_yy, dense H_yθ (num_banded × p) and H_θθ.
-  BandedSpdMatrix H_yy(num_banded, bandwidth);
-  Eigen::MatrixXd H_ytheta = Eigen::MatrixXd::Zero(num_banded, p);
-  Eigen::MatrixXd H_thetatheta = Eigen::MatrixXd::Zero(p, p);
+  parts->bandwidth = bandwidth;
+  // Accumulate H = JᵀJ row by row: banded H_yy (into a local lower-band array, copied into
+  // BandedSpdMatrix once per entry at the end), dense H_yθ (num_banded × p) and H_θθ.
+  // band(i, j) = H(j + i, j)
+  Eigen::MatrixXd band = Eigen::MatrixXd::Zero(bandwidth + 1, num_banded);
+  parts->H_ytheta = Eigen::MatrixXd::Zero(num_banded, p);
+  parts->H_thetatheta = Eigen::MatrixXd::Zero(p, p);
+  Eigen::MatrixXd& H_ytheta = parts->H_ytheta;
+  Eigen::MatrixXd& H_thetatheta = parts->H_thetatheta;
   std::vector<int> y_cols, theta_cols;
   std::vector<double> y_values, theta_values;
   for (int row = 0; row < crs.num_rows; ++row) {
@@ -67,7 +78,9 @@ bool ParameterInformationBySchur(ceres::Problem* problem, const std::vector<doub
     }
     for (size_t a = 0; a < y_cols.size(); ++a) {
       for (size_t b = 0; b < y_cols.size(); ++b) {
-        if (y_cols[a] >= y_cols[b]) H_yy.At(y_cols[a], y_cols[b]) += y_values[a] * y_values[b];
+        if (y_cols[a] >= y_cols[b]) {
+          band(y_cols[a] - y_cols[b], y_cols[b]) += y_values[a] * y_values[b];
+        }
       }
       for (size_t t = 0; t < theta_cols.size(); ++t) {
         H_ytheta(y_cols[a], theta_cols[t]) += y_values[a] * theta_values[t];
@@ -79,9 +92,12 @@ bool ParameterInformationBySchur(ceres::Problem* problem, const std::vector<doub
       }
     }
   }
-  BandedCholesky cholesky;
+  BandedSpdMatrix H_yy(num_banded, bandwidth);
+  for (int j = 0; j < num_banded; ++j) {
+    for (int i = 0; i <= bandwidth && j + i < num_banded; ++i) H_yy.At(j + i, j) = band(i, j);
+  }
   int failed_pivot = -1;
-  if (!cholesky.Factorize(H_yy, &failed_pivot)) {
+  if (!parts->cholesky.Factorize(H_yy, &failed_pivot)) {
     *error =
         "the trajectory block of the Gauss-Newton matrix is not positive definite (first "
         "failing pivot: trajectory unknown " +
@@ -89,13 +105,36 @@ bool ParameterInformationBySchur(ceres::Problem* problem, const std::vector<doub
         "): the trajectory is not determined by the data and weights (check V, W and R0)";
     return false;
   }
-  Eigen::MatrixXd X = H_ytheta;  // becomes H_yy⁻¹ H_yθ
-  for (int j = 0; j < p; ++j) {
+  return true;
+}
+
+// X = H_yy⁻¹ H_yθ, column by column.
+Eigen::MatrixXd SolveTrajectory(const SchurParts& parts) {
+  Eigen::MatrixXd X = parts.H_ytheta;
+  for (int j = 0; j < X.cols(); ++j) {
     Eigen::VectorXd column = X.col(j);
-    cholesky.SolveInPlace(&column);
+    parts.cholesky.SolveInPlace(&column);
     X.col(j) = column;
   }
-  *information = H_thetatheta - H_ytheta.transpose() * X;
+  return X;
+}
+
+}  // namespace
+
+bool ParameterInformationBySchur(ceres::Problem* problem, const std::vector<double*>& banded_blocks,
+                                 const std::vector<double*>& parameter_blocks,
+                                 Eigen::MatrixXd* information, std::string* error,
+                                 Eigen::VectorXd* trajectory_variance) {
+  CHECK(problem != nullptr && information != nullptr && error != nullptr)
+      << "expected problem and outputs, got nullptr";
+  CHECK(!parameter_blocks.empty()) << "expected at least one parameter block";
+  SchurParts parts;
+  if (!FactorTrajectoryBlock(problem, banded_blocks, parameter_blocks, &parts, error)) {
+    return false;
+  }
+  CHECK_GT(parts.H_thetatheta.rows(), 0) << "expected parameter columns after the banded blocks";
+  const Eigen::MatrixXd X = SolveTrajectory(parts);  // H_yy⁻¹ H_yθ
+  *information = parts.H_thetatheta - parts.H_ytheta.transpose() * X;
   *information = 0.5 * (*information + information->transpose()).eval();
   if (trajectory_variance != nullptr) {
     trajectory_variance->resize(0);
@@ -103,10 +142,82 @@ bool ParameterInformationBySchur(ceres::Problem* problem, const std::vector<doub
     // rank-p correction for the uncertainty of theta (only when S is invertible).
     Eigen::LLT<Eigen::MatrixXd> s(*information);
     if (s.info() == Eigen::Success) {
-      const BandedSpdMatrix inverse_band = cholesky.InverseBand();
+      const BandedSpdMatrix inverse_band = parts.cholesky.InverseBand();
       const Eigen::MatrixXd Y = s.matrixL().solve(X.transpose());  // p × num_banded
       *trajectory_variance = inverse_band.band().row(0).transpose() +
                              Y.colwise().squaredNorm().transpose();
+    }
+  }
+  return true;
+}
+
+bool TrajectoryCovarianceBySelectedInversion(ceres::Problem* problem,
+                                             const std::vector<double*>& banded_blocks,
+                                             const std::vector<double*>& parameter_blocks,
+                                             int blocks_per_group, TrajectoryCovariance* result,
+                                             std::string* error) {
+  CHECK(problem != nullptr && result != nullptr && error != nullptr)
+      << "expected problem and outputs, got nullptr";
+  if (blocks_per_group < 1 || banded_blocks.size() % blocks_per_group != 0) {
+    *error = "blocks_per_group must be >= 1 and divide the " +
+             std::to_string(banded_blocks.size()) + " trajectory blocks, got " +
+             std::to_string(blocks_per_group);
+    return false;
+  }
+  SchurParts parts;
+  if (!FactorTrajectoryBlock(problem, banded_blocks, parameter_blocks, &parts, error)) {
+    return false;
+  }
+  const int p = static_cast<int>(parts.H_thetatheta.rows());
+  const int num_groups = static_cast<int>(banded_blocks.size()) / blocks_per_group;
+  // Group spans (in scalar unknowns); each must lie inside the band of H_yy.
+  std::vector<int> offsets(num_groups + 1, 0);
+  for (int g = 0; g < num_groups; ++g) {
+    int size = 0;
+    for (int b = 0; b < blocks_per_group; ++b) {
+      size += problem->ParameterBlockSize(banded_blocks[g * blocks_per_group + b]);
+    }
+    if (size > parts.bandwidth + 1) {
+      *error = "group " + std::to_string(g) + " spans " + std::to_string(size) +
+               " unknowns, more than the band of the normal matrix (" +
+               std::to_string(parts.bandwidth + 1) + "): its covariance is not in the band";
+      return false;
+    }
+    offsets[g + 1] = offsets[g] + size;
+  }
+  // [(JᵀJ)⁻¹]_yy = H_yy⁻¹ + X S⁻¹ Xᵀ (X = H_yy⁻¹ H_yθ), cov(y, θ) = −X S⁻¹, cov(θ) = S⁻¹.
+  Eigen::MatrixXd Y, XSinv;  // Y = L_S⁻¹ Xᵀ (p × num_banded); X S⁻¹
+  if (p > 0) {
+    const Eigen::MatrixXd X = SolveTrajectory(parts);
+    Eigen::MatrixXd information = parts.H_thetatheta - parts.H_ytheta.transpose() * X;
+    information = 0.5 * (information + information.transpose()).eval();
+    const Eigen::LLT<Eigen::MatrixXd> s(information);
+    if (s.info() != Eigen::Success) {
+      *error = "the information matrix of theta is not positive definite: theta is not "
+               "determined (see AnalyzeIdentifiability)";
+      return false;
+    }
+    Y = s.matrixL().solve(X.transpose());
+    XSinv = s.solve(X.transpose()).transpose();
+    result->parameter_covariance = s.solve(Eigen::MatrixXd::Identity(p, p));
+  } else {
+    result->parameter_covariance.resize(0, 0);
+  }
+  const BandedSpdMatrix inverse_band = parts.cholesky.InverseBand();
+  result->blocks.assign(num_groups, Eigen::MatrixXd());
+  result->parameter_cross.assign(num_groups, Eigen::MatrixXd());
+  for (int g = 0; g < num_groups; ++g) {
+    const int offset = offsets[g], size = offsets[g + 1] - offsets[g];
+    Eigen::MatrixXd& block = result->blocks[g];
+    block.resize(size, size);
+    for (int i = 0; i < size; ++i) {
+      for (int j = 0; j < size; ++j) block(i, j) = inverse_band(offset + i, offset + j);
+    }
+    if (p > 0) {
+      block += Y.middleCols(offset, size).transpose() * Y.middleCols(offset, size);
+      result->parameter_cross[g] = -XSinv.middleRows(offset, size);
+    } else {
+      result->parameter_cross[g].resize(size, 0);
     }
   }
   return true;

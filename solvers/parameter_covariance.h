@@ -15,6 +15,10 @@
 // variances (intensities), it is the parameter covariance; otherwise scale it by the residual
 // variance.
 //
+// The same factorisation gives the full covariance blocks of groups of trajectory unknowns
+// (e.g. every node's [s; v; a; u]) and their cross-covariance with theta by banded selected
+// inversion (TrajectoryCovarianceBySelectedInversion), also O(N).
+//
 // When S is singular or ill-conditioned the report names the parameter combinations the data do
 // not determine (eigenvectors of the relative information D S D, D = diag(|theta|)) instead of
 // failing.
@@ -46,6 +50,24 @@ bool ParameterInformationBySchur(ceres::Problem* problem, const std::vector<doub
                                  const std::vector<double*>& parameter_blocks,
                                  Eigen::MatrixXd* information, std::string* error,
                                  Eigen::VectorXd* trajectory_variance = nullptr);
+
+// Full covariance blocks of the trajectory by banded selected inversion (O(N b²) time and
+// memory, no dense N × N matrix): the banded trajectory blocks are grouped into consecutive runs
+// of `blocks_per_group` blocks (e.g. one group per node: [s_k; v_k], [a_k; u_k][, theta_k]), and
+// for each group g the result holds cov(y_g) = [(JᵀJ)⁻¹]_gg = [H_yy⁻¹]_gg + X_g S⁻¹ X_gᵀ
+// (X = H_yy⁻¹ H_yθ) and cov(y_g, theta) = −X_g S⁻¹, with cov(theta) = S⁻¹. `parameter_blocks` may
+// be empty (kFixed, kTimeVarying). Fails with a message when H_yy or S is not positive definite,
+// or when a group is wider than the band of H_yy (its entries would not be computed).
+struct TrajectoryCovariance {
+  Eigen::MatrixXd parameter_covariance;         // p × p (empty when p = 0)
+  std::vector<Eigen::MatrixXd> blocks;          // one per group, group size × group size
+  std::vector<Eigen::MatrixXd> parameter_cross; // one per group, group size × p
+};
+bool TrajectoryCovarianceBySelectedInversion(ceres::Problem* problem,
+                                             const std::vector<double*>& banded_blocks,
+                                             const std::vector<double*>& parameter_blocks,
+                                             int blocks_per_group, TrajectoryCovariance* result,
+                                             std::string* error);
 
 // cov(theta) by ceres::Covariance (SPARSE_QR, SuiteSparse) for comparison on small problems.
 // Fails (message from Ceres) when the Jacobian is rank deficient.

@@ -2,12 +2,18 @@
 // linear optimal filter (seed 004 §3.3, eqs. 3.9–3.16; see first_order_smoother.h for the maths).
 //
 // Fixed-size: N positions, NX = 2N (+ p) augmented states, NP = n + m augmented inputs,
-// NZ = n + l residuals zeta per node, so that the per-node algebra runs on stack matrices.
+// NZ = n + l residuals zeta per node, so that the per-node algebra runs on stack matrices with no
+// heap allocation per node. Throughput (bench_weighted_residual): the elimination of p̄ is one
+// hand-rolled Householder QR of sqrt(w) S [D | C | y]; Φ, Γ and ΓB are applied through their
+// sparsity; the RTS gain is never formed (a Cholesky solve with a vector in the backward sweep);
+// all small products are coefficient-based (lazyProduct), because Eigen sends fixed-size
+// products with rows + cols + depth > 20 through its blocked GEMM/GEMV kernels.
 #ifndef DYNID_SOLVERS_RICCATI_SWEEP_H_
 #define DYNID_SOLVERS_RICCATI_SWEEP_H_
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <Eigen/Cholesky>
@@ -19,9 +25,77 @@
 
 namespace dynid::solvers {
 
+namespace internal {
+
+// Small fixed-size dense kernels (Eigen's LLT and triangular solves route fixed sizes through
+// dynamic-block code paths, which dominated the profile of the sweep at these sizes).
+
+// A = L Lᵀ in place (L in the lower triangle; the strict upper triangle is left untouched);
+// false when A is not numerically positive definite.
+template <int K>
+bool CholeskyInPlace(Eigen::Matrix<double, K, K>* matrix) {
+  Eigen::Matrix<double, K, K>& a = *matrix;
+  for (int j = 0; j < K; ++j) {
+    double d = a(j, j);
+    for (int k = 0; k < j; ++k) d -= a(j, k) * a(j, k);
+    if (!(d > 0.0)) return false;
+    d = std::sqrt(d);
+    a(j, j) = d;
+    const double inverse = 1.0 / d;
+    for (int i = j + 1; i < K; ++i) {
+      double value = a(i, j);
+      for (int k = 0; k < j; ++k) value -= a(i, k) * a(j, k);
+      a(i, j) = value * inverse;
+    }
+  }
+  return true;
+}
+
+// B ← L⁻¹ B for L lower triangular (the lower triangle of `lower`).
+template <int K, int C>
+void LowerSolveInPlace(const Eigen::Matrix<double, K, K>& lower, Eigen::Matrix<double, K, C>* b) {
+  for (int c = 0; c < C; ++c) {
+    for (int i = 0; i < K; ++i) {
+      double value = (*b)(i, c);
+      for (int k = 0; k < i; ++k) value -= lower(i, k) * (*b)(k, c);
+      (*b)(i, c) = value / lower(i, i);
+    }
+  }
+}
+
+// B ← L⁻ᵀ B for L lower triangular.
+template <int K, int C>
+void LowerTransposeSolveInPlace(const Eigen::Matrix<double, K, K>& lower,
+                                Eigen::Matrix<double, K, C>* b) {
+  for (int c = 0; c < C; ++c) {
+    for (int i = K - 1; i >= 0; --i) {
+      double value = (*b)(i, c);
+      for (int k = i + 1; k < K; ++k) value -= lower(k, i) * (*b)(k, c);
+      (*b)(i, c) = value / lower(i, i);
+    }
+  }
+}
+
+// B ← R⁻¹ B for R upper triangular (the upper triangle of `upper`).
+template <int K, int C>
+void UpperSolveInPlace(const Eigen::Matrix<double, K, K>& upper, Eigen::Matrix<double, K, C>* b) {
+  for (int c = 0; c < C; ++c) {
+    for (int i = K - 1; i >= 0; --i) {
+      double value = (*b)(i, c);
+      for (int k = i + 1; k < K; ++k) value -= upper(i, k) * (*b)(k, c);
+      (*b)(i, c) = value / upper(i, i);
+    }
+  }
+}
+
+}  // namespace internal
+
 // zeta_k ≈ y − C x − D p̄ at one node; x = [s; v] (theta fixed) or [s; v; theta].
 template <int NX, int NP, int NZ>
 struct NodeLinearization {
+  // User-provided (empty) constructor: std::vector<NodeLinearization>(n) then does not
+  // zero-fill the storage before it is overwritten (value-initialisation of an aggregate does).
+  NodeLinearization() {}
   Eigen::Matrix<double, NZ, NX> C;
   Eigen::Matrix<double, NZ, NP> D;
   Eigen::Matrix<double, NZ, 1> y;
@@ -43,12 +117,18 @@ class RiccatiSweep {
   using VecU = Eigen::Matrix<double, NU, 1>;
   using MatZZ = Eigen::Matrix<double, NZ, NZ>;
   using MatXP = Eigen::Matrix<double, NX, NP>;
+  using MatPX = Eigen::Matrix<double, NP, NX>;
   using Node = NodeLinearization<NX, NP, NZ>;
 
+  // p̄ eliminated at one node: p̄ | x ~ N(K_p (y − C x), G⁻¹), K_p = G⁻¹ DᵀV w, G = DᵀVD w,
+  // kept as the affine map K_p C, K_p y (K_p itself is never formed), and the whitened remainder
+  // of the measurement, H x ≈ y_white with unit noise (Hᵀ H = Cᵀ V⊥ C).
   struct Elimination {
-    MatPZ input_gain;         // K_p = (DᵀVD)⁻¹DᵀV
-    MatPP input_information;  // G = DᵀVD
+    Elimination() {}  // no zero-fill in std::vector<Elimination>(n) (see NodeLinearization)
+    MatPP input_information;  // G = DᵀVD w
     MatPP input_covariance;   // G⁻¹
+    MatPX KC;                 // K_p C
+    VecP Ky;                  // K_p y
     MatUX H;                  // whitened measurement matrix U C
     VecU y_white;             // U y
     const Node* node = nullptr;
@@ -102,29 +182,68 @@ class RiccatiSweep {
       return false;
     }
     sqrt_residual_weight_ = S;
+    sqrt_residual_weight_is_diagonal_ = sqrt_residual_weight_.isDiagonal(0.0);
     return true;
   }
 
   // Eliminates p̄ at a node with weight w (V w); false when DᵀVD is singular. With V = SᵀS and
-  // sqrt(w) S D = [Q1 Q2] [R; 0]: DᵀVD = RᵀR, K_p = R⁻¹Q1ᵀ sqrt(w) S, U = Q2ᵀ sqrt(w) S.
+  // sqrt(w) S D = [Q1 Q2] [R; 0]: DᵀVD w = RᵀR, K_p = R⁻¹Q1ᵀ sqrt(w) S, U = Q2ᵀ sqrt(w) S.
+  // One Householder QR of the fixed-size array sqrt(w) S [D | C | y] yields R, Q1ᵀ sqrt(w) S [C y]
+  // (→ K_p C, K_p y by back substitution) and [H | y_white] = Q2ᵀ sqrt(w) S [C y] at once, on
+  // the stack, without forming Q.
   bool Eliminate(const Node& node, double node_weight, Elimination* out,
                  std::string* error) const {
-    const MatZZ weighted_sqrt = std::sqrt(node_weight) * sqrt_residual_weight_;
-    const Eigen::HouseholderQR<Eigen::Matrix<double, NZ, NP>> qr(weighted_sqrt * node.D);
-    const MatPP R = qr.matrixQR().template topRows<NP>().template triangularView<Eigen::Upper>();
+    constexpr int NC = NP + NX + 1;
+    Eigen::Matrix<double, NZ, NC> M;
+    const double root_weight = std::sqrt(node_weight);
+    if (sqrt_residual_weight_is_diagonal_) {
+      for (int i = 0; i < NZ; ++i) {
+        const double scale = root_weight * sqrt_residual_weight_(i, i);
+        M.template block<1, NP>(i, 0) = scale * node.D.row(i);
+        M.template block<1, NX>(i, NP) = scale * node.C.row(i);
+        M(i, NC - 1) = scale * node.y(i);
+      }
+    } else {
+      const MatZZ weighted_sqrt = root_weight * sqrt_residual_weight_;
+      M.template leftCols<NP>() = weighted_sqrt.lazyProduct(node.D);
+      M.template middleCols<NX>(NP) = weighted_sqrt.lazyProduct(node.C);
+      M.col(NC - 1) = weighted_sqrt.lazyProduct(node.y);
+    }
+    // Householder reflections I − tau v vᵀ (v_j = 1, zero above j) zeroing column j below the
+    // diagonal; v is kept as a full fixed-size column so the updates vectorise.
+    for (int j = 0; j < NP; ++j) {
+      double tail = 0.0;
+      for (int i = j + 1; i < NZ; ++i) tail += M(i, j) * M(i, j);
+      const double alpha = M(j, j);
+      if (tail == 0.0) continue;  // already triangular in this column (tau = 0)
+      const double beta = alpha >= 0.0 ? -std::sqrt(alpha * alpha + tail)
+                                       : std::sqrt(alpha * alpha + tail);
+      const double tau = (beta - alpha) / beta;
+      const double inv = 1.0 / (alpha - beta);
+      Eigen::Matrix<double, NZ, 1> v = M.col(j) * inv;
+      v.head(j).setZero();
+      v(j) = 1.0;
+      M(j, j) = beta;
+      for (int i = j + 1; i < NZ; ++i) M(i, j) = 0.0;
+      for (int c = j + 1; c < NC; ++c) M.col(c) -= (tau * v.dot(M.col(c))) * v;
+    }
+    const MatPP R = M.template topLeftCorner<NP, NP>().template triangularView<Eigen::Upper>();
     const double scale = R.diagonal().cwiseAbs().maxCoeff();
     if (!(R.diagonal().cwiseAbs().minCoeff() > 1e-10 * scale)) {
       *error = "FᵀVF is singular: the inputs p̄ = [a; u] are not determined by the weighted "
                "equations of motion and measurements (seed 004 §3.2)";
       return false;
     }
-    const MatZZ QtS = qr.householderQ().transpose() * weighted_sqrt;
-    out->input_information = R.transpose() * R;
-    const MatPP R_inverse = R.template triangularView<Eigen::Upper>().solve(MatPP::Identity());
-    out->input_covariance = R_inverse * R_inverse.transpose();
-    out->input_gain = R_inverse * QtS.template topRows<NP>();
-    out->H = QtS.template bottomRows<NU>().lazyProduct(node.C);
-    out->y_white = QtS.template bottomRows<NU>() * node.y;
+    Eigen::Matrix<double, NP, NX + 1> KCy = M.template topRightCorner<NP, NX + 1>();
+    internal::UpperSolveInPlace(R, &KCy);
+    out->KC = KCy.template leftCols<NX>();
+    out->Ky = KCy.col(NX);
+    out->input_information = R.transpose().lazyProduct(R);
+    MatPP R_inverse = MatPP::Identity();
+    internal::UpperSolveInPlace(R, &R_inverse);
+    out->input_covariance = R_inverse.lazyProduct(R_inverse.transpose());
+    out->H = M.template bottomRows<NU>().template middleCols<NX>(NP);
+    out->y_white = M.template bottomRows<NU>().col(NC - 1);
     out->node = &node;
     return true;
   }
@@ -134,44 +253,83 @@ class RiccatiSweep {
               MatXX* P_post) const {
     // lazyProduct: coefficient-based products; Eigen would send these small fixed-size
     // products through its blocked GEMM kernel, which dominated the profile.
-    const Eigen::Matrix<double, NX, NU> PHt = P_prior.lazyProduct(e.H.transpose());
-    Eigen::Matrix<double, NU, NU> S = e.H.lazyProduct(PHt);
+    // H P (= (P Hᵀ)ᵀ, P symmetric) keeps both products in column-major order.
+    const Eigen::Matrix<double, NU, NX> HP = e.H.lazyProduct(P_prior);
+    Eigen::Matrix<double, NU, NU> S = HP.lazyProduct(e.H.transpose());
     S.diagonal().array() += 1.0;
-    const Eigen::LLT<Eigen::Matrix<double, NU, NU>> s(S);
-    const Eigen::Matrix<double, NX, NU> K = s.solve(PHt.transpose()).transpose();
-    *m_post = m_prior + K * (e.y_white - e.H * m_prior);
-    *P_post = P_prior - K.lazyProduct(PHt.transpose());
-    *P_post = (0.5 * (*P_post + P_post->transpose())).eval();
+    // S ≥ I, so its Cholesky factor exists. With S = L Lᵀ and A = L⁻¹ (P Hᵀ)ᵀ: K = Aᵀ L⁻¹,
+    // P⁺ = P − AᵀA (symmetric by construction).
+    internal::CholeskyInPlace(&S);
+    Eigen::Matrix<double, NU, NX> A = HP;
+    internal::LowerSolveInPlace(S, &A);
+    Eigen::Matrix<double, NU, 1> innovation = e.y_white - e.H.lazyProduct(m_prior);
+    internal::LowerSolveInPlace(S, &innovation);
+    *m_post = m_prior + A.transpose().lazyProduct(innovation);
+    *P_post = P_prior - A.transpose().lazyProduct(A);
   }
 
   // Prediction over an interval of length h: Φ = I + hA, Γ = h (I + hA/2) (exact, A² = 0),
   // p̄ = K_p (y − C x) + δ with cov(δ) = G⁻¹; also returns Ā = Φ − ΓB K_p C.
   void Predict(const Elimination& e, double h, const VecX& m_post, const MatXX& P_post,
                VecX* m_prior, MatXX* P_prior, MatXX* transition) const {
-    MatXX Phi = MatXX::Identity();
-    MatXX Gamma = h * MatXX::Identity();
-    MatXP GammaB = MatXP::Zero();
+    MatXX unused;
+    Predict(e, h, m_post, P_post, m_prior, P_prior, transition, &unused);
+  }
+
+  // As above, also returning Ā P⁺ (for the smoother gain). Φ, Γ and ΓB are applied through their
+  // structure (ΓB has one entry h²/2 in the s-row and h in the v-row per acceleration), so the
+  // only dense products are K_p C, (K_p C) P⁺ and (Ā P⁺)(K_p C)ᵀ, of size NP × NX × NX.
+  void Predict(const Elimination& e, double h, const VecX& m_post, const MatXX& P_post,
+               VecX* m_prior, MatXX* P_prior, MatXX* transition,
+               MatXX* transition_times_covariance) const {
+    const double half_h2 = 0.5 * h * h;
+    const MatPX& KC = e.KC;
+    const VecP& Ky = e.Ky;
+    // Ā = Φ − ΓB K_p C.
+    transition->setIdentity();
     for (int i = 0; i < N; ++i) {
-      Phi(i, N + i) = h;
-      Gamma(i, N + i) = 0.5 * h * h;
-      GammaB(i, i) = 0.5 * h * h;
-      GammaB(N + i, i) = h;
+      (*transition)(i, N + i) = h;
+      transition->row(i) -= half_h2 * KC.row(i);
+      transition->row(N + i) -= h * KC.row(i);
     }
-    const Node& node = *e.node;
-    const Eigen::Matrix<double, NP, NX> KC = e.input_gain.lazyProduct(node.C);
-    *transition = Phi - GammaB.lazyProduct(KC);
-    *m_prior = *transition * m_post + GammaB * (e.input_gain * node.y);
-    const MatXX TP = transition->lazyProduct(P_post);
-    const MatXP GammaBG = GammaB.lazyProduct(e.input_covariance);
-    const MatXX GammaQ = Gamma.lazyProduct(Q_xi_unit_);
-    *P_prior = TP.lazyProduct(transition->transpose()) +
-               GammaBG.lazyProduct(GammaB.transpose()) +
-               GammaQ.lazyProduct(Gamma.transpose()) / h;
+    // m⁻ = Ā m⁺ + ΓB K_p y.
+    const VecP input_mean = Ky - KC.lazyProduct(m_post);
+    *m_prior = m_post;
+    for (int i = 0; i < N; ++i) {
+      (*m_prior)(i) += h * m_post(N + i) + half_h2 * input_mean(i);
+      (*m_prior)(N + i) += h * input_mean(i);
+    }
+    // T = Ā P⁺ = Φ P⁺ − ΓB (K_p C P⁺).
+    MatXX& TP = *transition_times_covariance;
+    const Eigen::Matrix<double, NP, NX> KCP = KC.lazyProduct(P_post);
+    TP = P_post;
+    for (int i = 0; i < N; ++i) {
+      TP.row(i) += h * P_post.row(N + i) - half_h2 * KCP.row(i);
+      TP.row(N + i) -= h * KCP.row(i);
+    }
+    // P⁻ = T Āᵀ + ΓB G⁻¹ ΓBᵀ + Γ W⁻¹ Γᵀ / h, with T Āᵀ = T Φᵀ − (T (K_p C)ᵀ) ΓBᵀ.
+    const Eigen::Matrix<double, NX, NP> TKCt = TP.lazyProduct(KC.transpose());
+    *P_prior = TP;
+    for (int i = 0; i < N; ++i) {
+      P_prior->col(i) += h * TP.col(N + i) - half_h2 * TKCt.col(i);
+      P_prior->col(N + i) -= h * TKCt.col(i);
+    }
+    // Γ Q Γᵀ / h with Γ = h (I + hA/2): rows/columns i of the s-block gain h/2 times the v-ones.
+    MatXX GQG = Q_xi_unit_;
+    for (int i = 0; i < N; ++i) GQG.row(i) += 0.5 * h * GQG.row(N + i);
+    for (int i = 0; i < N; ++i) GQG.col(i) += 0.5 * h * GQG.col(N + i);
+    *P_prior += h * GQG;
+    // ΓB G⁻¹ ΓBᵀ: only the accelerations' block G⁻¹_aa enters the [s; v] rows.
+    const Eigen::Matrix<double, N, N> Gaa = e.input_covariance.template topLeftCorner<N, N>();
+    P_prior->template block<N, N>(0, 0) += half_h2 * half_h2 * Gaa;
+    P_prior->template block<N, N>(0, N) += half_h2 * h * Gaa;
+    P_prior->template block<N, N>(N, 0) += half_h2 * h * Gaa;
+    P_prior->template block<N, N>(N, N) += h * h * Gaa;
     *P_prior = (0.5 * (*P_prior + P_prior->transpose())).eval();
   }
 
   VecP FilteredInput(const Elimination& e, const VecX& x) const {
-    return e.input_gain * (e.node->y - e.node->C * x);
+    return e.Ky - e.KC.lazyProduct(x);
   }
 
   // argmin |p̄ − K_p(y − Cx)|²_G + h |xi_kin(p̄)|²_W, xi_kin = Γ_kin⁻¹(x' − Φx) − B p̄.
@@ -187,8 +345,13 @@ class RiccatiSweep {
     MatPP lhs = e.input_information;
     lhs.template topLeftCorner<N, N>() += h * W_kinematic_.template bottomRightCorner<N, N>();
     VecP rhs = e.input_information * FilteredInput(e, x);
-    rhs.template head<N>() += h * (W_kinematic_.template bottomRows<N>() * d);
-    return lhs.ldlt().solve(rhs);
+    rhs.template head<N>() += h * W_kinematic_.template bottomRows<N>().lazyProduct(d);
+    // G + h W_vv is positive definite.
+    const MatPP lhs_copy = lhs;
+    if (!internal::CholeskyInPlace(&lhs)) return lhs_copy.ldlt().solve(rhs);
+    internal::LowerSolveInPlace(lhs, &rhs);
+    internal::LowerTransposeSolveInPlace(lhs, &rhs);
+    return rhs;
   }
 
   // Forward sweep + Rauch–Tung–Striebel backward sweep: states (NX × N), inputs (NP × N).
@@ -197,11 +360,22 @@ class RiccatiSweep {
     const int num_nodes = static_cast<int>(nodes.size());
     CHECK_EQ(time.size(), num_nodes) << "expected one linearisation per node";
     const Eigen::VectorXd node_weights = problems::TrapezoidalNodeWeights(time);
-    std::vector<Elimination> eliminations(num_nodes);
-    // Only the means and the RTS gains J_k = P⁺_k Āᵀ (P⁻_{k+1})⁻¹ are kept per node; the
-    // covariances live one step at a time.
-    std::vector<VecX> m_prior(num_nodes), m_post(num_nodes);
-    std::vector<MatXX> gain(num_nodes);
+    // Per-node storage is kept between calls (the iterations of the first-order approximation
+    // reuse it instead of allocating and faulting in fresh pages each time).
+    std::vector<Elimination>& eliminations = workspace_.eliminations;
+    std::vector<VecX>& m_prior = workspace_.m_prior;
+    std::vector<VecX>& m_post = workspace_.m_post;
+    std::vector<MatXX>& transition_covariance = workspace_.transition_covariance;
+    std::vector<MatXX>& prior_factor = workspace_.prior_factor;  // Cholesky factor of P⁻_{k+1}
+    eliminations.resize(num_nodes);
+    m_prior.resize(num_nodes);
+    m_post.resize(num_nodes);
+    transition_covariance.resize(num_nodes);
+    prior_factor.resize(num_nodes);
+    // Per node only the means, T_k = Ā_k P⁺_k and the Cholesky factor of P⁻_{k+1} are kept; the
+    // RTS gain J_k = Tᵀ (P⁻_{k+1})⁻¹ is applied to a vector in the backward sweep (never formed).
+    // When P⁻ is not numerically positive definite, the gain is formed with LDLT instead.
+    std::vector<std::pair<int, MatXX>> fallback_gains;
     MatXX P_prior = P0_, P_post, P_next, transition;
     m_prior[0] = q0_;
     for (int k = 0; k < num_nodes; ++k) {
@@ -212,9 +386,12 @@ class RiccatiSweep {
       Update(eliminations[k], m_prior[k], P_prior, &m_post[k], &P_post);
       if (k + 1 < num_nodes) {
         Predict(eliminations[k], time(k + 1) - time(k), m_post[k], P_post, &m_prior[k + 1],
-                &P_next, &transition);
-        const Eigen::LDLT<MatXX> prior(P_next);
-        gain[k] = prior.solve(transition.lazyProduct(P_post)).transpose();
+                &P_next, &transition, &transition_covariance[k]);
+        prior_factor[k] = P_next;
+        if (!internal::CholeskyInPlace(&prior_factor[k])) {
+          const Eigen::LDLT<MatXX> prior(P_next);
+          fallback_gains.emplace_back(k, prior.solve(transition_covariance[k]).transpose());
+        }
         P_prior = P_next;
       }
     }
@@ -222,8 +399,18 @@ class RiccatiSweep {
     inputs->resize(NP, num_nodes);
     VecX next = m_post[num_nodes - 1];
     states->col(num_nodes - 1) = next;
+    auto fallback = fallback_gains.rbegin();
     for (int k = num_nodes - 2; k >= 0; --k) {
-      next = m_post[k] + gain[k] * (next - m_prior[k + 1]);
+      const VecX innovation = next - m_prior[k + 1];
+      if (fallback != fallback_gains.rend() && fallback->first == k) {
+        next = m_post[k] + fallback->second.lazyProduct(innovation);
+        ++fallback;
+      } else {
+        VecX solved = innovation;
+        internal::LowerSolveInPlace(prior_factor[k], &solved);
+        internal::LowerTransposeSolveInPlace(prior_factor[k], &solved);
+        next = m_post[k] + transition_covariance[k].transpose().lazyProduct(solved);
+      }
       states->col(k) = next;
     }
     for (int k = 0; k < num_nodes; ++k) {
@@ -248,7 +435,14 @@ class RiccatiSweep {
   MatXX P0_;
   MatXX Q_xi_unit_;  // W⁻¹ (and W_theta⁻¹) blocks; the process covariance of xi is Q_xi_unit / h
   Eigen::Matrix<double, 2 * N, 2 * N> W_kinematic_;
+  struct Workspace {
+    std::vector<Elimination> eliminations;
+    std::vector<VecX> m_prior, m_post;
+    std::vector<MatXX> transition_covariance, prior_factor;
+  };
+  mutable Workspace workspace_;  // Smooth's per-node storage (not thread-safe across calls)
   MatZZ sqrt_residual_weight_;  // S with Sᵀ S = V
+  bool sqrt_residual_weight_is_diagonal_ = false;
 };
 
 }  // namespace dynid::solvers

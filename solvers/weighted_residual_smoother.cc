@@ -120,4 +120,16 @@ bool ConstantParameterInformation(ceres::Problem* problem,
                                      error);
 }
 
+bool NodeCovarianceBlocks(ceres::Problem* problem, problems::WeightedResidualVariables* variables,
+                          TrajectoryCovariance* covariance, std::string* error) {
+  CHECK(variables != nullptr) << "expected variables";
+  double* theta = variables->ConstantParameterBlock();
+  std::vector<double*> parameter_blocks;
+  if (theta != nullptr) parameter_blocks.push_back(theta);
+  const int blocks_per_node = variables->mode == problems::ParameterMode::kTimeVarying ? 3 : 2;
+  return TrajectoryCovarianceBySelectedInversion(problem, variables->TrajectoryBlocks(),
+                                                 parameter_blocks, blocks_per_node, covariance,
+                                                 error);
+}
+
 }  // namespace dynid::solvers

@@ -76,6 +76,14 @@ bool ConstantParameterInformation(ceres::Problem* problem,
                                   problems::WeightedResidualVariables* variables,
                                   Eigen::MatrixXd* information, std::string* error);
 
+// Full covariance of every node's unknowns, node k's block ordered [s_k; v_k; a_k; u_k
+// (; theta_k for kTimeVarying)] (2n + n + m [+ p] square), with its cross-covariance with the
+// constant theta (kConstant; empty columns otherwise) and cov(theta): banded selected inversion
+// of the trajectory plus the rank-p correction for theta (TrajectoryCovarianceBySelectedInversion),
+// O(N). kFixed theta is held constant and contributes no uncertainty.
+bool NodeCovarianceBlocks(ceres::Problem* problem, problems::WeightedResidualVariables* variables,
+                          TrajectoryCovariance* covariance, std::string* error);
+
 }  // namespace dynid::solvers
 
 #endif  // DYNID_SOLVERS_WEIGHTED_RESIDUAL_SMOOTHER_H_

@@ -123,6 +123,109 @@ TEST(WeightedResidualSmootherTest, SchurCovarianceEqualsCeresCovariance) {
   }
 }
 
+// Full node covariance blocks (banded selected inversion + rank-p correction) against
+// ceres::Covariance, entry by entry, including the cross-covariances between a node's state and
+// input, with constant theta, and with time-varying theta (no constant block).
+TEST(WeightedResidualSmootherTest, NodeCovarianceBlocksEqualCeresCovariance) {
+  struct Case {
+    Transcription transcription;
+    ParameterMode mode;
+  };
+  for (const Case& c : {Case{Transcription::kShooting, ParameterMode::kConstant},
+                        Case{Transcription::kCollocation, ParameterMode::kConstant},
+                        Case{Transcription::kShooting, ParameterMode::kTimeVarying}}) {
+    const int num_nodes = 41;
+    const MsdExperiment e = MakeMsdExperiment(num_nodes, 1.0, false, 12, c.mode);
+    problems::WeightedResidualVariables variables =
+        StartFromMeasurements(e, Eigen::Vector3d(1.1, 0.35, 38.0), c.mode);
+    problems::WeightedResidualOptions problem_options;
+    problem_options.transcription = c.transcription;
+    problem_options.parameter_mode = c.mode;
+    ceres::Problem problem;
+    std::string error;
+    ASSERT_TRUE(problems::BuildWeightedResidualProblem(e.model, e.data, e.weights,
+                                                       problem_options, &variables, &problem,
+                                                       &error))
+        << error;
+    ASSERT_TRUE(SolveWeightedResidual(&problem, &variables, TightOptions()).converged);
+    TrajectoryCovariance covariance;
+    ASSERT_TRUE(NodeCovarianceBlocks(&problem, &variables, &covariance, &error)) << error;
+    ASSERT_EQ(static_cast<int>(covariance.blocks.size()), num_nodes);
+    const bool varying = c.mode == ParameterMode::kTimeVarying;
+    const int node_size = varying ? 7 : 4;
+    double* theta = variables.ConstantParameterBlock();
+    EXPECT_EQ(covariance.parameter_covariance.rows(), theta != nullptr ? 3 : 0);
+
+    ceres::Covariance::Options covariance_options;
+    covariance_options.algorithm_type = ceres::SPARSE_QR;
+    ceres::Covariance ceres_covariance(covariance_options);
+    std::vector<std::pair<const double*, const double*>> pairs;
+    const std::vector<int> checked = {0, 17, num_nodes - 1};
+    auto node_blocks = [&](int k) {
+      std::vector<std::pair<double*, int>> blocks = {{variables.state(k), 2},
+                                                     {variables.input(k), 2}};
+      if (varying) blocks.push_back({variables.parameter(k), 3});
+      return blocks;
+    };
+    for (int k : checked) {
+      for (const auto& a : node_blocks(k)) {
+        for (const auto& b : node_blocks(k)) pairs.emplace_back(a.first, b.first);
+        if (theta != nullptr) pairs.emplace_back(a.first, theta);
+      }
+    }
+    if (theta != nullptr) pairs.emplace_back(theta, theta);
+    ASSERT_TRUE(ceres_covariance.Compute(pairs, &problem));
+    for (int k : checked) {
+      Eigen::MatrixXd expected(node_size, node_size), expected_cross(node_size, 3);
+      int row = 0;
+      for (const auto& a : node_blocks(k)) {
+        int col = 0;
+        for (const auto& b : node_blocks(k)) {
+          Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> block(a.second,
+                                                                                      b.second);
+          ceres_covariance.GetCovarianceBlock(a.first, b.first, block.data());
+          expected.block(row, col, a.second, b.second) = block;
+          col += b.second;
+        }
+        if (theta != nullptr) {
+          Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> block(a.second,
+                                                                                      3);
+          ceres_covariance.GetCovarianceBlock(a.first, theta, block.data());
+          expected_cross.middleRows(row, a.second) = block;
+        }
+        row += a.second;
+      }
+      const Eigen::MatrixXd& actual = covariance.blocks[k];
+      ASSERT_EQ(actual.rows(), node_size);
+      // Entry-wise, relative to the scale of the entry's row and column variances.
+      for (int i = 0; i < node_size; ++i) {
+        for (int j = 0; j < node_size; ++j) {
+          const double scale = std::sqrt(expected(i, i) * expected(j, j));
+          EXPECT_NEAR(actual(i, j), expected(i, j), 1e-8 * scale)
+              << problems::TranscriptionName(c.transcription) << " "
+              << problems::ParameterModeName(c.mode) << " node " << k << " (" << i << ", " << j
+              << ")";
+        }
+      }
+      if (theta != nullptr) {
+        Eigen::Matrix3d theta_expected;
+        Eigen::Matrix<double, 3, 3, Eigen::RowMajor> block;
+        ceres_covariance.GetCovarianceBlock(theta, theta, block.data());
+        theta_expected = block;
+        EXPECT_LT((covariance.parameter_covariance - theta_expected).norm(),
+                  1e-8 * theta_expected.norm());
+        for (int i = 0; i < node_size; ++i) {
+          for (int j = 0; j < 3; ++j) {
+            const double scale = std::sqrt(expected(i, i) * theta_expected(j, j));
+            EXPECT_NEAR(covariance.parameter_cross[k](i, j), expected_cross(i, j), 1e-8 * scale)
+                << "cross, node " << k << " (" << i << ", " << j << ")";
+          }
+        }
+      }
+    }
+  }
+}
+
 // Steady-state response to a single sine of frequency w: a = −w² s along the whole motion, so
 // the data determine k − m w² but not m and k separately. The report must name that direction,
 // and a second frequency must remove it.

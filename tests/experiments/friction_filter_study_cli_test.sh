@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# End-to-end checks of the friction_filter_study program: a short good run writes every output and
+# prints the error table; bad flags exit 2 with a message naming the flag and leave nothing
+# behind; an output folder that cannot be created exits 1 with a message.
+# Usage: friction_filter_study_cli_test.sh PATH/TO/friction_filter_study
+set -u
+binary="$1"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# A short good run (0.5 s at 2 ms, both masses, no figures).
+"$binary" --out_dir="$work/out" --figures=false --duration_s=0.5 --sample_period_s=2e-3 \
+  --transient_s=0.25 > "$work/log" 2>&1 ||
+  fail "good run exited non-zero: $(cat "$work/log")"
+for f in results.csv results.md summary.json case_mass1.csv case_mass2.csv; do
+  [[ -s "$work/out/$f" ]] || fail "good run did not write $f"
+done
+head -1 "$work/out/results.csv" | grep -q "^true_mass_kg,filter,rms_error_n,rms_error_after_transient_n," ||
+  fail "unexpected results.csv header: $(head -1 "$work/out/results.csv")"
+[[ $(wc -l < "$work/out/results.csv") -eq 5 ]] || fail "results.csv should have 4 rows"
+grep -q "^2 *linear_optimal " "$work/log" || fail "no mass-2 optimal-filter row: $(cat "$work/log")"
+grep -q '"reaching_time_s"' "$work/out/summary.json" || fail "summary.json lacks reaching times"
+[[ $(head -1 "$work/out/case_mass1.csv" | tr ',' '\n' | wc -l) -eq 29 ]] ||
+  fail "case_mass1.csv should have 29 columns"
+ls -A "$work/out" | grep -q staging && fail "staging folder left behind"
+
+# expect_error CODE EXPECTED_SUBSTRING ARGS...: exit code, message, and no outputs.
+expect_error() {
+  local code_expected="$1"; shift
+  local expected="$1"; shift
+  rm -rf "$work/bad"
+  "$binary" --out_dir="$work/bad" --figures=false --duration_s=0.2 --transient_s=0.1 "$@" > "$work/log" 2>&1
+  local code=$?
+  [[ $code -eq $code_expected ]] || fail "exit code $code (expected $code_expected) for: $*"
+  grep -qF -- "$expected" "$work/log" || fail "message for '$*' lacks '$expected': $(cat "$work/log")"
+  if [[ -d "$work/bad" ]] && [[ -n "$(ls -A "$work/bad")" ]]; then
+    fail "outputs left behind for: $*"
+  fi
+}
+expect_error 2 "--true_masses: 'x' is not a number" --true_masses=1,x
+expect_error 2 "--true_masses: masses must be > 0" --true_masses=0
+expect_error 2 "--true_masses: give at least one value" --true_masses=
+expect_error 2 "--initial_state: expected 3 values, got 2" --initial_state=1,2
+expect_error 2 "--optimal_residual_weights: weights must be > 0" --optimal_residual_weights=1,1,0,1
+expect_error 2 "--lambda/--omega/--boundary_layer: lambda must be finite and > 0" --lambda=0
+expect_error 2 "--static_friction must be >= --dynamic_friction" --static_friction=1
+expect_error 2 "--sample_period_s must be in (0, 0.01]" --sample_period_s=0
+expect_error 2 "--transient_s must be in [0, --duration_s)" --transient_s=5
+expect_error 2 "unexpected argument 'extra'" extra
+# A regular file where the output folder should be.
+touch "$work/file"
+"$binary" --out_dir="$work/file/out" --figures=false --duration_s=0.2 --transient_s=0.1 \
+  > "$work/log" 2>&1
+code=$?
+[[ $code -eq 1 ]] || fail "exit code $code (expected 1) for an out_dir under a file"
+grep -q "friction_filter_study: error: .*$work/file" "$work/log" ||
+  fail "no message naming the bad out_dir: $(cat "$work/log")"
+
+if (( failures )); then
+  echo "$failures failure(s)"
+  exit 1
+fi
+echo "friction_filter_study CLI: all checks passed"

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# End-to-end checks of the scara_study program: a short good run writes every output, prints the
+# estimate table and keeps the square-root UKF positive definite; bad flags exit 2 with a message
+# naming the flag, an unusable output folder exits 1, and nothing is left behind.
+# Usage: scara_study_cli_test.sh PATH/TO/scara_study
+set -u
+binary="$1"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# A short good run (6 s of record, no figures).
+"$binary" --out_dir="$work/out" --figures=false --duration_s=6 > "$work/log" 2>&1 ||
+  fail "good run exited non-zero: $(cat "$work/log")"
+for f in record.csv evolution.csv estimates.csv table7.csv validation.csv ekf_diagnosis.csv \
+         summary.json; do
+  [[ -s "$work/out/$f" ]] || fail "good run did not write $f"
+done
+head -1 "$work/out/estimates.csv" | grep -q "^method,IZZ1,IZZ2,mr,m3,std_IZZ1," ||
+  fail "unexpected estimates.csv header: $(head -1 "$work/out/estimates.csv")"
+grep -q "^UKF_RTS " "$work/log" || fail "no UKF_RTS row in the table: $(cat "$work/log")"
+grep -q "UKF positive definite on every run: yes" "$work/log" ||
+  fail "UKF lost positive definiteness: $(cat "$work/log")"
+grep -q '"ukf_positive_definite_throughout": true' "$work/out/summary.json" ||
+  fail "summary.json lacks the UKF positive-definiteness verdict"
+grep -q "^real,1," "$work/out/validation.csv" || fail "validation.csv lacks the real row"
+ls -A "$work/out" | grep -q staging && fail "staging folder left behind"
+
+# expect_error CODE EXPECTED_SUBSTRING ARGS...: exit code, message, and no outputs.
+expect_error() {
+  local want="$1"; shift
+  local expected="$1"; shift
+  rm -rf "$work/bad"
+  "$binary" --out_dir="$work/bad" --figures=false "$@" > "$work/log" 2>&1
+  local code=$?
+  [[ $code -eq $want ]] || fail "exit code $code (expected $want) for: $*"
+  grep -qF -- "$expected" "$work/log" || fail "message for '$*' lacks '$expected': $(cat "$work/log")"
+  if [[ -d "$work/bad" ]] && [[ -n "$(ls -A "$work/bad")" ]]; then
+    fail "outputs left behind for: $*"
+  fi
+}
+expect_error 2 "--duration_s must be" --duration_s=0.05
+expect_error 2 "--dt must be in (0, 0.1]" --dt=0
+expect_error 2 "--noise_scale must be > 0" --noise_scale=-1
+expect_error 2 "--torque_noise_std: expected 3 comma-separated numbers" --torque_noise_std=1,2
+expect_error 2 "--torque_noise_std: 'x' is not a non-negative number" --torque_noise_std=1,x,2
+expect_error 2 "--q_param must be >= 0" --q_param=-1
+expect_error 2 "--ukf_alpha/--ukf_beta/--ukf_kappa: alpha must be in (0, 1]" --ukf_alpha=2
+expect_error 2 "--hnn_activation must be 'linear' or 'tanh'" --hnn_activation=relu
+expect_error 2 "--rk4_substeps must be >= 1" --rk4_substeps=0
+expect_error 2 "unexpected argument 'extra'" extra
+# An output folder below a regular file cannot be created.
+touch "$work/plainfile"
+"$binary" --out_dir="$work/plainfile/out" --figures=false --duration_s=1 > "$work/log" 2>&1
+code=$?
+[[ $code -eq 1 ]] || fail "exit code $code (expected 1) for an output folder below a file"
+grep -q "scara_study: error:" "$work/log" || fail "no error message for the bad folder: $(cat "$work/log")"
+
+if (( failures )); then
+  echo "$failures failure(s)"
+  exit 1
+fi
+echo "scara_study CLI: all checks passed"
