@@ -21,9 +21,8 @@
 //   first independent columns in the standard order (which reproduces Khalil's choice of kept
 //   parameters); K from least squares on the stacked regressor.
 //
-// Essential parameters (seed 000 §4.1, Pham & Gautier): SelectEssentialParameters removes, one at
-// a time, the parameter with the largest relative standard deviation from an IDIM least-squares
-// fit while the relative fit error stays within a user threshold.
+// Essential parameters (the subset of base parameters the data determine) are selected by
+// solvers::SelectEssentialParameters (solvers/essential_parameters.h), given data.
 #ifndef DYNID_MODELS_BASE_PARAMETERS_H_
 #define DYNID_MODELS_BASE_PARAMETERS_H_
 
@@ -80,41 +79,6 @@ int NumericalRank(const Eigen::MatrixXd& w, double relative_tolerance = 1e-8);
 void RandomRobotStates(const SerialRobot& robot, int num_states, std::uint32_t seed,
                        double velocity_scale, double acceleration_scale, double prismatic_range_m,
                        Eigen::MatrixXd* q, Eigen::MatrixXd* qd, Eigen::MatrixXd* qdd);
-
-// ---- Essential parameters ----
-struct EssentialOptions {
-  // Stop before a removal would make the relative error ||y − X θ|| / ||y|| exceed
-  // (1 + max_relative_error_growth) times the error of the full base model.
-  double max_relative_error_growth = 0.02;
-  // Stop when every remaining parameter has a relative standard deviation below this (%).
-  double stop_below_relative_std_percent = 0.0;
-  int min_parameters = 1;
-  bool IsValid(std::string* why) const;
-};
-
-struct EssentialResult {
-  std::vector<int> kept;                 // column indices of X (ascending)
-  std::vector<std::string> kept_names;
-  std::vector<int> removed;              // in the order of removal
-  std::vector<double> removed_relative_std_percent;  // their %σ when removed
-  Eigen::VectorXd theta;                 // LS estimate on the kept columns
-  Eigen::VectorXd relative_std_percent;  // 100 σ_j / |θ_j| of the kept parameters
-  double full_relative_error = 0.0;      // with all columns
-  double relative_error = 0.0;           // with the kept columns
-};
-
-// X: rows × b (e.g. a stacked base regressor), y: rows, names: b. Ordinary least squares
-// (METHODS.md §4): θ by QR, σ² = ||y − Xθ||² / (rows − b), Σ = σ² (XᵀX)^{-1}.
-bool SelectEssentialParameters(const Eigen::MatrixXd& x, const Eigen::VectorXd& y,
-                               const std::vector<std::string>& names,
-                               const EssentialOptions& options, EssentialResult* result,
-                               std::string* error);
-
-// LS fit with relative standard deviations (helper of the above; exposed for reports).
-// Returns false if X is rank deficient or has no more rows than columns.
-bool LeastSquaresWithDeviation(const Eigen::MatrixXd& x, const Eigen::VectorXd& y,
-                               Eigen::VectorXd* theta, Eigen::VectorXd* relative_std_percent,
-                               double* relative_error, std::string* error);
 
 }  // namespace dynid::models
 

@@ -10,6 +10,8 @@
 #include "data/tx40_experiment.h"
 #include "models/base_parameters.h"
 #include "models/tx40.h"
+#include "solvers/essential_parameters.h"
+#include "solvers/linear_least_squares.h"
 
 namespace dynid::data {
 namespace {
@@ -187,24 +189,29 @@ TEST(Tx40ExperimentTest, EssentialParametersContainPublishedSet) {
   Eigen::MatrixXd x, x_base;
   robot.StackedRegressor(q, qd, qdd, &x);
   experiment.base.SelectColumns(x, &x_base);
-  models::EssentialOptions essential_options;
-  essential_options.max_relative_error_growth = 0.02;
-  models::EssentialResult result;
-  ASSERT_TRUE(models::SelectEssentialParameters(x_base, y, experiment.base.names,
-                                                essential_options, &result, &error))
-      << error;
-  EXPECT_LE(result.relative_error, 1.02 * result.full_relative_error);
-  EXPECT_LT(result.kept.size(), 40u);
+  // Essential selection with the relative error allowed to grow by 2 % of the full model's.
+  const solvers::LinearLeastSquaresSummary full =
+      solvers::SolveLeastSquares(x_base, y, solvers::LinearLeastSquaresOptions());
+  ASSERT_TRUE(full.success) << full.message;
+  solvers::EssentialParametersOptions essential_options;
+  essential_options.max_relative_error_increase = 0.02 * full.relative_error;
+  const solvers::EssentialParametersSummary result = solvers::SelectEssentialParameters(
+      x_base, y, experiment.base.names, essential_options);
+  ASSERT_TRUE(result.success) << result.message;
+  EXPECT_LE(result.final_fit.relative_error, 1.02 * result.full_relative_error + 1e-12);
+  EXPECT_LT(result.essential_columns.size(), 40u);
+  RecordProperty("essential_parameters", static_cast<int>(result.essential_columns.size()));
   for (const std::string& name : models::Tx40EssentialNames()) {
-    EXPECT_NE(std::find(result.kept_names.begin(), result.kept_names.end(), name),
-              result.kept_names.end())
+    EXPECT_NE(std::find(result.essential_names.begin(), result.essential_names.end(), name),
+              result.essential_names.end())
         << name;
   }
   // Estimates of the kept parameters are close to the simulated base values.
-  for (size_t i = 0; i < result.kept.size(); ++i) {
-    const double truth = experiment.theta_base[result.kept[i]];
-    if (result.kept_names[i] == "zz1r" || result.kept_names[i] == "fv1") {
-      EXPECT_NEAR(result.theta[i], truth, 0.01 * std::abs(truth)) << result.kept_names[i];
+  for (size_t i = 0; i < result.essential_columns.size(); ++i) {
+    const double truth = experiment.theta_base[result.essential_columns[i]];
+    if (result.essential_names[i] == "zz1r" || result.essential_names[i] == "fv1") {
+      EXPECT_NEAR(result.final_fit.theta[i], truth, 0.01 * std::abs(truth))
+          << result.essential_names[i];
     }
   }
 }

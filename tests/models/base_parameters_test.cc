@@ -116,43 +116,5 @@ TEST(BaseParametersTest, RejectsUncoveredChains) {
   EXPECT_GT(base.size(), 0);
 }
 
-TEST(ModelsEssentialSelectionTest, RemovesPoorlyDeterminedParametersOnly) {
-  std::mt19937 rng(3);
-  std::normal_distribution<double> normal;
-  const int rows = 600, cols = 8;
-  Eigen::MatrixXd x(rows, cols);
-  for (int r = 0; r < rows; ++r) {
-    for (int c = 0; c < cols; ++c) x(r, c) = normal(rng);
-  }
-  Eigen::VectorXd theta(cols);
-  theta << 2.0, -1.5, 1e-4, 3.0, -2e-4, 1.0, 1e-4, 0.8;  // three negligible parameters
-  Eigen::VectorXd y = x * theta;
-  for (int r = 0; r < rows; ++r) y[r] += 0.05 * normal(rng);
-  std::vector<std::string> names = {"a", "b", "c", "d", "e", "f", "g", "h"};
-  EssentialOptions options;
-  options.max_relative_error_growth = 0.01;
-  EssentialResult result;
-  std::string error;
-  ASSERT_TRUE(SelectEssentialParameters(x, y, names, options, &result, &error)) << error;
-  EXPECT_EQ(result.kept_names, (std::vector<std::string>{"a", "b", "d", "f", "h"}));
-  EXPECT_LE(result.relative_error, 1.01 * result.full_relative_error);
-  EXPECT_EQ(result.removed.size(), 3u);
-  // With no tolerated growth nothing can be removed (every removal increases the residual).
-  options.max_relative_error_growth = 0.0;
-  ASSERT_TRUE(SelectEssentialParameters(x, y, names, options, &result, &error)) << error;
-  EXPECT_EQ(result.kept.size(), 8u);
-}
-
-TEST(ModelsEssentialSelectionTest, ReportsRankDeficiency) {
-  Eigen::MatrixXd x(10, 2);
-  x.col(0).setLinSpaced(10, 0.0, 1.0);
-  x.col(1) = 2.0 * x.col(0);
-  EssentialResult result;
-  std::string error;
-  EXPECT_FALSE(SelectEssentialParameters(x, Eigen::VectorXd::Ones(10), {"a", "b"},
-                                         EssentialOptions(), &result, &error));
-  EXPECT_NE(error.find("rank"), std::string::npos);
-}
-
 }  // namespace
 }  // namespace dynid::models
