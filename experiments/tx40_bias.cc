@@ -40,6 +40,7 @@ DEFINE_bool(verbose, false, "print every essential parameter's normalised error"
 DEFINE_int32(max_iterations, 20, "IV cap");
 DEFINE_string(dump, "", "write q, qd, qdd, tau, q_measured, tau_measured (raw doubles, column-major Ns x 6 each) to this file");
 DEFINE_int32(guard, 5, "selection guard rows");
+DEFINE_double(guard_s, 0.04, "selection guard time (s)");
 DEFINE_int32(margin, 0, "also drop kept rows within this many decimated rows of an excluded row");
 DEFINE_bool(profile, false, "residual (θ true) RMS by distance to the nearest excluded row");
 DEFINE_bool(gains, false, "in-band gain of the estimated accelerations");
@@ -160,6 +161,7 @@ int main(int argc, char** argv) {
         solvers::KnowledgePreprocessing(knowledge, differentiator, 5000.0);
     pre.select_samples = FLAGS_select;
     pre.selection_guard_rows = FLAGS_guard;
+    pre.selection_guard_s = FLAGS_guard_s;
     pre.selection.velocity_threshold = Eigen::VectorXd::Constant(1, FLAGS_velocity_threshold);
     solvers::IdimSystem system;
     CHECK(solvers::BuildIdimSystem(model, q_measured, tau_measured, pre, &system, &error)) << error;
@@ -253,6 +255,12 @@ int main(int argc, char** argv) {
     std::snprintf(extra, sizeof(extra), "rows %d it %d%s", static_cast<int>(system.x.rows()),
                   result.iterations, result.converged ? "" : " NOCONV");
     Print(key, model, result.fit, truth, extra);
+    if (result.hac.success) {
+      solvers::LinearLeastSquaresSummary hac = result.fit;
+      hac.standard_deviation = result.hac.standard_deviation;
+      std::snprintf(extra, sizeof(extra), "HAC L=%d rho=%.2f", result.hac.lags, result.hac.rho);
+      Print("  same, HAC σ", model, hac, truth, extra);
+    }
   }
   return 0;
 }

@@ -114,8 +114,8 @@ bool IdimPreprocessingOptions::IsValid(std::string* why) const {
     return false;
   }
   if (select_samples && !selection.IsValid(why)) return false;
-  if (selection_guard_rows < 0) {
-    *why = "selection_guard_rows must be >= 0";
+  if (selection_guard_rows < 0 || !(selection_guard_s >= 0.0)) {
+    *why = "selection_guard_rows and selection_guard_s must be >= 0";
     return false;
   }
   return true;
@@ -401,9 +401,11 @@ bool BuildIdimSystem(const IdimModel& model, const Eigen::MatrixXd& q_measured,
     }
     const size_t kept_before_guard = kept.size();
     int guard_dropped = 0;
-    if (options.selection_guard_rows > 0) {
+    const int guard = std::max(
+        options.selection_guard_rows,
+        static_cast<int>(std::ceil(options.selection_guard_s * system->sample_rate_hz - 1e-9)));
+    if (guard > 0) {
       const int ns_d = system->num_samples;
-      const int guard = options.selection_guard_rows;
       std::vector<char> is_kept(static_cast<size_t>(n) * ns_d, 0);
       for (int row : kept) is_kept[row] = 1;
       // Per joint: distance to the nearest excluded sample, by two sweeps.
@@ -447,10 +449,9 @@ bool BuildIdimSystem(const IdimModel& model, const Eigen::MatrixXd& q_measured,
                                   std::to_string(kept_before_guard) + " of " +
                                   std::to_string(x.rows()) + " rows used";
     }
-    if (options.selection_guard_rows > 0) {
+    if (guard > 0) {
       system->selection_report += "\nguard band: " + std::to_string(guard_dropped) +
-                                  " further rows within " +
-                                  std::to_string(options.selection_guard_rows) +
+                                  " further rows within " + std::to_string(guard) +
                                   " decimated rows of an excluded row of the same joint "
                                   "excluded; " + std::to_string(kept.size()) + " of " +
                                   std::to_string(x.rows()) + " rows used";
@@ -720,7 +721,7 @@ double RelativeChange(const Eigen::VectorXd& now, const Eigen::VectorXd& before)
 IvIterationSummary IterateIvFast(const Eigen::MatrixXd& x, const Eigen::VectorXd& y,
                                  const Eigen::VectorXd& theta0, const InstrumentGenerator& generator,
                                  const IvIterationOptions& iteration_options,
-                                 const RowBlocks& blocks) {
+                                 const RowBlocks& blocks, Eigen::MatrixXd* final_instruments) {
   IvIterationSummary summary;
   std::string error;
   if (!iteration_options.IsValid(&error)) {
@@ -766,7 +767,8 @@ IvIterationSummary IterateIvFast(const Eigen::MatrixXd& x, const Eigen::VectorXd
     summary.parameter_change.push_back(RelativeChange(theta_new, theta));
     if (!simulate(theta_new, &z_new, &torque_new)) {
       summary.message = "auxiliary model failed at iteration " + std::to_string(it) + ": " + error;
-      break;
+      *final_instruments = std::move(z);
+      return summary;
     }
     summary.torque_change.push_back(RelativeChange(torque_new, torque));
     theta = theta_new;
@@ -779,6 +781,9 @@ IvIterationSummary IterateIvFast(const Eigen::MatrixXd& x, const Eigen::VectorXd
       break;
     }
   }
+  // The last estimate was solved with the instruments now in z_new (swapped out of z), unless
+  // its solve failed (then no estimate exists).
+  *final_instruments = std::move(summary.estimate.success ? z_new : z);
   if (!summary.converged && summary.message.empty()) {
     summary.message = "did NOT converge in " + std::to_string(iteration_options.max_iterations) +
                       " iterations: last relative torque change " +
@@ -799,6 +804,7 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
   CHECK(error != nullptr);
   const auto start = std::chrono::steady_clock::now();
   *result = IdimResult();
+  Eigen::MatrixXd instruments;  // IV (fast path): the instruments of the final estimate
   LinearLeastSquaresOptions ls_options;
   ls_options.column_names = model.names();
   ls_options.row_blocks = system.blocks;
@@ -839,7 +845,8 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
           options.iv_common_path
               ? IterateInstrumentalVariables(system.x, system.y, theta0, generator, options.iv,
                                              ls_options)
-              : IterateIvFast(system.x, system.y, theta0, generator, options.iv, system.blocks);
+              : IterateIvFast(system.x, system.y, theta0, generator, options.iv, system.blocks,
+                              &instruments);
       result->fit = iv.estimate;
       result->converged = iv.converged;
       result->iterations = iv.iterations;
@@ -864,6 +871,32 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
   if (result->message.empty()) result->message = result->fit.message;
   result->whiteness = AnalyseResidualWhiteness(result->fit.residual, system.blocks,
                                                options.whiteness);
+  if (options.hac) {
+    switch (options.estimator) {
+      case IdimEstimator::kLeastSquares:
+        result->hac = ComputeHacCovariance(system.x, system.x, result->fit.residual,
+                                           system.blocks, options.hac_lags);
+        break;
+      case IdimEstimator::kWeightedLeastSquares: {
+        Eigen::MatrixXd weighted = system.x;
+        for (Eigen::Index r = 0; r < weighted.rows(); ++r) {
+          const double sigma = result->fit.block_sigma[system.blocks.BlockOf(static_cast<int>(r))];
+          weighted.row(r) /= sigma * sigma;
+        }
+        result->hac = ComputeHacCovariance(weighted, system.x, result->fit.residual,
+                                           system.blocks, options.hac_lags);
+        break;
+      }
+      case IdimEstimator::kInstrumentalVariables:
+        if (instruments.rows() == system.x.rows()) {
+          result->hac = ComputeHacCovariance(instruments, system.x, result->fit.residual,
+                                             system.blocks, options.hac_lags);
+        } else {
+          result->hac.message = "HAC: not computed on the common IV path";
+        }
+        break;
+    }
+  }
   result->success = true;
   result->time_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

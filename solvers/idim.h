@@ -75,8 +75,13 @@ struct IdimPreprocessingOptions {
   // mismatch into the neighbouring rows: on the simulated 7 s TX40 record (good knowledge) the
   // residual RMS at the true θ is 0.54 N m next to an excluded row, 0.13 at 4 rows, 0.07 at 7
   // and 0.034 beyond 12 (the noise floor), and those rows biased the IDIM-IV estimates by up
-  // to 9σ (tx40_bias). 0 reproduces the plain selection.
+  // to 9σ (tx40_bias). The band is at least `selection_guard_s` long in time as well, because
+  // the differentiation filters and the break-away after a rest spread the mismatch over a
+  // time that does not shrink with R (measured, poor knowledge R = 13: fc3 of IDIM-IV IRWSM2 at
+  // 3.3σ with 5 rows = 13 ms, 2.4σ with 15 rows). Band = max(rows, ceil(s · fs / R)); both 0
+  // reproduce the plain selection.
   int selection_guard_rows = 5;
+  double selection_guard_s = 0.04;
   int num_threads = 1;  // threads for the per-column filters and IRW smoothers
   bool IsValid(std::string* why) const;
 };
@@ -215,6 +220,11 @@ struct IdimRunOptions {
   // pivoted-QR path, cond(X) recomputed every iteration); false = the same iteration with
   // SolveIdimIvNormalProducts (fast path for long records; tests show both agree).
   bool iv_common_path = false;
+  // Also the HAC covariance (solvers/residual_analysis.h: Newey–West sandwich, Andrews'
+  // bandwidth when hac_lags = 0), valid under serially correlated residuals; reported next to
+  // eq. 8 / σ²(XᵀX)^{-1}. Not on the common IV path.
+  bool hac = true;
+  int hac_lags = 0;
 };
 
 // The IV estimate of SolveInstrumentalVariables (seed 000 eqs. 7–8, diagonal Λ per block) from
@@ -235,6 +245,7 @@ struct IdimResult {
   std::string message;
   LinearLeastSquaresSummary fit;  // estimate, covariance, residual, cond(X), relative error
   WhitenessSummary whiteness;     // of fit.residual per joint
+  HacCovariance hac;              // options.hac: covariance valid under correlated residuals
   std::vector<double> torque_change, parameter_change;  // IV history
   int simulations = 0;
   double time_s = 0.0;
