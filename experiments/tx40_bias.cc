@@ -1,4 +1,5 @@
-// tx40_bias — where does the bias of the TX40 IDIM estimates come from? (diagnostic of issue 4)
+// tx40_bias — where does the bias of the TX40 IDIM estimates come from? (diagnostic for
+// tx40_study; README, "The TX40 study of seed 000")
 //
 // Question: on the simulated TX40 experiment, which part of the data generation (torque noise,
 // encoder quantisation, Coulomb friction in the truth) or of the pipeline (differentiation,
@@ -6,10 +7,19 @@
 // parameters by more than their standard deviations? Method: switch the data-generation
 // sources on and off and run the methods of tx40_study; for every run print the normalised
 // errors (θ̂ − θ)/σ of the essential parameters (σ from the estimator's covariance) and the
-// parameters beyond 3σ.
+// parameters beyond 3σ, with eq. 8 / σ²(XᵀX)^{-1} and with the HAC σ.
 //
-//   tx40_bias [--duration_s=7] [--noise=0.3] [--quantise=true] [--coulomb_scale=1]
-//             [--knowledge=good] [--methods=idim_ls_conventional,...] [--oracle]
+//   tx40_bias [--duration_s=7] [--seed=2018] [--noise=0.3] [--quantise=true]
+//             [--coulomb_scale=1] [--knowledge=good] [--methods=idim_ls_conventional,...]
+//             [--guard=5] [--guard_s=0.04] [--select=true] [--velocity_threshold=0.05]
+//             [--margin=0]    extra exclusion around excluded rows, applied after the build
+//             [--profile]     residual RMS at the true θ by distance to an excluded row
+//             [--errors]      ||X_measured − X_exact|| per column (exact = simulated states)
+//             [--gains]       in-band gain of the estimated accelerations vs the recorded ones
+//             [--oracle]      LS on the exact states / with the exact applied torque
+//             [--verbose]     every essential parameter's normalised error
+//             [--dump=F]      raw doubles of q, q', q'', τ, q_meas, τ_meas (Ns × 6 each)
+// Failures (bad flags, simulation errors) abort with the message (glog CHECK).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -133,6 +143,7 @@ int main(int argc, char** argv) {
   models::Tx40MotorToJoint(sim.q_motor, sim.tau_motor, &q_measured, &tau_measured);
   if (!FLAGS_dump.empty()) {
     FILE* f = std::fopen(FLAGS_dump.c_str(), "wb");
+    CHECK(f != nullptr) << "--dump: cannot open " << FLAGS_dump;
     for (const Eigen::MatrixXd* m : std::vector<const Eigen::MatrixXd*>{&sim.q, &sim.qd, &sim.qdd, &sim.tau, &q_measured, &tau_measured}) {
       std::fwrite(m->data(), sizeof(double), m->size(), f);
     }

@@ -20,15 +20,18 @@
 //      every column of X and of y ("parallel filtering", data::DecimateStacked); R = 1 means no
 //      filter at all (the "no knowledge" setting of seed 000 §4);
 //   4. optional sample selection on the decimated velocities (data::SelectSamples): rows where
-//      the joint's velocity is below a threshold and the leading/trailing rest are dropped.
+//      the joint's velocity is below a threshold and the leading/trailing rest are dropped, and
+//      a guard band around them (IdimPreprocessingOptions::selection_guard_rows / _s).
 //
 // IDIM-IV (RunIdim with kInstrumentalVariables): solvers::IterateInstrumentalVariables with an
 // auxiliary model that, for the current estimate θ, builds the robot whose dynamics are X θ
 // (IdimModel::RobotWithParameters), simulates the noise-free closed loop (data::SimulateClosedLoop,
 // same controller gains, driven by the reference trajectory), and passes the simulated
 // (q, q', q'') and applied torques through steps 2–4 with the SAME decimation and rows as the
-// measured system (SimulateInstruments). The simulator's states are exact, so no
-// differentiation is involved in the instruments.
+// measured system (ProcessLikeSystem). The simulator's positions and velocities are exact; the
+// accelerations are the central differences of the simulated velocities (MotionAccelerations),
+// not the recorded sample-instant values, which Coulomb chatter corrupts.
+// Every run also reports a HAC covariance (residual_analysis.h) next to eq. 8 / σ²(XᵀX)^{-1}.
 #ifndef DYNID_SOLVERS_IDIM_H_
 #define DYNID_SOLVERS_IDIM_H_
 
