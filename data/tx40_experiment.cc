@@ -29,6 +29,10 @@ bool Tx40ExperimentOptions::IsValid(std::string* why) const {
     *why = "acceleration_per_velocity must be > 0, dwell_s and torque_noise_std_nm >= 0";
     return false;
   }
+  if (!(coulomb_scale >= 0.0)) {
+    *why = "coulomb_scale must be >= 0";
+    return false;
+  }
   if (condition_decimation < 1) {
     *why = "condition_decimation must be >= 1";
     return false;
@@ -56,7 +60,17 @@ bool SimulateTx40Experiment(const Tx40ExperimentOptions& options, Tx40Experiment
   if (!options.IsValid(error)) return false;
   models::Tx40Options tx40_options;
   tx40_options.coupling_form = options.coupling_form;
-  const models::SerialRobot robot = models::MakeTx40(tx40_options);
+  models::SerialRobot robot = models::MakeTx40(tx40_options);
+  if (options.coulomb_scale != 1.0) {
+    Eigen::VectorXd theta = robot.standard_parameters();
+    for (int i = 0; i < robot.num_parameters(); ++i) {
+      const models::ParameterKind kind = robot.parameter_info()[i].kind;
+      if (kind == models::ParameterKind::kFc || kind == models::ParameterKind::kCoupledFc) {
+        theta[i] *= options.coulomb_scale;
+      }
+    }
+    robot.SetStandardParameters(theta);
+  }
   const Eigen::VectorXd lower = models::Tx40JointLowerLimitRad();
   const Eigen::VectorXd upper = models::Tx40JointUpperLimitRad();
   const Eigen::VectorXd vmax = options.velocity_fraction * models::Tx40VelocityLimitRadPerS();

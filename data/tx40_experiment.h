@@ -29,6 +29,9 @@ struct Tx40ExperimentOptions {
   double dwell_s = 0.05;
   double torque_noise_std_nm = 0.3;   // joint side, every joint
   bool quantise_encoders = true;
+  // Scale of the simulated Coulomb friction (fc1..fc6, fcm6); 0 removes it (a diagnostic: it
+  // isolates the bias that sign(q') switches cause from that of noise and quantisation).
+  double coulomb_scale = 1.0;
   int condition_decimation = 10;
   std::uint32_t seed = 2018;
   models::CouplingForm coupling_form = models::CouplingForm::kGautier;

@@ -114,6 +114,10 @@ bool IdimPreprocessingOptions::IsValid(std::string* why) const {
     return false;
   }
   if (select_samples && !selection.IsValid(why)) return false;
+  if (selection_guard_rows < 0 || !(selection_guard_s >= 0.0)) {
+    *why = "selection_guard_rows and selection_guard_s must be >= 0";
+    return false;
+  }
   return true;
 }
 
@@ -222,6 +226,14 @@ models::SerialRobot IdimModel::RobotWithParameters(const Eigen::VectorXd& theta)
 }
 
 // ---- Pre-processing ----
+
+Eigen::MatrixXd MotionAccelerations(const Eigen::MatrixXd& qd, double sample_rate_hz) {
+  Eigen::MatrixXd qdd(qd.rows(), qd.cols());
+  for (Eigen::Index j = 0; j < qd.cols(); ++j) {
+    qdd.col(j) = data::CentralDifference(qd.col(j), 1.0 / sample_rate_hz);
+  }
+  return qdd;
+}
 
 namespace {
 
@@ -387,6 +399,42 @@ bool BuildIdimSystem(const IdimModel& model, const Eigen::MatrixXd& q_measured,
         kept.push_back(row);
       }
     }
+    const size_t kept_before_guard = kept.size();
+    int guard_dropped = 0;
+    const int guard = std::max(
+        options.selection_guard_rows,
+        static_cast<int>(std::ceil(options.selection_guard_s * system->sample_rate_hz - 1e-9)));
+    if (guard > 0) {
+      const int ns_d = system->num_samples;
+      std::vector<char> is_kept(static_cast<size_t>(n) * ns_d, 0);
+      for (int row : kept) is_kept[row] = 1;
+      // Per joint: distance to the nearest excluded sample, by two sweeps.
+      std::vector<int> distance(ns_d);
+      std::vector<int> guarded;
+      guarded.reserve(kept.size());
+      for (int j = 0; j < n; ++j) {
+        const char* k_j = is_kept.data() + static_cast<size_t>(j) * ns_d;
+        int last = -ns_d - guard - 1;
+        for (int k = 0; k < ns_d; ++k) {
+          if (!k_j[k]) last = k;
+          distance[k] = k - last;
+        }
+        last = 2 * ns_d + guard + 1;
+        for (int k = ns_d - 1; k >= 0; --k) {
+          if (!k_j[k]) last = k;
+          distance[k] = std::min(distance[k], last - k);
+        }
+        for (int k = 0; k < ns_d; ++k) {
+          if (!k_j[k]) continue;
+          if (distance[k] > guard) {
+            guarded.push_back(j * ns_d + k);
+          } else {
+            ++guard_dropped;
+          }
+        }
+      }
+      kept = std::move(guarded);
+    }
     if (kept.size() <= static_cast<size_t>(model.num_parameters())) {
       *error = "sample selection leaves " + std::to_string(kept.size()) + " rows for " +
                std::to_string(model.num_parameters()) + " parameters";
@@ -398,7 +446,14 @@ bool BuildIdimSystem(const IdimModel& model, const Eigen::MatrixXd& q_measured,
       system->selection_report += "\ncoupled motors: " + std::to_string(coupled_dropped) +
                                   " further rows of the coupled joints excluded where the motor "
                                   "velocity |c'q'| is below the threshold; " +
-                                  std::to_string(kept.size()) + " of " +
+                                  std::to_string(kept_before_guard) + " of " +
+                                  std::to_string(x.rows()) + " rows used";
+    }
+    if (guard > 0) {
+      system->selection_report += "\nguard band: " + std::to_string(guard_dropped) +
+                                  " further rows within " + std::to_string(guard) +
+                                  " decimated rows of an excluded row of the same joint "
+                                  "excluded; " + std::to_string(kept.size()) + " of " +
                                   std::to_string(x.rows()) + " rows used";
     }
     system->x = data::KeepRows(x, kept);
@@ -422,30 +477,39 @@ bool BuildIdimSystem(const IdimModel& model, const Eigen::MatrixXd& q_measured,
 bool ProcessLikeSystem(const IdimModel& model, const IdimSystem& system, const Eigen::MatrixXd& q,
                        const Eigen::MatrixXd& qd, const Eigen::MatrixXd& qdd,
                        const Eigen::MatrixXd& tau, Eigen::MatrixXd* x, Eigen::VectorXd* tau_stacked,
-                       std::string* error) {
+                       std::string* error, Eigen::MatrixXd* workspace) {
   const int ns = static_cast<int>(q.rows());
-  if (data::DecimatedLength(ns, system.options.decimation_factor) != system.num_samples) {
+  const int factor = system.options.decimation_factor;
+  const int n = model.num_joints();
+  if (data::DecimatedLength(ns, factor) != system.num_samples) {
     *error = "the simulated record has " + std::to_string(ns) +
              " samples, which does not decimate to the measured system's " +
              std::to_string(system.num_samples);
     return false;
   }
-  Eigen::MatrixXd x_all;
-  Eigen::VectorXd y_all;
-  if (!StackDecimate(model, q, qd, qdd, tau, system.options.decimation_factor,
-                     system.options.num_threads, &x_all, &y_all, error)) {
+  // The full-rate regressor (n·Ns × b, ~90 MB for the 7 s TX40 record) goes to the caller's
+  // workspace when given, so that repeated calls reuse its pages.
+  Eigen::MatrixXd local;
+  Eigen::MatrixXd& full = workspace != nullptr ? *workspace : local;
+  model.Regressor(q, qd, qdd, &full);
+  Eigen::MatrixXd decimated;
+  if (factor > 1 &&
+      !data::DecimateStacked(full, n, kOrder, factor, system.options.num_threads, &decimated,
+                             error)) {
     return false;
   }
-  const bool all = static_cast<Eigen::Index>(system.kept_rows.size()) == x_all.rows();
-  if (all) {
-    *x = std::move(x_all);
-  } else {
-    // Column by column (same result as data::KeepRows, cache-friendly for ~200 000 rows).
-    const std::vector<int>& rows = system.kept_rows;
-    x->resize(static_cast<Eigen::Index>(rows.size()), x_all.cols());
-    for (Eigen::Index c = 0; c < x_all.cols(); ++c) {
-      const double* in = x_all.col(c).data();
-      double* out = x->col(c).data();
+  const Eigen::MatrixXd& x_all = factor > 1 ? decimated : full;
+  const std::vector<int>& rows = system.kept_rows;
+  const bool all = static_cast<Eigen::Index>(rows.size()) == x_all.rows();
+  // Column by column (same result as data::KeepRows, cache-friendly for ~200 000 rows); x's
+  // storage is reused when it already has the shape.
+  x->resize(static_cast<Eigen::Index>(rows.size()), x_all.cols());
+  for (Eigen::Index c = 0; c < x_all.cols(); ++c) {
+    const double* in = x_all.col(c).data();
+    double* out = x->col(c).data();
+    if (all) {
+      std::copy(in, in + x_all.rows(), out);
+    } else {
       for (size_t i = 0; i < rows.size(); ++i) out[i] = in[rows[i]];
     }
   }
@@ -453,7 +517,16 @@ bool ProcessLikeSystem(const IdimModel& model, const IdimSystem& system, const E
     if (tau.size() == 0) {
       tau_stacked->resize(0);
     } else {
-      *tau_stacked = all ? std::move(y_all) : data::KeepRows(y_all, system.kept_rows);
+      Eigen::VectorXd y_all = StackColumns(tau);
+      if (factor > 1) {
+        Eigen::VectorXd y_decimated;
+        if (!data::DecimateStacked(y_all, n, kOrder, factor, system.options.num_threads,
+                                   &y_decimated, error)) {
+          return false;
+        }
+        y_all = std::move(y_decimated);
+      }
+      *tau_stacked = all ? std::move(y_all) : data::KeepRows(y_all, rows);
     }
   }
   return true;
@@ -648,7 +721,7 @@ double RelativeChange(const Eigen::VectorXd& now, const Eigen::VectorXd& before)
 IvIterationSummary IterateIvFast(const Eigen::MatrixXd& x, const Eigen::VectorXd& y,
                                  const Eigen::VectorXd& theta0, const InstrumentGenerator& generator,
                                  const IvIterationOptions& iteration_options,
-                                 const RowBlocks& blocks) {
+                                 const RowBlocks& blocks, Eigen::MatrixXd* final_instruments) {
   IvIterationSummary summary;
   std::string error;
   if (!iteration_options.IsValid(&error)) {
@@ -663,8 +736,7 @@ IvIterationSummary IterateIvFast(const Eigen::MatrixXd& x, const Eigen::VectorXd
   const double condition = singular[b - 1] > 0.0 ? singular[0] / singular[b - 1]
                                                  : std::numeric_limits<double>::infinity();
   auto simulate = [&](const Eigen::VectorXd& theta, Eigen::MatrixXd* z, Eigen::VectorXd* torque) {
-    z->resize(0, 0);
-    torque->resize(0);
+    // z and torque keep their storage (reused by the generator when the shape is unchanged).
     if (!generator(theta, z, torque, &error)) return false;
     if (z->rows() != x.rows() || z->cols() != x.cols() || torque->size() != x.rows()) {
       error = "the auxiliary model returned instruments of the wrong shape";
@@ -680,6 +752,8 @@ IvIterationSummary IterateIvFast(const Eigen::MatrixXd& x, const Eigen::VectorXd
     summary.message = "auxiliary model failed for the initial estimate: " + error;
     return summary;
   }
+  Eigen::MatrixXd z_new;  // outside the loop: swapped with z, so its storage is reused
+  Eigen::VectorXd torque_new;
   for (int it = 1; it <= iteration_options.max_iterations; ++it) {
     summary.estimate = SolveIdimIvNormalProducts(z, x, y, blocks, condition);
     summary.iterations = it;
@@ -691,16 +765,15 @@ IvIterationSummary IterateIvFast(const Eigen::MatrixXd& x, const Eigen::VectorXd
     const Eigen::VectorXd theta_new = summary.estimate.theta;
     summary.theta_history.push_back(theta_new);
     summary.parameter_change.push_back(RelativeChange(theta_new, theta));
-    Eigen::MatrixXd z_new;
-    Eigen::VectorXd torque_new;
     if (!simulate(theta_new, &z_new, &torque_new)) {
       summary.message = "auxiliary model failed at iteration " + std::to_string(it) + ": " + error;
-      break;
+      *final_instruments = std::move(z);
+      return summary;
     }
     summary.torque_change.push_back(RelativeChange(torque_new, torque));
     theta = theta_new;
-    z = std::move(z_new);
-    torque = std::move(torque_new);
+    z.swap(z_new);
+    torque.swap(torque_new);
     if (summary.torque_change.back() <= iteration_options.torque_tolerance &&
         summary.parameter_change.back() <= iteration_options.parameter_tolerance) {
       summary.converged = true;
@@ -708,6 +781,9 @@ IvIterationSummary IterateIvFast(const Eigen::MatrixXd& x, const Eigen::VectorXd
       break;
     }
   }
+  // The last estimate was solved with the instruments now in z_new (swapped out of z), unless
+  // its solve failed (then no estimate exists).
+  *final_instruments = std::move(summary.estimate.success ? z_new : z);
   if (!summary.converged && summary.message.empty()) {
     summary.message = "did NOT converge in " + std::to_string(iteration_options.max_iterations) +
                       " iterations: last relative torque change " +
@@ -728,6 +804,7 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
   CHECK(error != nullptr);
   const auto start = std::chrono::steady_clock::now();
   *result = IdimResult();
+  Eigen::MatrixXd instruments;  // IV (fast path): the instruments of the final estimate
   LinearLeastSquaresOptions ls_options;
   ls_options.column_names = model.names();
   ls_options.row_blocks = system.blocks;
@@ -749,19 +826,27 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
         return false;
       }
       int simulations = 0;
+      Eigen::MatrixXd workspace;  // full-rate instrument regressor, reused across iterations
       InstrumentGenerator generator = [&](const Eigen::VectorXd& theta, Eigen::MatrixXd* z,
                                           Eigen::VectorXd* tau_s, std::string* why) {
         std::shared_ptr<const data::RobotSimulation> sim;
         if (!auxiliary->Simulate(model, theta, &sim, why)) return false;
         ++simulations;
-        return ProcessLikeSystem(model, system, sim->q, sim->qd, sim->qdd, sim->tau, z, tau_s,
-                                 why);
+        // The accelerations of the instruments are the central differences of the simulated
+        // velocities, not the recorded sample-instant values q''(t_k) = DDM(q_k, q'_k, tau_k):
+        // where a Coulomb term chatters (a motor held by friction while its joints move, e.g.
+        // q5' = −q6' for motor 6) the latter are not the accelerations of the motion, and the
+        // decimation filter carries them into the kept rows.
+        const Eigen::MatrixXd qdd = MotionAccelerations(sim->qd, system.options.sample_rate_hz);
+        return ProcessLikeSystem(model, system, sim->q, sim->qd, qdd, sim->tau, z, tau_s, why,
+                                 &workspace);
       };
       const IvIterationSummary iv =
           options.iv_common_path
               ? IterateInstrumentalVariables(system.x, system.y, theta0, generator, options.iv,
                                              ls_options)
-              : IterateIvFast(system.x, system.y, theta0, generator, options.iv, system.blocks);
+              : IterateIvFast(system.x, system.y, theta0, generator, options.iv, system.blocks,
+                              &instruments);
       result->fit = iv.estimate;
       result->converged = iv.converged;
       result->iterations = iv.iterations;
@@ -786,6 +871,32 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
   if (result->message.empty()) result->message = result->fit.message;
   result->whiteness = AnalyseResidualWhiteness(result->fit.residual, system.blocks,
                                                options.whiteness);
+  if (options.hac) {
+    switch (options.estimator) {
+      case IdimEstimator::kLeastSquares:
+        result->hac = ComputeHacCovariance(system.x, system.x, result->fit.residual,
+                                           system.blocks, options.hac_lags);
+        break;
+      case IdimEstimator::kWeightedLeastSquares: {
+        Eigen::MatrixXd weighted = system.x;
+        for (Eigen::Index r = 0; r < weighted.rows(); ++r) {
+          const double sigma = result->fit.block_sigma[system.blocks.BlockOf(static_cast<int>(r))];
+          weighted.row(r) /= sigma * sigma;
+        }
+        result->hac = ComputeHacCovariance(weighted, system.x, result->fit.residual,
+                                           system.blocks, options.hac_lags);
+        break;
+      }
+      case IdimEstimator::kInstrumentalVariables:
+        if (instruments.rows() == system.x.rows()) {
+          result->hac = ComputeHacCovariance(instruments, system.x, result->fit.residual,
+                                             system.blocks, options.hac_lags);
+        } else {
+          result->hac.message = "HAC: not computed on the common IV path";
+        }
+        break;
+    }
+  }
   result->success = true;
   result->time_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -20,15 +20,18 @@
 //      every column of X and of y ("parallel filtering", data::DecimateStacked); R = 1 means no
 //      filter at all (the "no knowledge" setting of seed 000 §4);
 //   4. optional sample selection on the decimated velocities (data::SelectSamples): rows where
-//      the joint's velocity is below a threshold and the leading/trailing rest are dropped.
+//      the joint's velocity is below a threshold and the leading/trailing rest are dropped, and
+//      a guard band around them (IdimPreprocessingOptions::selection_guard_rows / _s).
 //
 // IDIM-IV (RunIdim with kInstrumentalVariables): solvers::IterateInstrumentalVariables with an
 // auxiliary model that, for the current estimate θ, builds the robot whose dynamics are X θ
 // (IdimModel::RobotWithParameters), simulates the noise-free closed loop (data::SimulateClosedLoop,
 // same controller gains, driven by the reference trajectory), and passes the simulated
 // (q, q', q'') and applied torques through steps 2–4 with the SAME decimation and rows as the
-// measured system (SimulateInstruments). The simulator's states are exact, so no
-// differentiation is involved in the instruments.
+// measured system (ProcessLikeSystem). The simulator's positions and velocities are exact; the
+// accelerations are the central differences of the simulated velocities (MotionAccelerations),
+// not the recorded sample-instant values, which Coulomb chatter corrupts.
+// Every run also reports a HAC covariance (residual_analysis.h) next to eq. 8 / σ²(XᵀX)^{-1}.
 #ifndef DYNID_SOLVERS_IDIM_H_
 #define DYNID_SOLVERS_IDIM_H_
 
@@ -68,6 +71,20 @@ struct IdimPreprocessingOptions {
   int decimation_factor = 100;
   bool select_samples = false;
   data::SampleSelectionOptions selection;
+  // Guard band of the selection, in decimated rows: a kept row of joint j is also dropped when
+  // an excluded row of joint j (rest, low velocity, coupled motor at rest) lies within this
+  // many rows. At rest the measured torque holds stiction, not fc·sign(q̂'), and the decimation
+  // filter (order-8 Chebyshev I, impulse response ≈ ±15 decimated rows to 1 %) smears that
+  // mismatch into the neighbouring rows: on the simulated 7 s TX40 record (good knowledge) the
+  // residual RMS at the true θ is 0.54 N m next to an excluded row, 0.13 at 4 rows, 0.07 at 7
+  // and 0.034 beyond 12 (the noise floor), and those rows biased the IDIM-IV estimates by up
+  // to 9σ (tx40_bias). The band is at least `selection_guard_s` long in time as well, because
+  // the differentiation filters and the break-away after a rest spread the mismatch over a
+  // time that does not shrink with R (measured, poor knowledge R = 13: fc3 of IDIM-IV IRWSM2 at
+  // 3.3σ with 5 rows = 13 ms, 2.4σ with 15 rows). Band = max(rows, ceil(s · fs / R)); both 0
+  // reproduce the plain selection.
+  int selection_guard_rows = 5;
+  double selection_guard_s = 0.04;
   int num_threads = 1;  // threads for the per-column filters and IRW smoothers
   bool IsValid(std::string* why) const;
 };
@@ -140,10 +157,19 @@ bool BuildIdimSystem(const IdimModel& model, const Eigen::MatrixXd& q_measured,
 
 // Steps 2–4 for exact states (no differentiation): the instruments of IDIM-IV. x and tau_stacked
 // have the rows of `system` (same decimation, same kept rows). tau may be empty (then only x).
+// `workspace` (optional) holds the full-rate regressor; pass the same matrix to repeated calls
+// (the IV iteration) so that its ~90 MB are allocated once.
 bool ProcessLikeSystem(const IdimModel& model, const IdimSystem& system, const Eigen::MatrixXd& q,
                        const Eigen::MatrixXd& qd, const Eigen::MatrixXd& qdd,
                        const Eigen::MatrixXd& tau, Eigen::MatrixXd* x, Eigen::VectorXd* tau_stacked,
-                       std::string* error);
+                       std::string* error, Eigen::MatrixXd* workspace = nullptr);
+
+// Accelerations consistent with a simulated motion: central differences of the exact
+// velocities (Ns × n). The IDIM-IV instruments use these rather than a simulator's recorded
+// q''(t_k): under Coulomb chatter the recorded sample-instant accelerations are not those of
+// the motion (measured on the simulated TX40: the decimated recorded q5'' differs from the
+// decimated second difference of q5 by 40–80 %, in the phases where motor 6 sticks).
+Eigen::MatrixXd MotionAccelerations(const Eigen::MatrixXd& qd, double sample_rate_hz);
 
 // A reference trajectory known only at uniform samples (a recorded reference of a simulation or
 // a real robot): linear interpolation of q, q', q'' between samples t_k = k / rate.
@@ -197,6 +223,11 @@ struct IdimRunOptions {
   // pivoted-QR path, cond(X) recomputed every iteration); false = the same iteration with
   // SolveIdimIvNormalProducts (fast path for long records; tests show both agree).
   bool iv_common_path = false;
+  // Also the HAC covariance (solvers/residual_analysis.h: Newey–West sandwich, Andrews'
+  // bandwidth when hac_lags = 0), valid under serially correlated residuals; reported next to
+  // eq. 8 / σ²(XᵀX)^{-1}. Not on the common IV path.
+  bool hac = true;
+  int hac_lags = 0;
 };
 
 // The IV estimate of SolveInstrumentalVariables (seed 000 eqs. 7–8, diagonal Λ per block) from
@@ -217,6 +248,7 @@ struct IdimResult {
   std::string message;
   LinearLeastSquaresSummary fit;  // estimate, covariance, residual, cond(X), relative error
   WhitenessSummary whiteness;     // of fit.residual per joint
+  HacCovariance hac;              // options.hac: covariance valid under correlated residuals
   std::vector<double> torque_change, parameter_change;  // IV history
   int simulations = 0;
   double time_s = 0.0;

@@ -1,5 +1,8 @@
 #include "solvers/residual_analysis.h"
 
+#include <algorithm>
+#include <Eigen/LU>
+
 #include <glog/logging.h>
 
 #include <cmath>
@@ -195,6 +198,98 @@ std::string WhitenessSummary::Report() const {
   }
   text << message << "\n";
   return text.str();
+}
+
+HacCovariance ComputeHacCovariance(const Eigen::MatrixXd& z, const Eigen::MatrixXd& x,
+                                   const Eigen::VectorXd& residual, const RowBlocks& blocks,
+                                   int lags) {
+  HacCovariance result;
+  const Eigen::Index rows = x.rows();
+  const Eigen::Index b = x.cols();
+  if (z.rows() != rows || z.cols() != b || residual.size() != rows || rows <= b) {
+    result.message = "HAC: expected Z and X of equal shape with more rows than columns and a "
+                     "residual per row";
+    return result;
+  }
+  std::string why;
+  if (!blocks.IsValid(static_cast<int>(rows), &why)) {
+    result.message = "HAC: " + why;
+    return result;
+  }
+  const int num_blocks = blocks.num_blocks();
+  // Rows of each block in order, with their sample positions.
+  std::vector<std::vector<int>> block_rows(num_blocks);
+  for (Eigen::Index r = 0; r < rows; ++r) block_rows[blocks.BlockOf(static_cast<int>(r))].push_back(static_cast<int>(r));
+  auto sample_of = [&](int block, size_t i) {
+    const int r = block_rows[block][i];
+    return blocks.sample_of_row.empty() ? static_cast<int>(i) : blocks.sample_of_row[r];
+  };
+  // Mean lag-1 autocorrelation of the residual (over consecutive samples of a block).
+  double rho_sum = 0.0;
+  int rho_count = 0, nonempty = 0;
+  for (int block = 0; block < num_blocks; ++block) {
+    const std::vector<int>& r = block_rows[block];
+    if (r.size() < 3) continue;
+    ++nonempty;
+    double num = 0.0, den = 0.0;
+    for (size_t i = 0; i < r.size(); ++i) {
+      den += residual[r[i]] * residual[r[i]];
+      if (i + 1 < r.size() && sample_of(block, i + 1) == sample_of(block, i) + 1) {
+        num += residual[r[i]] * residual[r[i + 1]];
+      }
+    }
+    if (den > 0.0) {
+      rho_sum += num / den;
+      ++rho_count;
+    }
+  }
+  result.rho = rho_count > 0 ? rho_sum / rho_count : 0.0;
+  const double mean_rows = nonempty > 0 ? static_cast<double>(rows) / nonempty : rows;
+  if (lags > 0) {
+    result.lags = lags;
+  } else {
+    const double rho = std::clamp(result.rho, -0.99, 0.99);
+    const double alpha = 4.0 * rho * rho / ((1 - rho) * (1 - rho) * (1 + rho) * (1 + rho));
+    result.lags = static_cast<int>(std::ceil(1.1447 * std::cbrt(alpha * mean_rows)));
+    result.lags = std::max(1, std::min(result.lags, static_cast<int>(mean_rows / 2)));
+  }
+  const int window = result.lags + 1;
+  // Ω = Σ_blocks HᵀH / (L+1), H_t = Σ_{i=0}^{L} g_{t−i} over the block's sample grid.
+  Eigen::MatrixXd omega = Eigen::MatrixXd::Zero(b, b);
+  for (int block = 0; block < num_blocks; ++block) {
+    const std::vector<int>& r = block_rows[block];
+    if (r.empty()) continue;
+    const int first = sample_of(block, 0);
+    const int span = sample_of(block, r.size() - 1) - first + 1;
+    Eigen::MatrixXd g = Eigen::MatrixXd::Zero(span + 2 * result.lags, b);
+    for (size_t i = 0; i < r.size(); ++i) {
+      g.row(sample_of(block, i) - first + result.lags) = z.row(r[i]) * residual[r[i]];
+    }
+    // h.row(t) = g.row(t) + ... + g.row(t + L), t = 0 .. span + L − 1 (covers every window that
+    // holds at least one sample).
+    const int num_windows = span + result.lags;
+    Eigen::MatrixXd h(num_windows, b);
+    Eigen::RowVectorXd sum = g.topRows(window).colwise().sum();
+    h.row(0) = sum;
+    for (int t = 1; t < num_windows; ++t) {
+      sum += g.row(t + result.lags) - g.row(t - 1);
+      h.row(t) = sum;
+    }
+    omega.selfadjointView<Eigen::Lower>().rankUpdate(h.transpose(), 1.0 / window);
+  }
+  omega = omega.selfadjointView<Eigen::Lower>();
+  const Eigen::FullPivLU<Eigen::MatrixXd> lu(z.transpose() * x);
+  if (!lu.isInvertible()) {
+    result.message = "HAC: ZᵀX is singular";
+    return result;
+  }
+  const Eigen::MatrixXd a = lu.inverse();
+  result.covariance = a * omega * a.transpose();
+  result.covariance = 0.5 * (result.covariance + result.covariance.transpose()).eval();
+  result.standard_deviation = result.covariance.diagonal().cwiseMax(0.0).cwiseSqrt();
+  result.success = true;
+  result.message = "HAC (Bartlett, L = " + std::to_string(result.lags) + ")";
+  return result;
 }
 
 }  // namespace dynid::solvers

@@ -67,6 +67,33 @@ double FisherSurvival(double statistic, int dof1, int dof2);
 WhitenessSummary AnalyseResidualWhiteness(const Eigen::VectorXd& residual, const RowBlocks& blocks,
                                           const WhitenessOptions& options);
 
+// Covariance of a linear estimator that stays valid when the residuals are serially correlated
+// (heteroskedasticity- and autocorrelation-consistent, "HAC"; Newey & West 1987 with Andrews'
+// 1991 automatic bandwidth). For θ̂ = (ZᵀX)^{-1} Zᵀ y — LS: Z = X; IDIM-IV: Z = the
+// instruments; weighted LS: Z = W X — and its residual e = y − X θ̂:
+//   Cov = A Ω Aᵀ,  A = (ZᵀX)^{-1},
+//   Ω = Σ_blocks Σ_{t,s in block} w(|k_t − k_s|) (z_t e_t)(z_s e_s)ᵀ,  w(l) = 1 − l/(L+1), l ≤ L
+// (Bartlett weights; k_t = blocks.sample_of_row, or the row's rank inside its block when that is
+// empty; samples removed by a selection count as zero terms; blocks are independent).
+// Ω is formed exactly as HᵀH/(L+1) with H the moving sums of L+1 consecutive z_t e_t, so the cost
+// is O(N_t b²) whatever L. lags > 0 fixes L; lags = 0 chooses it per Andrews' AR(1) plug-in
+// rule, L = ceil(1.1447 (α N)^{1/3}), α = 4ρ²/((1−ρ)²(1+ρ)²), with ρ the mean lag-1
+// autocorrelation of the residual over the blocks (clamped to |ρ| ≤ 0.99) and N the mean rows
+// per block, capped at N/2. With white residuals (ρ ≈ 0) this is close to the classical
+// σ²(ZᵀX)^{-1}ZᵀZ(XᵀZ)^{-1} sandwich; under positive correlation it is larger — where eq. 8
+// and σ²(XᵀX)^{-1} are optimistic.
+struct HacCovariance {
+  bool success = false;
+  std::string message;
+  int lags = 0;             // L used
+  double rho = 0.0;         // mean lag-1 residual autocorrelation
+  Eigen::MatrixXd covariance;
+  Eigen::VectorXd standard_deviation;
+};
+HacCovariance ComputeHacCovariance(const Eigen::MatrixXd& z, const Eigen::MatrixXd& x,
+                                   const Eigen::VectorXd& residual, const RowBlocks& blocks,
+                                   int lags = 0);
+
 }  // namespace dynid::solvers
 
 #endif  // DYNID_SOLVERS_RESIDUAL_ANALYSIS_H_

