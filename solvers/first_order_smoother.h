@@ -67,7 +67,10 @@ LinearizeNode(const Model& model, const problems::WeightedResidualData& data, in
     x.template tail<NX - 2 * n>() = Eigen::Map<const Eigen::Matrix<double, NX - 2 * n, 1>>(theta);
   }
   (void)p;
-  node.y = zeta + node.C * x + node.D * Eigen::Map<const Eigen::Matrix<double, n + m, 1>>(input);
+  const Eigen::Matrix<double, n + m, 1> pbar =
+      Eigen::Map<const Eigen::Matrix<double, n + m, 1>>(input);
+  // lazyProduct: coefficient-based (Eigen's default sends these through its GEMV kernel).
+  node.y = zeta + node.C.lazyProduct(x) + node.D.lazyProduct(pbar);
   return node;
 }
 
@@ -104,14 +107,14 @@ FirstOrderSmootherSummary RunFirstOrderSmootherFixed(
     return summary;
   }
   const int num_nodes = variables->num_nodes();
-  std::vector<NodeLinearization<NX, n + m, n + l>> nodes(num_nodes);
   Eigen::MatrixXd states, inputs;
   for (int iteration = 1; iteration <= options.max_iterations; ++iteration) {
-    for (int k = 0; k < num_nodes; ++k) {
-      nodes[k] = LinearizeNode<Model, NX>(model, data, k, variables->state(k),
-                                          variables->input(k), variables->parameter(k));
-    }
-    if (!sweep.Smooth(data.time, nodes, &states, &inputs, &why)) {
+    // Each node is linearised about the current estimate as the forward sweep reaches it.
+    auto linearize = [&](int k, NodeLinearization<NX, n + m, n + l>* node) {
+      *node = LinearizeNode<Model, NX>(model, data, k, variables->state(k), variables->input(k),
+                                       variables->parameter(k));
+    };
+    if (!sweep.SmoothLinearized(data.time, linearize, &states, &inputs, &why)) {
       summary.message = why;
       summary.iterations = iteration;
       return summary;
