@@ -149,8 +149,9 @@ int main(int argc, char** argv) {
               "solve_s", "linear_s", "jacob_s", "conv", "us_per_node", "schur_s", "ceres_cov_s",
               "cov_rel_dif", "riccati_Mn/s");
   std::printf("(times are process CPU seconds; node_cov_s: all N node covariance blocks, 11 x 11,"
-              " with theta cross-covariances; riccati_Mn/s: N / CPU time of one complete"
-              " first-order iteration, fastest of --first_order_repeats)\n");
+              " with theta cross-covariances; riccati_Mn/s: N / CPU time of one lone first-order"
+              " iteration (a complete call), fastest of --first_order_repeats; further"
+              " iterations: the marginal cost of iterations 2-4 of one call)\n");
   for (const int num_nodes : sizes) {
     const Eigen::VectorXd times = Eigen::VectorXd::LinSpaced(num_nodes, 0.0, h * (num_nodes - 1));
     auto input = [](double t, double* u) {
@@ -238,41 +239,55 @@ int main(int argc, char** argv) {
       }
       node_covariance_s = CpuSeconds() - c0;
     }
-    double riccati_rate = NAN;
+    double riccati_rate = NAN, riccati_further_rate = NAN;
     Eigen::VectorXd riccati_theta;  // theta after the one iteration (a check on the sweep)
     if (FLAGS_first_order) {
-      // One linearisation + forward/backward sweep from the start (the cost of one iteration).
       weights.initial = Eigen::MatrixXd::Identity(11, 11);
       weights.initial.topLeftCorner(6, 6) *= 1e4;
       weights.initial_guess = Eigen::VectorXd::Zero(11);
       weights.initial_guess.tail(5) = 1.2 * theta_true;
-      solvers::FirstOrderSmootherOptions fo;
-      fo.max_iterations = 1;
       // Each run is a complete call (validation, per-node storage, linearisation of every
-      // node, forward and backward sweeps, update of the estimate) from the same start.
-      double best_cpu_s = INFINITY;
-      for (int repeat = 0; repeat < std::max(1, FLAGS_first_order_repeats); ++repeat) {
-        problems::WeightedResidualVariables riccati = start;
-        const double cpu0 = CpuSeconds();
-        const solvers::FirstOrderSmootherSummary fo_summary =
-            solvers::RunFirstOrderSmoother(model, data, weights, fo, &riccati);
-        const double cpu_s = CpuSeconds() - cpu0;
-        if (fo_summary.iterations != 1) {
-          std::fprintf(stderr, "first-order iteration failed: %s\n", fo_summary.message.c_str());
-          return 1;
+      // node, forward and backward sweeps, update of the estimate) from the same start, with
+      // 1 and with 1 + kFurther iterations (tolerance 0, so all of them run; damped so that the
+      // iterate stays finite from this poor start). The first gives the cost of a lone
+      // iteration, which includes allocating and first touching the per-node storage (page
+      // faults); the difference gives the cost of each further iteration, which reuses it.
+      constexpr int kFurther = 3;
+      auto run = [&](int iterations, Eigen::VectorXd* theta) -> double {
+        solvers::FirstOrderSmootherOptions fo;
+        fo.max_iterations = iterations;
+        fo.tolerance = 0.0;
+        fo.damping = 0.5;
+        double best_cpu_s = INFINITY;
+        for (int repeat = 0; repeat < std::max(1, FLAGS_first_order_repeats); ++repeat) {
+          problems::WeightedResidualVariables riccati = start;
+          const double cpu0 = CpuSeconds();
+          const solvers::FirstOrderSmootherSummary fo_summary =
+              solvers::RunFirstOrderSmoother(model, data, weights, fo, &riccati);
+          const double cpu_s = CpuSeconds() - cpu0;
+          if (fo_summary.iterations != iterations || !riccati.states.allFinite()) {
+            std::fprintf(stderr, "first-order iterations failed: %s\n",
+                         fo_summary.message.c_str());
+            return NAN;
+          }
+          best_cpu_s = std::min(best_cpu_s, cpu_s);
+          if (theta != nullptr) *theta = riccati.parameters.col(0);
         }
-        best_cpu_s = std::min(best_cpu_s, cpu_s);
-        riccati_theta = riccati.parameters.col(0);
-      }
-      riccati_rate = num_nodes / best_cpu_s / 1e6;
+        return best_cpu_s;
+      };
+      const double one_s = run(1, &riccati_theta);
+      const double more_s = run(1 + kFurther, nullptr);
+      riccati_rate = num_nodes / one_s / 1e6;
+      riccati_further_rate = kFurther * num_nodes / (more_s - one_s) / 1e6;
     }
     std::printf("%8d %6d %9.3f %9.3f %8.3f %8.3f %6s %11.2f %11.4f %11.4f %11.2e %13.3f\n",
                 num_nodes, summary.iterations, build_s, solve_s, summary.linear_solver_time_s,
                 summary.jacobian_time_s, summary.converged ? "yes" : "no",
                 1e6 * (build_s + solve_s) / num_nodes, schur_s, ceres_s, relative_difference,
                 riccati_rate);
-    std::printf("         node_cov_s %.4f   solve wall-clock %.3f s\n", node_covariance_s,
-                solve_wall_s);
+    std::printf("         node_cov_s %.4f   solve wall-clock %.3f s   riccati further iterations"
+                " %.3f M nodes/s\n",
+                node_covariance_s, solve_wall_s, riccati_further_rate);
     std::printf("         theta: ");
     for (int i = 0; i < 5; ++i) std::printf("%.4g ", variables.parameters(i, 0));
     std::printf("(true 2.2e-3 1.5e-4 0.47 0.15 2)\n");

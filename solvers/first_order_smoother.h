@@ -16,7 +16,9 @@
 // leaving a Kalman-type update with the measurement information Cᵀ V⊥ C and a transition
 // x_{k+1} = (Φ − ΓB K_p C) x_k + ΓB K_p y + Γ(B δ + xi). Q_k (the "uncertainty" of seed 004
 // §3.3) starts at R0⁻¹, so R0 must be positive definite. The backward sweep is the
-// Rauch–Tung–Striebel recursion; p̄_k is then recovered from x_k, x_{k+1}. Iterating the
+// Rauch–Tung–Striebel smoother written on the adjoint lambda (riccati_sweep.h); p̄_k is then
+// recovered from x_k, x_{k+1}. The nodes are linearised as the forward sweep reaches them (no
+// per-node linearisations are stored). Iterating the
 // linearisation (successive substitution) with numerical damping alpha ∈ (0, 1] (§3.5) converges
 // to a stationary point of the discretised functional (a Gauss–Newton fixed point).
 //

@@ -53,13 +53,15 @@ bool CholeskyInPlace(Eigen::Matrix<double, K, K>* matrix) {
 }
 
 // B ← L⁻¹ B for L lower triangular (the lower triangle of `lower`).
+// (The solves multiply by the reciprocals of the diagonal, computed once: divisions dominated.)
 template <int K, int C>
 void LowerSolveInPlace(const Eigen::Matrix<double, K, K>& lower, Eigen::Matrix<double, K, C>* b) {
+  const Eigen::Matrix<double, K, 1> inverse = lower.diagonal().cwiseInverse();
   for (int c = 0; c < C; ++c) {
     for (int i = 0; i < K; ++i) {
       double value = (*b)(i, c);
       for (int k = 0; k < i; ++k) value -= lower(i, k) * (*b)(k, c);
-      (*b)(i, c) = value / lower(i, i);
+      (*b)(i, c) = value * inverse(i);
     }
   }
 }
@@ -68,11 +70,12 @@ void LowerSolveInPlace(const Eigen::Matrix<double, K, K>& lower, Eigen::Matrix<d
 template <int K, int C>
 void LowerTransposeSolveInPlace(const Eigen::Matrix<double, K, K>& lower,
                                 Eigen::Matrix<double, K, C>* b) {
+  const Eigen::Matrix<double, K, 1> inverse = lower.diagonal().cwiseInverse();
   for (int c = 0; c < C; ++c) {
     for (int i = K - 1; i >= 0; --i) {
       double value = (*b)(i, c);
       for (int k = i + 1; k < K; ++k) value -= lower(k, i) * (*b)(k, c);
-      (*b)(i, c) = value / lower(i, i);
+      (*b)(i, c) = value * inverse(i);
     }
   }
 }
@@ -80,11 +83,12 @@ void LowerTransposeSolveInPlace(const Eigen::Matrix<double, K, K>& lower,
 // B ← R⁻¹ B for R upper triangular (the upper triangle of `upper`).
 template <int K, int C>
 void UpperSolveInPlace(const Eigen::Matrix<double, K, K>& upper, Eigen::Matrix<double, K, C>* b) {
+  const Eigen::Matrix<double, K, 1> inverse = upper.diagonal().cwiseInverse();
   for (int c = 0; c < C; ++c) {
     for (int i = K - 1; i >= 0; --i) {
       double value = (*b)(i, c);
       for (int k = i + 1; k < K; ++k) value -= upper(i, k) * (*b)(k, c);
-      (*b)(i, c) = value / upper(i, i);
+      (*b)(i, c) = value * inverse(i);
     }
   }
 }
