@@ -16,7 +16,9 @@
 // leaving a Kalman-type update with the measurement information Cᵀ V⊥ C and a transition
 // x_{k+1} = (Φ − ΓB K_p C) x_k + ΓB K_p y + Γ(B δ + xi). Q_k (the "uncertainty" of seed 004
 // §3.3) starts at R0⁻¹, so R0 must be positive definite. The backward sweep is the
-// Rauch–Tung–Striebel recursion; p̄_k is then recovered from x_k, x_{k+1}. Iterating the
+// Rauch–Tung–Striebel smoother written on the adjoint lambda (riccati_sweep.h); p̄_k is then
+// recovered from x_k, x_{k+1}. The nodes are linearised as the forward sweep reaches them (no
+// per-node linearisations are stored). Iterating the
 // linearisation (successive substitution) with numerical damping alpha ∈ (0, 1] (§3.5) converges
 // to a stationary point of the discretised functional (a Gauss–Newton fixed point).
 //
@@ -67,7 +69,10 @@ LinearizeNode(const Model& model, const problems::WeightedResidualData& data, in
     x.template tail<NX - 2 * n>() = Eigen::Map<const Eigen::Matrix<double, NX - 2 * n, 1>>(theta);
   }
   (void)p;
-  node.y = zeta + node.C * x + node.D * Eigen::Map<const Eigen::Matrix<double, n + m, 1>>(input);
+  const Eigen::Matrix<double, n + m, 1> pbar =
+      Eigen::Map<const Eigen::Matrix<double, n + m, 1>>(input);
+  // lazyProduct: coefficient-based (Eigen's default sends these through its GEMV kernel).
+  node.y = zeta + node.C.lazyProduct(x) + node.D.lazyProduct(pbar);
   return node;
 }
 
@@ -104,14 +109,14 @@ FirstOrderSmootherSummary RunFirstOrderSmootherFixed(
     return summary;
   }
   const int num_nodes = variables->num_nodes();
-  std::vector<NodeLinearization<NX, n + m, n + l>> nodes(num_nodes);
   Eigen::MatrixXd states, inputs;
   for (int iteration = 1; iteration <= options.max_iterations; ++iteration) {
-    for (int k = 0; k < num_nodes; ++k) {
-      nodes[k] = LinearizeNode<Model, NX>(model, data, k, variables->state(k),
-                                          variables->input(k), variables->parameter(k));
-    }
-    if (!sweep.Smooth(data.time, nodes, &states, &inputs, &why)) {
+    // Each node is linearised about the current estimate as the forward sweep reaches it.
+    auto linearize = [&](int k, NodeLinearization<NX, n + m, n + l>* node) {
+      *node = LinearizeNode<Model, NX>(model, data, k, variables->state(k), variables->input(k),
+                                       variables->parameter(k));
+    };
+    if (!sweep.SmoothLinearized(data.time, linearize, &states, &inputs, &why)) {
       summary.message = why;
       summary.iterations = iteration;
       return summary;

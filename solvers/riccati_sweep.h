@@ -5,7 +5,8 @@
 // NZ = n + l residuals zeta per node, so that the per-node algebra runs on stack matrices with no
 // heap allocation per node. Throughput (bench_weighted_residual): the elimination of p̄ is one
 // hand-rolled Householder QR of sqrt(w) S [D | C | y]; Φ, Γ and ΓB are applied through their
-// sparsity; the RTS gain is never formed (a Cholesky solve with a vector in the backward sweep);
+// sparsity (only the acceleration rows of K_p C enter the prediction); the backward sweep runs
+// on the adjoint (no factorisation of P⁻, no gain); P⁺ and P⁻ are formed one triangle at a time;
 // all small products are coefficient-based (lazyProduct), because Eigen sends fixed-size
 // products with rows + cols + depth > 20 through its blocked GEMM/GEMV kernels.
 #ifndef DYNID_SOLVERS_RICCATI_SWEEP_H_
@@ -52,13 +53,15 @@ bool CholeskyInPlace(Eigen::Matrix<double, K, K>* matrix) {
 }
 
 // B ← L⁻¹ B for L lower triangular (the lower triangle of `lower`).
+// (The solves multiply by the reciprocals of the diagonal, computed once: divisions dominated.)
 template <int K, int C>
 void LowerSolveInPlace(const Eigen::Matrix<double, K, K>& lower, Eigen::Matrix<double, K, C>* b) {
+  const Eigen::Matrix<double, K, 1> inverse = lower.diagonal().cwiseInverse();
   for (int c = 0; c < C; ++c) {
     for (int i = 0; i < K; ++i) {
       double value = (*b)(i, c);
       for (int k = 0; k < i; ++k) value -= lower(i, k) * (*b)(k, c);
-      (*b)(i, c) = value / lower(i, i);
+      (*b)(i, c) = value * inverse(i);
     }
   }
 }
@@ -67,11 +70,12 @@ void LowerSolveInPlace(const Eigen::Matrix<double, K, K>& lower, Eigen::Matrix<d
 template <int K, int C>
 void LowerTransposeSolveInPlace(const Eigen::Matrix<double, K, K>& lower,
                                 Eigen::Matrix<double, K, C>* b) {
+  const Eigen::Matrix<double, K, 1> inverse = lower.diagonal().cwiseInverse();
   for (int c = 0; c < C; ++c) {
     for (int i = K - 1; i >= 0; --i) {
       double value = (*b)(i, c);
       for (int k = i + 1; k < K; ++k) value -= lower(k, i) * (*b)(k, c);
-      (*b)(i, c) = value / lower(i, i);
+      (*b)(i, c) = value * inverse(i);
     }
   }
 }
@@ -79,11 +83,12 @@ void LowerTransposeSolveInPlace(const Eigen::Matrix<double, K, K>& lower,
 // B ← R⁻¹ B for R upper triangular (the upper triangle of `upper`).
 template <int K, int C>
 void UpperSolveInPlace(const Eigen::Matrix<double, K, K>& upper, Eigen::Matrix<double, K, C>* b) {
+  const Eigen::Matrix<double, K, 1> inverse = upper.diagonal().cwiseInverse();
   for (int c = 0; c < C; ++c) {
     for (int i = K - 1; i >= 0; --i) {
       double value = (*b)(i, c);
       for (int k = i + 1; k < K; ++k) value -= upper(i, k) * (*b)(k, c);
-      (*b)(i, c) = value / upper(i, i);
+      (*b)(i, c) = value * inverse(i);
     }
   }
 }
@@ -131,7 +136,16 @@ class RiccatiSweep {
     VecP Ky;                  // K_p y
     MatUX H;                  // whitened measurement matrix U C
     VecU y_white;             // U y
-    const Node* node = nullptr;
+  };
+
+  // What the measurement update at a node leaves for the backward sweep: with the whitened
+  // innovation covariance S = H P⁻ Hᵀ + I = L Lᵀ, A = L⁻¹ H P⁻ and the whitened innovation
+  // nu = L⁻¹ (y_white − H m⁻).
+  struct UpdateFactors {
+    UpdateFactors() {}  // no zero-fill in std::vector<UpdateFactors>(n)
+    Eigen::Matrix<double, NU, NU> L;
+    MatUX A;
+    VecU nu;
   };
 
   RiccatiSweep(problems::ParameterMode mode, const problems::WeightedResidualWeights& weights)
@@ -175,6 +189,13 @@ class RiccatiSweep {
       Q_xi_unit_.template bottomRightCorner<kNumParameters, kNumParameters>() =
           wp.solve(Eigen::MatrixXd::Identity(kNumParameters, kNumParameters));
     }
+    // Γ Q Γᵀ = (I + (h/2) E) Q (I + (h/2) E)ᵀ with E moving the v-rows into the s-rows:
+    // Q + (h/2)(E Q + Q Eᵀ) + (h²/4) E Q Eᵀ.
+    MatXX EQ = MatXX::Zero();
+    EQ.template topRows<N>() = Q_xi_unit_.template middleRows<N>(N);
+    Q_xi_cross_ = EQ + EQ.transpose();
+    Q_xi_outer_.setZero();
+    Q_xi_outer_.template leftCols<N>() = EQ.template middleCols<N>(N);
     Eigen::MatrixXd S;
     std::string why;
     if (!problems::SquareRootFactor(weights_.residual, false, &S, &why)) {
@@ -244,28 +265,44 @@ class RiccatiSweep {
     out->input_covariance = R_inverse.lazyProduct(R_inverse.transpose());
     out->H = M.template bottomRows<NU>().template middleCols<NX>(NP);
     out->y_white = M.template bottomRows<NU>().col(NC - 1);
-    out->node = &node;
     return true;
   }
 
   // Measurement update from the prior (m, P) at a node (whitened, unit noise).
   void Update(const Elimination& e, const VecX& m_prior, const MatXX& P_prior, VecX* m_post,
               MatXX* P_post) const {
+    UpdateFactors factors;
+    Update(e, m_prior, P_prior, m_post, P_post, &factors);
+  }
+
+  // As above, also returning L, A and nu (see UpdateFactors) for the backward sweep.
+  void Update(const Elimination& e, const VecX& m_prior, const MatXX& P_prior, VecX* m_post,
+              MatXX* P_post, UpdateFactors* factors) const {
     // lazyProduct: coefficient-based products; Eigen would send these small fixed-size
     // products through its blocked GEMM kernel, which dominated the profile.
     // H P (= (P Hᵀ)ᵀ, P symmetric) keeps both products in column-major order.
-    const Eigen::Matrix<double, NU, NX> HP = e.H.lazyProduct(P_prior);
-    Eigen::Matrix<double, NU, NU> S = HP.lazyProduct(e.H.transpose());
+    MatUX& A = factors->A;
+    A = e.H.lazyProduct(P_prior);
+    Eigen::Matrix<double, NU, NU>& S = factors->L;
+    S = A.lazyProduct(e.H.transpose());
     S.diagonal().array() += 1.0;
     // S ≥ I, so its Cholesky factor exists. With S = L Lᵀ and A = L⁻¹ (P Hᵀ)ᵀ: K = Aᵀ L⁻¹,
-    // P⁺ = P − AᵀA (symmetric by construction).
+    // P⁺ = P − AᵀA (symmetric by construction: only one triangle is computed).
     internal::CholeskyInPlace(&S);
-    Eigen::Matrix<double, NU, NX> A = HP;
     internal::LowerSolveInPlace(S, &A);
-    Eigen::Matrix<double, NU, 1> innovation = e.y_white - e.H.lazyProduct(m_prior);
+    VecU& innovation = factors->nu;
+    innovation = e.y_white - e.H.lazyProduct(m_prior);
     internal::LowerSolveInPlace(S, &innovation);
     *m_post = m_prior + A.transpose().lazyProduct(innovation);
-    *P_post = P_prior - A.transpose().lazyProduct(A);
+    MatXX& P = *P_post;
+    for (int j = 0; j < NX; ++j) {
+      P(j, j) = P_prior(j, j) - A.col(j).squaredNorm();
+      for (int i = j + 1; i < NX; ++i) {
+        const double value = P_prior(i, j) - A.col(i).dot(A.col(j));
+        P(i, j) = value;
+        P(j, i) = value;
+      }
+    }
   }
 
   // Prediction over an interval of length h: Φ = I + hA, Γ = h (I + hA/2) (exact, A² = 0),
@@ -277,14 +314,14 @@ class RiccatiSweep {
   }
 
   // As above, also returning Ā P⁺ (for the smoother gain). Φ, Γ and ΓB are applied through their
-  // structure (ΓB has one entry h²/2 in the s-row and h in the v-row per acceleration), so the
-  // only dense products are K_p C, (K_p C) P⁺ and (Ā P⁺)(K_p C)ᵀ, of size NP × NX × NX.
+  // structure (ΓB has one entry h²/2 in the s-row and h in the v-row per acceleration, so only
+  // the acceleration rows K_a C of K_p C enter), so the only dense products are (K_a C) P⁺ and
+  // (Ā P⁺)(K_a C)ᵀ, of size N × NX × NX.
   void Predict(const Elimination& e, double h, const VecX& m_post, const MatXX& P_post,
                VecX* m_prior, MatXX* P_prior, MatXX* transition,
                MatXX* transition_times_covariance) const {
     const double half_h2 = 0.5 * h * h;
-    const MatPX& KC = e.KC;
-    const VecP& Ky = e.Ky;
+    const Eigen::Matrix<double, N, NX> KC = e.KC.template topRows<N>();
     // Ā = Φ − ΓB K_p C.
     transition->setIdentity();
     for (int i = 0; i < N; ++i) {
@@ -292,40 +329,78 @@ class RiccatiSweep {
       transition->row(i) -= half_h2 * KC.row(i);
       transition->row(N + i) -= h * KC.row(i);
     }
+    PredictMeanAndCovariance(e, h, m_post, P_post, m_prior, P_prior,
+                             transition_times_covariance);
+  }
+
+  // m⁻ = Ā m⁺ + ΓB K_p y, T = Ā P⁺, P⁻ = T Āᵀ + ΓB G⁻¹ ΓBᵀ + Γ W⁻¹ Γᵀ / h (Ā not formed). Ā
+  // differs from the identity only in its [s; v] rows, so T and P⁻ are formed by contiguous
+  // column-block (row-block of T, column-block of P⁻) operations.
+  void PredictMeanAndCovariance(const Elimination& e, double h, const VecX& m_post,
+                                const MatXX& P_post, VecX* m_prior, MatXX* P_prior,
+                                MatXX* transition_times_covariance) const {
+    const double half_h2 = 0.5 * h * h;
+    const Eigen::Matrix<double, N, NX> KC = e.KC.template topRows<N>();
     // m⁻ = Ā m⁺ + ΓB K_p y.
-    const VecP input_mean = Ky - KC.lazyProduct(m_post);
+    const Eigen::Matrix<double, N, 1> input_mean =
+        e.Ky.template head<N>() - KC.lazyProduct(m_post);
     *m_prior = m_post;
-    for (int i = 0; i < N; ++i) {
-      (*m_prior)(i) += h * m_post(N + i) + half_h2 * input_mean(i);
-      (*m_prior)(N + i) += h * input_mean(i);
-    }
-    // T = Ā P⁺ = Φ P⁺ − ΓB (K_p C P⁺).
+    m_prior->template head<N>() +=
+        h * m_post.template segment<N>(N) + half_h2 * input_mean;
+    m_prior->template segment<N>(N) += h * input_mean;
+    // T = Ā P⁺ = Φ P⁺ − ΓB (K_a C P⁺).
     MatXX& TP = *transition_times_covariance;
-    const Eigen::Matrix<double, NP, NX> KCP = KC.lazyProduct(P_post);
-    TP = P_post;
-    for (int i = 0; i < N; ++i) {
-      TP.row(i) += h * P_post.row(N + i) - half_h2 * KCP.row(i);
-      TP.row(N + i) -= h * KCP.row(i);
+    const Eigen::Matrix<double, N, NX> KCP = KC.lazyProduct(P_post);
+    TP.template topRows<N>() = P_post.template topRows<N>() +
+                               h * P_post.template middleRows<N>(N) - half_h2 * KCP;
+    TP.template middleRows<N>(N) = P_post.template middleRows<N>(N) - h * KCP;
+    if constexpr (kNumParameters > 0) {
+      TP.template bottomRows<kNumParameters>() = P_post.template bottomRows<kNumParameters>();
     }
-    // P⁻ = T Āᵀ + ΓB G⁻¹ ΓBᵀ + Γ W⁻¹ Γᵀ / h, with T Āᵀ = T Φᵀ − (T (K_p C)ᵀ) ΓBᵀ.
-    const Eigen::Matrix<double, NX, NP> TKCt = TP.lazyProduct(KC.transpose());
-    *P_prior = TP;
-    for (int i = 0; i < N; ++i) {
-      P_prior->col(i) += h * TP.col(N + i) - half_h2 * TKCt.col(i);
-      P_prior->col(N + i) -= h * TKCt.col(i);
+    // P⁻ = T Āᵀ + ..., with T Āᵀ = T Φᵀ − (T (K_a C)ᵀ) ΓBᵀ.
+    const Eigen::Matrix<double, NX, N> TKCt = TP.lazyProduct(KC.transpose());
+    MatXX& P = *P_prior;
+    P.template leftCols<N>() =
+        TP.template leftCols<N>() + h * TP.template middleCols<N>(N) - half_h2 * TKCt;
+    P.template middleCols<N>(N) = TP.template middleCols<N>(N) - h * TKCt;
+    if constexpr (kNumParameters > 0) {
+      P.template rightCols<kNumParameters>() = TP.template rightCols<kNumParameters>();
     }
-    // Γ Q Γᵀ / h with Γ = h (I + hA/2): rows/columns i of the s-block gain h/2 times the v-ones.
-    MatXX GQG = Q_xi_unit_;
-    for (int i = 0; i < N; ++i) GQG.row(i) += 0.5 * h * GQG.row(N + i);
-    for (int i = 0; i < N; ++i) GQG.col(i) += 0.5 * h * GQG.col(N + i);
-    *P_prior += h * GQG;
+    // Γ W⁻¹ Γᵀ / h = h (Q + (h/2) Q1 + (h²/4) Q2) with Γ = h (I + hA/2) (see Initialize); Q1 and
+    // Q2 live in the [s; v] block, W_theta⁻¹ (kTimeVarying) in the theta block.
+    P.template topLeftCorner<2 * N, 2 * N>() +=
+        h * Q_xi_unit_.template topLeftCorner<2 * N, 2 * N>() +
+        half_h2 * Q_xi_cross_.template topLeftCorner<2 * N, 2 * N>() +
+        (0.5 * h * half_h2) * Q_xi_outer_.template topLeftCorner<2 * N, 2 * N>();
+    if constexpr (kNumParameters > 0) {
+      if (mode_ == problems::ParameterMode::kTimeVarying) {
+        P.template bottomRightCorner<kNumParameters, kNumParameters>() +=
+            h * Q_xi_unit_.template bottomRightCorner<kNumParameters, kNumParameters>();
+      }
+    }
     // ΓB G⁻¹ ΓBᵀ: only the accelerations' block G⁻¹_aa enters the [s; v] rows.
     const Eigen::Matrix<double, N, N> Gaa = e.input_covariance.template topLeftCorner<N, N>();
-    P_prior->template block<N, N>(0, 0) += half_h2 * half_h2 * Gaa;
-    P_prior->template block<N, N>(0, N) += half_h2 * h * Gaa;
-    P_prior->template block<N, N>(N, 0) += half_h2 * h * Gaa;
-    P_prior->template block<N, N>(N, N) += h * h * Gaa;
-    *P_prior = (0.5 * (*P_prior + P_prior->transpose())).eval();
+    P.template block<N, N>(0, 0) += half_h2 * half_h2 * Gaa;
+    P.template block<N, N>(0, N) += half_h2 * h * Gaa;
+    P.template block<N, N>(N, 0) += half_h2 * h * Gaa;
+    P.template block<N, N>(N, N) += h * h * Gaa;
+    for (int j = 0; j < NX; ++j) {
+      for (int i = j + 1; i < NX; ++i) {
+        const double value = 0.5 * (P(i, j) + P(j, i));
+        P(i, j) = value;
+        P(j, i) = value;
+      }
+    }
+  }
+
+  // w = Āᵀ λ with Ā = Φ − ΓB K_p C applied through its structure.
+  VecX TransitionTransposeTimes(const Elimination& e, double h, const VecX& lambda) const {
+    const double half_h2 = 0.5 * h * h;
+    Eigen::Matrix<double, N, 1> g;
+    for (int i = 0; i < N; ++i) g(i) = half_h2 * lambda(i) + h * lambda(N + i);
+    VecX w = lambda - e.KC.template topRows<N>().transpose().lazyProduct(g);
+    for (int i = 0; i < N; ++i) w(N + i) += h * lambda(i);
+    return w;
   }
 
   VecP FilteredInput(const Elimination& e, const VecX& x) const {
@@ -354,72 +429,81 @@ class RiccatiSweep {
     return rhs;
   }
 
-  // Forward sweep + Rauch–Tung–Striebel backward sweep: states (NX × N), inputs (NP × N).
+  // Forward sweep + backward sweep: states (NX × N), inputs (NP × N), for linearisations given
+  // in `nodes` (one per node time).
   bool Smooth(const Eigen::VectorXd& time, const std::vector<Node>& nodes,
               Eigen::MatrixXd* states, Eigen::MatrixXd* inputs, std::string* error) const {
-    const int num_nodes = static_cast<int>(nodes.size());
-    CHECK_EQ(time.size(), num_nodes) << "expected one linearisation per node";
+    CHECK_EQ(time.size(), static_cast<Eigen::Index>(nodes.size()))
+        << "expected one linearisation per node";
+    return SmoothLinearized(
+        time, [&nodes](int k, Node* node) { *node = nodes[k]; }, states, inputs, error);
+  }
+
+  // As above, with the linearisation of node k produced on demand by linearize(k, &node), in
+  // increasing k, once per node (no per-node linearisations are stored).
+  //
+  // The backward sweep is the Rauch–Tung–Striebel smoother written with the adjoint
+  // lambda_k = (P⁻_k)⁻¹ (x_k|N − m⁻_k) (the thesis's lambda, §3.3; the "modified
+  // Bryson–Frazier" form): with w = Ā_kᵀ lambda_{k+1} (w = 0 at the last node),
+  //     x_k|N = m⁺_k + P⁺_k w,   lambda_k = w + Hᵀ L⁻ᵀ (nu − A w),
+  // which equals x_k|N = m⁺_k + P⁺_k Ā_kᵀ (P⁻_{k+1})⁻¹ (x_{k+1}|N − m⁻_{k+1}) but needs neither a
+  // factorisation nor the regularity of P⁻.
+  template <class Linearize>
+  bool SmoothLinearized(const Eigen::VectorXd& time, Linearize&& linearize,
+                        Eigen::MatrixXd* states, Eigen::MatrixXd* inputs,
+                        std::string* error) const {
+    const int num_nodes = static_cast<int>(time.size());
+    CHECK_GE(num_nodes, 1) << "expected at least one node";
     const Eigen::VectorXd node_weights = problems::TrapezoidalNodeWeights(time);
     // Per-node storage is kept between calls (the iterations of the first-order approximation
     // reuse it instead of allocating and faulting in fresh pages each time).
     std::vector<Elimination>& eliminations = workspace_.eliminations;
-    std::vector<VecX>& m_prior = workspace_.m_prior;
+    std::vector<UpdateFactors>& factors = workspace_.factors;
     std::vector<VecX>& m_post = workspace_.m_post;
-    std::vector<MatXX>& transition_covariance = workspace_.transition_covariance;
-    std::vector<MatXX>& prior_factor = workspace_.prior_factor;  // Cholesky factor of P⁻_{k+1}
+    std::vector<MatXX>& P_post = workspace_.P_post;
     eliminations.resize(num_nodes);
-    m_prior.resize(num_nodes);
+    factors.resize(num_nodes);
     m_post.resize(num_nodes);
-    transition_covariance.resize(num_nodes);
-    prior_factor.resize(num_nodes);
-    // Per node only the means, T_k = Ā_k P⁺_k and the Cholesky factor of P⁻_{k+1} are kept; the
-    // RTS gain J_k = Tᵀ (P⁻_{k+1})⁻¹ is applied to a vector in the backward sweep (never formed).
-    // When P⁻ is not numerically positive definite, the gain is formed with LDLT instead.
-    std::vector<std::pair<int, MatXX>> fallback_gains;
-    MatXX P_prior = P0_, P_post, P_next, transition;
-    m_prior[0] = q0_;
+    P_post.resize(num_nodes);
+    MatXX P_prior = P0_, transition_covariance;
+    VecX m_prior = q0_;
+    Node node;
     for (int k = 0; k < num_nodes; ++k) {
-      if (!Eliminate(nodes[k], node_weights(k), &eliminations[k], error)) {
+      linearize(k, &node);
+      if (!Eliminate(node, node_weights(k), &eliminations[k], error)) {
         *error = "node " + std::to_string(k) + ": " + *error;
         return false;
       }
-      Update(eliminations[k], m_prior[k], P_prior, &m_post[k], &P_post);
+      Update(eliminations[k], m_prior, P_prior, &m_post[k], &P_post[k], &factors[k]);
       if (k + 1 < num_nodes) {
-        Predict(eliminations[k], time(k + 1) - time(k), m_post[k], P_post, &m_prior[k + 1],
-                &P_next, &transition, &transition_covariance[k]);
-        prior_factor[k] = P_next;
-        if (!internal::CholeskyInPlace(&prior_factor[k])) {
-          const Eigen::LDLT<MatXX> prior(P_next);
-          fallback_gains.emplace_back(k, prior.solve(transition_covariance[k]).transpose());
-        }
-        P_prior = P_next;
+        PredictMeanAndCovariance(eliminations[k], time(k + 1) - time(k), m_post[k], P_post[k],
+                                 &m_prior, &P_prior, &transition_covariance);
       }
     }
     states->resize(NX, num_nodes);
     inputs->resize(NP, num_nodes);
-    VecX next = m_post[num_nodes - 1];
-    states->col(num_nodes - 1) = next;
-    auto fallback = fallback_gains.rbegin();
-    for (int k = num_nodes - 2; k >= 0; --k) {
-      const VecX innovation = next - m_prior[k + 1];
-      if (fallback != fallback_gains.rend() && fallback->first == k) {
-        next = m_post[k] + fallback->second.lazyProduct(innovation);
-        ++fallback;
-      } else {
-        VecX solved = innovation;
-        internal::LowerSolveInPlace(prior_factor[k], &solved);
-        internal::LowerTransposeSolveInPlace(prior_factor[k], &solved);
-        next = m_post[k] + transition_covariance[k].transpose().lazyProduct(solved);
+    VecX lambda = VecX::Zero(), w = VecX::Zero();
+    for (int k = num_nodes - 1; k >= 0; --k) {
+      if (k + 1 < num_nodes) {
+        w = TransitionTransposeTimes(eliminations[k], time(k + 1) - time(k), lambda);
       }
-      states->col(k) = next;
+      states->template block<NX, 1>(0, k) = m_post[k] + P_post[k].lazyProduct(w);
+      if (k > 0) {
+        const UpdateFactors& f = factors[k];
+        VecU r = f.nu - f.A.lazyProduct(w);
+        internal::LowerTransposeSolveInPlace(f.L, &r);
+        lambda = w + eliminations[k].H.transpose().lazyProduct(r);
+      }
     }
     for (int k = 0; k < num_nodes; ++k) {
-      const VecX x = states->col(k);
+      const VecX x = states->template block<NX, 1>(0, k);
+      // Fixed-size destination blocks (a dynamic column trips GCC 12's -Wstringop-overread).
       if (k + 1 < num_nodes) {
-        const VecX x_next = states->col(k + 1);
-        inputs->col(k) = SmoothedInput(eliminations[k], time(k + 1) - time(k), x, x_next);
+        const VecX x_next = states->template block<NX, 1>(0, k + 1);
+        inputs->template block<NP, 1>(0, k) =
+            SmoothedInput(eliminations[k], time(k + 1) - time(k), x, x_next);
       } else {
-        inputs->col(k) = FilteredInput(eliminations[k], x);
+        inputs->template block<NP, 1>(0, k) = FilteredInput(eliminations[k], x);
       }
     }
     return true;
@@ -434,11 +518,14 @@ class RiccatiSweep {
   VecX q0_;
   MatXX P0_;
   MatXX Q_xi_unit_;  // W⁻¹ (and W_theta⁻¹) blocks; the process covariance of xi is Q_xi_unit / h
+  MatXX Q_xi_cross_;  // E Q + Q Eᵀ (see Initialize)
+  MatXX Q_xi_outer_;  // E Q Eᵀ
   Eigen::Matrix<double, 2 * N, 2 * N> W_kinematic_;
   struct Workspace {
     std::vector<Elimination> eliminations;
-    std::vector<VecX> m_prior, m_post;
-    std::vector<MatXX> transition_covariance, prior_factor;
+    std::vector<UpdateFactors> factors;
+    std::vector<VecX> m_post;
+    std::vector<MatXX> P_post;
   };
   mutable Workspace workspace_;  // Smooth's per-node storage (not thread-safe across calls)
   MatZZ sqrt_residual_weight_;  // S with Sᵀ S = V
