@@ -110,20 +110,29 @@ ceres::CostFunction* MakeIntervalCost(const models::TwoMassTransmission& model,
   }
   CHECK_EQ(next_measurement.size(), 2)
       << "expected 1 or 2 measurements, got " << next_measurement.size();
-  return new ceres::AutoDiffCostFunction<IntervalResidual<2>, 7, 5, 5>(new IntervalResidual<2>(
-      model, h, steps, input, w_x, tau_sqrt_weight, w_y, next_measurement));
+  return new ceres::AutoDiffCostFunction<IntervalResidual<2>, 7, 5, 5>(
+      new IntervalResidual<2>(model, h, steps, input, w_x, tau_sqrt_weight, w_y, next_measurement));
 }
 
-// tau_K,k − K dz(x1,k − x2,k − c; b), weighted.
+// tau_K,k − K dz(Δ − c; b), weighted, with Δ = x1,k − x2,k (one node) or the interval midpoint
+// ½ (Δ_k + Δ_{k+1}) (nodes k and k+1).
 struct ShapeResidual {
   explicit ShapeResidual(double sqrt_weight) : sqrt_weight_(sqrt_weight) {}
 
   template <class T>
+  T Curve(const T& delta, const T* spring) const {
+    return models::TwoMassTransmission::SpringTorque(T(delta - spring[0]), spring[1], spring[2],
+                                                     models::SpringShape::kDeadZone, 0.0);
+  }
+  template <class T>
   bool operator()(const T* node, const T* spring, T* residual) const {
-    const T curve = models::TwoMassTransmission::SpringTorque(
-        T(node[0] - node[1] - spring[0]), spring[1], spring[2], models::SpringShape::kDeadZone,
-        0.0);
-    residual[0] = sqrt_weight_ * (node[4] - curve);
+    residual[0] = sqrt_weight_ * (node[4] - Curve(T(node[0] - node[1]), spring));
+    return true;
+  }
+  template <class T>
+  bool operator()(const T* node, const T* next, const T* spring, T* residual) const {
+    const T midpoint = 0.5 * (node[0] - node[1] + next[0] - next[1]);
+    residual[0] = sqrt_weight_ * (node[4] - Curve(midpoint, spring));
     return true;
   }
 
@@ -287,6 +296,12 @@ ceres::CostFunction* CreateBacklashShapeCost(double shape_residual_std_nm) {
       new ShapeResidual(1.0 / shape_residual_std_nm));
 }
 
+ceres::CostFunction* CreateBacklashMidpointShapeCost(double shape_residual_std_nm) {
+  CHECK_GT(shape_residual_std_nm, 0.0) << "expected a positive shape residual std";
+  return new ceres::AutoDiffCostFunction<ShapeResidual, 1, 5, 5, 3>(
+      new ShapeResidual(1.0 / shape_residual_std_nm));
+}
+
 bool BuildBacklashShapeProblem(const models::TwoMassTransmission& model,
                                const BacklashSmootherData& data,
                                const BacklashSmootherProblemOptions& options,
@@ -312,9 +327,16 @@ bool BuildBacklashShapeProblem(const models::TwoMassTransmission& model,
     spring[1] = std::max(spring[1], 0.0);
     problem->SetParameterLowerBound(spring, 1, 0.0);
   }
-  for (int k = 0; k < variables->num_samples; ++k) {
-    problem->AddResidualBlock(CreateBacklashShapeCost(shape_options.shape_residual_std_nm),
-                              nullptr, variables->node(k), spring);
+  const int n = variables->num_samples;
+  const double sigma = shape_options.shape_residual_std_nm;
+  for (int k = 0; k < n; ++k) {
+    if (shape_options.interval_midpoint && k + 1 < n) {
+      problem->AddResidualBlock(CreateBacklashMidpointShapeCost(sigma), nullptr, variables->node(k),
+                                variables->node(k + 1), spring);
+    } else {
+      problem->AddResidualBlock(CreateBacklashShapeCost(sigma), nullptr, variables->node(k),
+                                spring);
+    }
   }
   return true;
 }

@@ -1,10 +1,10 @@
 #include "solvers/backlash_smoother.h"
 
-#include <Eigen/Cholesky>
-#include <Eigen/SparseCholesky>
 #include <ceres/ceres.h>
 #include <glog/logging.h>
 
+#include <Eigen/Cholesky>
+#include <Eigen/SparseCholesky>
 #include <algorithm>
 #include <chrono>
 #include <sstream>
@@ -129,11 +129,13 @@ bool SolveAndCollect(const problems::BacklashSmootherData& data,
   return true;
 }
 
-// The covariance of the last parameter block `tail` (tangent size t) of a least-squares problem
-// whose other blocks are `nodes`: the inverse of the Schur complement
-// H_tt − H_tn H_nn⁻¹ H_nt of H = JᵀJ. False with a message when a factorisation fails.
+// The information of the last parameter block `tail` (tangent size t) of a least-squares problem
+// whose other blocks are `nodes`, the Schur complement H_tt − H_tn H_nn⁻¹ H_nt of H = JᵀJ, and
+// the covariance of the tangent entries `free` (the others held): the inverse of its `free`
+// rows and columns. False with a message when a factorisation fails.
 bool TailBlockCovariance(ceres::Problem* problem, const std::vector<double*>& nodes, double* tail,
-                         Eigen::MatrixXd* covariance, std::string* why) {
+                         const std::vector<int>& free, Eigen::MatrixXd* covariance,
+                         std::string* why) {
   ceres::Problem::EvaluateOptions evaluate;
   evaluate.parameter_blocks = nodes;
   evaluate.parameter_blocks.push_back(tail);
@@ -158,14 +160,19 @@ bool TailBlockCovariance(ceres::Problem* problem, const std::vector<double*>& no
     *why = "the information matrix of the trajectory is not positive definite";
     return false;
   }
-  const Eigen::MatrixXd schur = H_tt - H_nt.transpose() * llt.solve(H_nt);
+  const Eigen::MatrixXd schur_all = H_tt - H_nt.transpose() * llt.solve(H_nt);
+  const int f = static_cast<int>(free.size());
+  Eigen::MatrixXd schur(f, f);
+  for (int i = 0; i < f; ++i) {
+    for (int j = 0; j < f; ++j) schur(i, j) = schur_all(free[i], free[j]);
+  }
   const Eigen::LDLT<Eigen::MatrixXd> ldlt(schur);
   const Eigen::VectorXd d = ldlt.vectorD();
   if (ldlt.info() != Eigen::Success || !(d.minCoeff() > 1e-12 * d.cwiseAbs().maxCoeff())) {
     *why = "the spring parameters are not determined by the data (singular information)";
     return false;
   }
-  *covariance = ldlt.solve(Eigen::MatrixXd::Identity(t, t));
+  *covariance = ldlt.solve(Eigen::MatrixXd::Identity(f, f));
   return true;
 }
 
@@ -194,15 +201,12 @@ bool RunBacklashSmoother(const models::TwoMassTransmission& model,
   return SolveAndCollect(data, options, start, variables, &problem, result, error);
 }
 
-bool RunBacklashShapeSmoother(const models::TwoMassTransmission& model,
-                              const problems::BacklashSmootherData& data,
-                              const problems::BacklashSmootherProblemOptions& problem_options,
-                              const problems::BacklashShapeOptions& shape_options,
-                              const BacklashSmootherOptions& options,
-                              const Eigen::MatrixXd& initial_states,
-                              const Eigen::VectorXd& initial_tau,
-                              const Eigen::Vector3d& initial_spring, BacklashShapeResult* result,
-                              std::string* error) {
+bool RunBacklashShapeSmoother(
+    const models::TwoMassTransmission& model, const problems::BacklashSmootherData& data,
+    const problems::BacklashSmootherProblemOptions& problem_options,
+    const problems::BacklashShapeOptions& shape_options, const BacklashSmootherOptions& options,
+    const Eigen::MatrixXd& initial_states, const Eigen::VectorXd& initial_tau,
+    const Eigen::Vector3d& initial_spring, BacklashShapeResult* result, std::string* error) {
   CHECK(result != nullptr) << "expected a result, got nullptr";
   const auto start = std::chrono::steady_clock::now();
   std::string why;
@@ -214,8 +218,8 @@ bool RunBacklashShapeSmoother(const models::TwoMassTransmission& model,
   if (!SetStart(data.input.size(), initial_states, initial_tau, &variables, error)) return false;
   Eigen::Vector3d spring = initial_spring;
   ceres::Problem problem;
-  if (!problems::BuildBacklashShapeProblem(model, data, problem_options, shape_options,
-                                           &variables, spring.data(), &problem, error)) {
+  if (!problems::BuildBacklashShapeProblem(model, data, problem_options, shape_options, &variables,
+                                           spring.data(), &problem, error)) {
     return false;
   }
   if (!SolveAndCollect(data, options, start, variables, &problem, &result->smoother, error)) {
@@ -224,8 +228,8 @@ bool RunBacklashShapeSmoother(const models::TwoMassTransmission& model,
   result->spring = spring;
   const double final_cost = result->smoother.summary.final_cost;
   const long num_residuals = problem.NumResiduals();
-  const long num_unknowns = 5L * variables.num_samples + problem.ParameterBlockTangentSize(
-                                                             spring.data());
+  const long num_unknowns =
+      5L * variables.num_samples + problem.ParameterBlockTangentSize(spring.data());
   result->posterior_variance_factor =
       num_residuals > num_unknowns ? 2.0 * final_cost / double(num_residuals - num_unknowns) : 0.0;
 
@@ -234,29 +238,44 @@ bool RunBacklashShapeSmoother(const models::TwoMassTransmission& model,
   result->spring_covariance.setZero();
   result->spring_std.setZero();
   result->covariance_valid = false;
+  result->b_on_bound = false;
   if (!result->smoother.summary.converged) {
     result->covariance_note = "not computed: the solve did not converge";
-  } else if (!shape_options.hold_backlash_at_zero && spring(1) <= 0.0) {
-    result->covariance_note = "not computed: b is on its bound 0 (no backlash in the data)";
   } else {
+    // Tangent entries with a covariance, and the [c, b, K] entries they are: b held at 0 has a
+    // 2-dimensional tangent [c, K]; b on its bound 0 (an active constraint) is treated as held.
+    const bool b_on_bound = !shape_options.hold_backlash_at_zero && spring(1) <= 0.0;
+    result->b_on_bound = b_on_bound;
+    const std::vector<int> free_tangent = shape_options.hold_backlash_at_zero
+                                              ? std::vector<int>{0, 1}
+                                          : b_on_bound ? std::vector<int>{0, 2}
+                                                       : std::vector<int>{0, 1, 2};
+    const std::vector<int> free_entries = shape_options.hold_backlash_at_zero || b_on_bound
+                                              ? std::vector<int>{0, 2}
+                                              : std::vector<int>{0, 1, 2};
     std::vector<double*> nodes;
     for (int k = 0; k < variables.num_samples; ++k) nodes.push_back(variables.node(k));
     Eigen::MatrixXd tangent_covariance;
-    if (!TailBlockCovariance(&problem, nodes, spring.data(), &tangent_covariance, &why)) {
+    if (!TailBlockCovariance(&problem, nodes, spring.data(), free_tangent, &tangent_covariance,
+                             &why)) {
       result->covariance_note = "not computed: " + why;
     } else {
-      const std::vector<int> free_entries =
-          shape_options.hold_backlash_at_zero ? std::vector<int>{0, 2} : std::vector<int>{0, 1, 2};
+      // s² (JᵀJ)⁻¹ with s² = max(1, posterior variance factor): the weights are trusted when
+      // the fit is as good as they claim or better, and widened by the misfit otherwise.
+      const double scale = std::max(1.0, result->posterior_variance_factor);
       for (size_t i = 0; i < free_entries.size(); ++i) {
         for (size_t j = 0; j < free_entries.size(); ++j) {
-          result->spring_covariance(free_entries[i], free_entries[j]) = tangent_covariance(i, j);
+          result->spring_covariance(free_entries[i], free_entries[j]) =
+              scale * tangent_covariance(i, j);
         }
       }
       result->spring_std = result->spring_covariance.diagonal().cwiseMax(0.0).cwiseSqrt();
       result->covariance_valid = true;
       std::ostringstream note;
-      note << "(JᵀJ)⁻¹ with the residual weights as the noise model; posterior variance factor "
-           << result->posterior_variance_factor;
+      note << "s² (JᵀJ)⁻¹ with the residual weights as the noise model, s² = max(1, posterior "
+              "variance factor "
+           << result->posterior_variance_factor << ")";
+      if (b_on_bound) note << "; b is on its bound 0 (no backlash in the data) and held there";
       result->covariance_note = note.str();
     }
   }
