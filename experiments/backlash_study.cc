@@ -71,9 +71,10 @@ DEFINE_double(sine_amplitude, 2.0, "sim1: swept-sine torque amplitude [Nm]");
 DEFINE_bool(shape_refinement, true,
             "after the dead-zone fit, solve the smoother again with tau_K tied to the fitted "
             "dead-zone curve, estimating [c, b, K] with the states (estimator smoother_shape)");
-DEFINE_bool(shape_midpoint, true,
-            "smoother_shape: tie tau_K,k to the curve at the interval midpoint ½ (Δ_k + Δ_{k+1}) "
-            "(tau_K,k is held over [t_k, t_{k+1}]); false: at Δ_k");
+DEFINE_string(shape_curve, "average",
+              "smoother_shape: where tau_K,k (held over [t_k, t_{k+1}]) meets the dead-zone "
+              "curve: average (mean over the interval), midpoint (at ½ (Δ_k + Δ_{k+1})), node "
+              "(at Δ_k)");
 DEFINE_bool(shape_free_backlash, true,
             "smoother_shape: estimate b even when the free smoother's fit found no backlash "
             "(false: such transmissions are refined as a linear spring, b held at 0)");
@@ -328,7 +329,9 @@ bool RunCase(const Case& config, int samples, double qpp, std::uint64_t seed, Ca
     const solvers::DeadZoneFit& start = run->smoother_outcome.fit;
     problems::BacklashShapeOptions shape_options;
     shape_options.shape_residual_std_nm = FLAGS_shape_std;
-    shape_options.interval_midpoint = FLAGS_shape_midpoint;
+    if (!problems::ParseShapeCurvePoint(FLAGS_shape_curve, &shape_options.curve_point, error)) {
+      return false;
+    }
     shape_options.hold_backlash_at_zero = !start.backlash_detected && !FLAGS_shape_free_backlash;
     const Eigen::Vector3d spring(
         start.center_rad, start.backlash_detected ? start.backlash_rad : 0.0,
@@ -750,6 +753,13 @@ int main(int argc, char** argv) {
     }
   }
   if (!(FLAGS_center_window_s >= 0.0)) return Fail(2, "--center_window_s must be >= 0");
+  {
+    problems::ShapeCurvePoint point;
+    std::string why;
+    if (!problems::ParseShapeCurvePoint(FLAGS_shape_curve, &point, &why)) {
+      return Fail(2, "--shape_curve: " + why);
+    }
+  }
   if (!(FLAGS_progress_period >= 0.0)) return Fail(2, "--progress_period must be >= 0");
   if (FLAGS_threads < 1) return Fail(2, "--threads must be >= 1");
   if (FLAGS_rk4_steps < 1) return Fail(2, "--rk4_steps must be >= 1");
@@ -774,7 +784,7 @@ int main(int argc, char** argv) {
                       {"smoother_q0", FLAGS_smoother_q0},
                       {"shape_refinement", FLAGS_shape_refinement},
                       {"shape_std", FLAGS_shape_std},
-                      {"shape_midpoint", FLAGS_shape_midpoint},
+                      {"shape_curve", FLAGS_shape_curve},
                       {"shape_free_backlash", FLAGS_shape_free_backlash},
                       {"prbs_amplitude", FLAGS_prbs_amplitude},
                       {"prbs_clock", FLAGS_prbs_clock},

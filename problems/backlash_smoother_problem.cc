@@ -114,10 +114,10 @@ ceres::CostFunction* MakeIntervalCost(const models::TwoMassTransmission& model,
       new IntervalResidual<2>(model, h, steps, input, w_x, tau_sqrt_weight, w_y, next_measurement));
 }
 
-// tau_K,k − K dz(Δ − c; b), weighted, with Δ = x1,k − x2,k (one node) or the interval midpoint
-// ½ (Δ_k + Δ_{k+1}) (nodes k and k+1).
+// tau_K,k − (the curve K dz(Δ − c; b) at Δ_k, at the interval midpoint ½ (Δ_k + Δ_{k+1}), or
+// averaged over the interval with Δ linear in time), weighted.
 struct ShapeResidual {
-  explicit ShapeResidual(double sqrt_weight) : sqrt_weight_(sqrt_weight) {}
+  ShapeResidual(double sqrt_weight, bool average) : sqrt_weight_(sqrt_weight), average_(average) {}
 
   template <class T>
   T Curve(const T& delta, const T* spring) const {
@@ -129,14 +129,30 @@ struct ShapeResidual {
     residual[0] = sqrt_weight_ * (node[4] - Curve(T(node[0] - node[1]), spring));
     return true;
   }
+  // ∫ dz: K/2 (x ∓ b/2)² outside the gap, 0 inside (x = Δ − c).
+  template <class T>
+  T CurveIntegral(const T& delta, const T* spring) const {
+    const T x = delta - spring[0], half = 0.5 * spring[1];
+    if (x > half) return 0.5 * spring[2] * (x - half) * (x - half);
+    if (x < -half) return 0.5 * spring[2] * (x + half) * (x + half);
+    return T(0.0);
+  }
   template <class T>
   bool operator()(const T* node, const T* next, const T* spring, T* residual) const {
-    const T midpoint = 0.5 * (node[0] - node[1] + next[0] - next[1]);
-    residual[0] = sqrt_weight_ * (node[4] - Curve(midpoint, spring));
+    const T d0 = node[0] - node[1], d1 = next[0] - next[1];
+    const T midpoint = 0.5 * (d0 + d1);
+    T curve = Curve(midpoint, spring);
+    using std::abs;
+    // Below 1e-9 rad of travel the average equals the midpoint value to ~1e-9 K.
+    if (average_ && abs(d1 - d0) > 1e-9) {
+      curve = (CurveIntegral(d1, spring) - CurveIntegral(d0, spring)) / (d1 - d0);
+    }
+    residual[0] = sqrt_weight_ * (node[4] - curve);
     return true;
   }
 
   double sqrt_weight_;
+  bool average_;
 };
 
 // Validates, initialises the nodes if needed and adds the prior/measurement/dynamics blocks;
@@ -293,13 +309,39 @@ bool BacklashShapeOptions::IsValid(std::string* why) const {
 ceres::CostFunction* CreateBacklashShapeCost(double shape_residual_std_nm) {
   CHECK_GT(shape_residual_std_nm, 0.0) << "expected a positive shape residual std";
   return new ceres::AutoDiffCostFunction<ShapeResidual, 1, 5, 3>(
-      new ShapeResidual(1.0 / shape_residual_std_nm));
+      new ShapeResidual(1.0 / shape_residual_std_nm, false));
 }
 
-ceres::CostFunction* CreateBacklashMidpointShapeCost(double shape_residual_std_nm) {
+ceres::CostFunction* CreateBacklashIntervalShapeCost(double shape_residual_std_nm,
+                                                     ShapeCurvePoint point) {
   CHECK_GT(shape_residual_std_nm, 0.0) << "expected a positive shape residual std";
+  CHECK(point != ShapeCurvePoint::kNode) << "expected an interval curve point";
   return new ceres::AutoDiffCostFunction<ShapeResidual, 1, 5, 5, 3>(
-      new ShapeResidual(1.0 / shape_residual_std_nm));
+      new ShapeResidual(1.0 / shape_residual_std_nm, point == ShapeCurvePoint::kIntervalAverage));
+}
+
+const char* ShapeCurvePointName(ShapeCurvePoint point) {
+  switch (point) {
+    case ShapeCurvePoint::kNode:
+      return "node";
+    case ShapeCurvePoint::kIntervalMidpoint:
+      return "midpoint";
+    case ShapeCurvePoint::kIntervalAverage:
+    default:
+      return "average";
+  }
+}
+
+bool ParseShapeCurvePoint(const std::string& text, ShapeCurvePoint* point, std::string* error) {
+  for (ShapeCurvePoint candidate : {ShapeCurvePoint::kNode, ShapeCurvePoint::kIntervalMidpoint,
+                                    ShapeCurvePoint::kIntervalAverage}) {
+    if (text == ShapeCurvePointName(candidate)) {
+      *point = candidate;
+      return true;
+    }
+  }
+  if (error) *error = "unknown curve point '" + text + "' (node, midpoint, average)";
+  return false;
 }
 
 bool BuildBacklashShapeProblem(const models::TwoMassTransmission& model,
@@ -330,9 +372,9 @@ bool BuildBacklashShapeProblem(const models::TwoMassTransmission& model,
   const int n = variables->num_samples;
   const double sigma = shape_options.shape_residual_std_nm;
   for (int k = 0; k < n; ++k) {
-    if (shape_options.interval_midpoint && k + 1 < n) {
-      problem->AddResidualBlock(CreateBacklashMidpointShapeCost(sigma), nullptr, variables->node(k),
-                                variables->node(k + 1), spring);
+    if (shape_options.curve_point != ShapeCurvePoint::kNode && k + 1 < n) {
+      problem->AddResidualBlock(CreateBacklashIntervalShapeCost(sigma, shape_options.curve_point),
+                                nullptr, variables->node(k), variables->node(k + 1), spring);
     } else {
       problem->AddResidualBlock(CreateBacklashShapeCost(sigma), nullptr, variables->node(k),
                                 spring);
