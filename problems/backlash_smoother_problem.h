@@ -138,6 +138,8 @@ struct BacklashShapeOptions {
 };
 
 // The shape residual of one node: 1 residual, parameter blocks (node_k, spring), curve at Δ_k.
+// Both shape costs have hand-written Jacobians (the residual depends on the nodes only through
+// Δ and tau_K), checked against numeric differences in the tests, also across a corner.
 ceres::CostFunction* CreateBacklashShapeCost(double shape_residual_std_nm);
 // The same over interval k (point kIntervalMidpoint or kIntervalAverage): parameter blocks
 // (node_k, node_{k+1}, spring).

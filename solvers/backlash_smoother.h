@@ -82,8 +82,9 @@ bool RunBacklashSmoother(const models::TwoMassTransmission& model,
 // again with tau_K(t) tied to the dead-zone curve K dz(Δ − c; b), estimating the states and
 // spring = [c, b, K] together. Start it from the free smoother's trajectory and a FitDeadZone of
 // its pairs. The covariance of [c, b, K] is the [c, b, K] block of (JᵀJ)⁻¹ at the solution,
-// computed through the Schur complement of the node block (sparse Cholesky of the block-banded
-// JᵀJ of the nodes, O(N)), multiplied by s² = max(1, posterior_variance_factor) where
+// computed through the Schur complement of the node block (JᵀJ accumulated from the residual
+// blocks into block-tridiagonal storage, nodes eliminated in order by 5 × 5 block Cholesky, O(N);
+// no Ceres-assembled sparse Jacobian), multiplied by s² = max(1, posterior_variance_factor) where
 // posterior_variance_factor = 2 cost / (residuals − unknowns): the residual weights are taken as
 // the noise model when the fit is as good as they claim or better (factor <= 1, e.g. an
 // inflated Q_xx), and the covariance is widened by the misfit otherwise (factor > 1: weights too
