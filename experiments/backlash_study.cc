@@ -7,7 +7,10 @@
 // state, (a) recursively by the SAEKF of seed 002 Table 1 (solvers/continuous_discrete_ekf.h),
 // (b) by the batch smoother over the whole record (problems/backlash_smoother_problem.h, solved
 // by Ceres from the SAEKF start); b and K then come from a robust dead-zone fit of the
-// (Δ, tau_K) pairs with block-bootstrap confidence intervals (solvers/dead_zone_fit.h).
+// (Δ, tau_K) pairs with block-bootstrap confidence intervals (solvers/dead_zone_fit.h);
+// (c) the shape-constrained smoother (estimator smoother_shape, the reported result) solves the
+// batch problem again with tau_K tied to that dead-zone curve, estimating [c, b, K] with the
+// states, with intervals from the Schur-complement covariance (solvers/backlash_smoother.h).
 // Cases:
 //   sim1    seed 002 Simulation 1: m1 = 0.006442, m2 = 0.023454, D = 0.01, Kr = 1, Cv = 0.2,
 //           Cc = 0, b = 0.2 rad, K = 37 Nm/rad; Q_pp = 1, R = 2.5e-4, Q_xx = 0; motor velocity
@@ -25,14 +28,16 @@
 //
 // Writes D/<case>_series.csv (every k-th sample, k so that at most --max_plot_rows rows), D/<case>_
 // tau_vs_delta.png (Figs. 7, 12), D/<case>_tau_vs_time.png (Fig. 8), D/<case>_errors.png
-// (Fig. 11), D/qpp_sweep.csv, D/results.csv and D/summary.json (flags, seeds, every estimate
-// with its interval, solver summaries, timings).
+// (Fig. 11), D/qpp_sweep.csv (long form), D/qpp_sweep_<case>.csv and .png (b, K errors and
+// tau_K RMS error against Q_pp), D/results.csv and D/summary.json (flags, seeds, every estimate
+// with its interval, solver summaries, wall and CPU times).
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <iostream>
 #include <limits>
 #include <map>
@@ -51,7 +56,9 @@
 
 DEFINE_string(cases, "sim1,sim2,linear", "comma-separated cases: sim1, sim2, linear");
 DEFINE_int32(samples, 0, "samples per case (0 = the case's default record length)");
-DEFINE_uint64(seed, 2002, "measurement-noise seed (the PRBS uses a fixed LFSR start)");
+DEFINE_uint64(seed, 2002,
+              "measurement-noise seed of sim1 (sim2: +1, linear: +2; the PRBS uses a fixed LFSR "
+              "start)");
 DEFINE_string(out_dir, "out/backlash_study", "output folder");
 DEFINE_string(qpp_factors, "0.1,1,10",
               "Q_pp sweep: factors applied to each case's Q_pp (empty = no sweep)");
@@ -68,6 +75,13 @@ DEFINE_double(sine_amplitude, 2.0, "sim1: swept-sine torque amplitude [Nm]");
 DEFINE_bool(shape_refinement, true,
             "after the dead-zone fit, solve the smoother again with tau_K tied to the fitted "
             "dead-zone curve, estimating [c, b, K] with the states (estimator smoother_shape)");
+DEFINE_string(shape_curve, "average",
+              "smoother_shape: where tau_K,k (held over [t_k, t_{k+1}]) meets the dead-zone "
+              "curve: average (mean over the interval), midpoint (at ½ (Δ_k + Δ_{k+1})), node "
+              "(at Δ_k)");
+DEFINE_bool(shape_free_backlash, true,
+            "smoother_shape: estimate b even when the free smoother's fit found no backlash "
+            "(false: such transmissions are refined as a linear spring, b held at 0)");
 DEFINE_double(shape_std, 1e-2,
               "smoother_shape: admitted deviation of tau_K from the dead-zone curve [Nm]");
 DEFINE_bool(smoother_q0, true,
@@ -154,11 +168,33 @@ struct EstimatorOutcome {
   Eigen::VectorXd tau, delta;
   Eigen::MatrixXd states;
   solvers::DeadZoneFit fit;
-  double tau_rms_error = 0.0;
-  double time_s = 0.0;
+  double tau_rms_error = 0.0;           // against the true tau_K(Δ(t_k))
+  double tau_rms_error_interval = 0.0;  // against ½ (tau_K(t_k) + tau_K(t_{k+1})), k < N − 1
+  double time_s = 0.0;                  // wall time of the estimator's solve
+  double cpu_s = 0.0;                   // process CPU time of the same (std::clock)
+  double fit_cpu_s = 0.0;  // process CPU time of its dead-zone fit (with the bootstrap)
 };
 
+double CpuSeconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+
+// The measurement-noise seed of a case: --seed plus 0, 1, 2 for sim1, sim2, linear, the same in
+// the main table and in the Q_pp sweep (whose factor-1 row then repeats the table's).
+std::uint64_t NoiseSeed(const std::string& case_name) {
+  return FLAGS_seed + (case_name == "sim1" ? 0 : case_name == "sim2" ? 1 : 2);
+}
+
 double Rms(const Eigen::VectorXd& v) { return std::sqrt(v.squaredNorm() / v.size()); }
+
+// The two tau_K errors of an estimate: at the sample instants, and against the mean of the true
+// torque over the interval the estimate is held over (trapezoid), which is what tau_K,k stands
+// for in the zero-order-hold model of the SAEKF and the smoothers.
+void SetTauErrors(const Eigen::VectorXd& estimate, const Eigen::VectorXd& truth,
+                  EstimatorOutcome* outcome) {
+  const Eigen::Index n = truth.size();
+  outcome->tau_rms_error = Rms(estimate - truth);
+  outcome->tau_rms_error_interval =
+      Rms(estimate.head(n - 1) - 0.5 * (truth.head(n - 1) + truth.tail(n - 1)));
+}
 
 int FitStride(int n) { return std::max(1, (n + FLAGS_max_fit_pairs - 1) / FLAGS_max_fit_pairs); }
 
@@ -230,9 +266,11 @@ bool RunCase(const Case& config, int samples, double qpp, std::uint64_t seed, Ca
   saekf.measurement_variance = config.measurement_variance;
   saekf.measure_arm_velocity = config.measure_arm_velocity;
   saekf.steps_per_sample = FLAGS_rk4_steps;
+  double cpu_start = CpuSeconds();
   if (!solvers::RunSaekf(model, input, ts, run->measurements, saekf, &run->saekf, error)) {
     return false;
   }
+  run->filter_outcome.cpu_s = CpuSeconds() - cpu_start;
   problems::BacklashSmootherData smoother_data;
   smoother_data.sample_period_s = ts;
   smoother_data.input = input;
@@ -249,6 +287,7 @@ bool RunCase(const Case& config, int samples, double qpp, std::uint64_t seed, Ca
   smoother_options.initial_trust_region_radius = FLAGS_trust_region_radius;
   smoother_options.num_threads = FLAGS_threads;
   smoother_options.progress_period_s = FLAGS_progress_period;
+  cpu_start = CpuSeconds();
   if (!solvers::RunBacklashSmoother(model, smoother_data, problem_options, smoother_options,
                                     run->saekf.states, run->saekf.tau, &run->smoother, error)) {
     return false;
@@ -261,10 +300,12 @@ bool RunCase(const Case& config, int samples, double qpp, std::uint64_t seed, Ca
   run->smoother_outcome.delta = run->smoother.delta;
   run->smoother_outcome.states = run->smoother.states;
   run->smoother_outcome.time_s = run->smoother.summary.time_s;
+  run->smoother_outcome.cpu_s = CpuSeconds() - cpu_start;
   run->has_q0 = FLAGS_smoother_q0 && (config.state_noise_intensity.array() > 0.0).any();
   std::vector<EstimatorOutcome*> outcomes = {&run->filter_outcome, &run->smoother_outcome};
   if (run->has_q0) {
     problem_options.state_noise_intensity.setZero();
+    cpu_start = CpuSeconds();
     if (!solvers::RunBacklashSmoother(model, smoother_data, problem_options, smoother_options,
                                       run->saekf.states, run->saekf.tau, &run->smoother_q0,
                                       error)) {
@@ -274,13 +315,16 @@ bool RunCase(const Case& config, int samples, double qpp, std::uint64_t seed, Ca
     run->q0_outcome.delta = run->smoother_q0.delta;
     run->q0_outcome.states = run->smoother_q0.states;
     run->q0_outcome.time_s = run->smoother_q0.summary.time_s;
+    run->q0_outcome.cpu_s = CpuSeconds() - cpu_start;
     outcomes.push_back(&run->q0_outcome);
   }
   for (EstimatorOutcome* outcome : outcomes) {
-    outcome->tau_rms_error = Rms(outcome->tau - run->record.spring_torque);
+    SetTauErrors(outcome->tau, run->record.spring_torque, outcome);
+    cpu_start = CpuSeconds();
     if (!FitPairs(outcome->delta, outcome->tau, seed + 1, samples * ts, &outcome->fit, error)) {
       return false;
     }
+    outcome->fit_cpu_s = CpuSeconds() - cpu_start;
   }
   run->has_shape = FLAGS_shape_refinement;
   if (run->has_shape) {
@@ -289,12 +333,15 @@ bool RunCase(const Case& config, int samples, double qpp, std::uint64_t seed, Ca
     const solvers::DeadZoneFit& start = run->smoother_outcome.fit;
     problems::BacklashShapeOptions shape_options;
     shape_options.shape_residual_std_nm = FLAGS_shape_std;
-    shape_options.hold_backlash_at_zero = !start.backlash_detected;
-    const Eigen::Vector3d spring(start.center_rad,
-                                 start.backlash_detected ? start.backlash_rad : 0.0,
-                                 start.backlash_detected ? start.stiffness_nm_per_rad
-                                                         : start.linear_stiffness_nm_per_rad);
+    if (!problems::ParseShapeCurvePoint(FLAGS_shape_curve, &shape_options.curve_point, error)) {
+      return false;
+    }
+    shape_options.hold_backlash_at_zero = !start.backlash_detected && !FLAGS_shape_free_backlash;
+    const Eigen::Vector3d spring(
+        start.center_rad, start.backlash_detected ? start.backlash_rad : 0.0,
+        start.backlash_detected ? start.stiffness_nm_per_rad : start.linear_stiffness_nm_per_rad);
     problem_options.state_noise_intensity = config.state_noise_intensity;
+    cpu_start = CpuSeconds();
     if (!solvers::RunBacklashShapeSmoother(model, smoother_data, problem_options, shape_options,
                                            smoother_options, run->smoother.states,
                                            run->smoother.tau, spring, &run->shape, error)) {
@@ -305,7 +352,8 @@ bool RunCase(const Case& config, int samples, double qpp, std::uint64_t seed, Ca
     out.delta = run->shape.smoother.delta;
     out.states = run->shape.smoother.states;
     out.time_s = run->shape.smoother.summary.time_s;
-    out.tau_rms_error = Rms(out.tau - run->record.spring_torque);
+    out.cpu_s = CpuSeconds() - cpu_start;
+    SetTauErrors(out.tau, run->record.spring_torque, &out);
     // Report in the dead-zone fit's terms: intervals ±1.96 σ from the covariance.
     solvers::DeadZoneFit& fit = out.fit;
     const solvers::BacklashShapeResult& shape = run->shape;
@@ -318,12 +366,14 @@ bool RunCase(const Case& config, int samples, double qpp, std::uint64_t seed, Ca
     const double z = 1.959963984540054;
     const double nan = std::numeric_limits<double>::quiet_NaN();
     const bool cov = shape.covariance_valid;
+    // b on its bound 0: no interval for b (the covariance is that of [c, K] with b held).
+    const bool cov_b = cov && !shape.b_on_bound && !shape_options.hold_backlash_at_zero;
     fit.center_lower = cov ? shape.spring(0) - z * shape.spring_std(0) : nan;
     fit.center_upper = cov ? shape.spring(0) + z * shape.spring_std(0) : nan;
-    fit.backlash_std = cov ? shape.spring_std(1) : nan;
+    fit.backlash_std = cov_b ? shape.spring_std(1) : nan;
     fit.stiffness_std = cov ? shape.spring_std(2) : nan;
-    fit.backlash_lower = cov ? shape.spring(1) - z * shape.spring_std(1) : nan;
-    fit.backlash_upper = cov ? shape.spring(1) + z * shape.spring_std(1) : nan;
+    fit.backlash_lower = cov_b ? std::max(0.0, shape.spring(1) - z * shape.spring_std(1)) : nan;
+    fit.backlash_upper = cov_b ? shape.spring(1) + z * shape.spring_std(1) : nan;
     fit.stiffness_lower = cov ? shape.spring(2) - z * shape.spring_std(2) : nan;
     fit.stiffness_upper = cov ? shape.spring(2) + z * shape.spring_std(2) : nan;
     fit.num_points = samples;
@@ -331,11 +381,14 @@ bool RunCase(const Case& config, int samples, double qpp, std::uint64_t seed, Ca
     if (shape_options.hold_backlash_at_zero) {
       fit.backlash_detected = false;
       fit.verdict = "no backlash detected (refined as a linear spring, b held at 0)";
+    } else if (shape.b_on_bound) {
+      fit.backlash_detected = false;
+      fit.verdict = "no backlash detected (b ends on its bound 0)";
     } else {
-      fit.backlash_detected = cov && fit.backlash_lower > 0.0;
-      fit.verdict = fit.backlash_detected
-                        ? "backlash detected (b > 0 at 95 %)"
-                        : "backlash not significant (" + shape.covariance_note + ")";
+      fit.backlash_detected = cov_b && fit.backlash_lower > 0.0;
+      fit.verdict = fit.backlash_detected ? "backlash detected (b > 0 at 95 %)"
+                    : cov_b ? "no backlash detected (the 95 % interval of b reaches 0)"
+                            : "backlash not established (" + shape.covariance_note + ")";
     }
   }
   return true;
@@ -558,6 +611,96 @@ bool WriteCaseOutputs(const CaseRun& run, data::OutputStage* stage, std::string*
   return true;
 }
 
+// One case's Q_pp sweep in wide form for the figure: per Q_pp value, per estimator the relative
+// errors of b and K in % with the distances to their interval ends, and the tau_K RMS error.
+struct SweepTable {
+  std::vector<std::string> estimators;
+  std::vector<std::vector<double>> rows;
+};
+
+void AddSweepRow(const CaseRun& run, double qpp, SweepTable* table) {
+  const auto outcomes = run.Outcomes();
+  if (table->estimators.empty()) {
+    for (const auto& entry : outcomes) table->estimators.push_back(entry.first);
+  }
+  const auto& p = run.config.parameters;
+  const double b_true = p.shape == models::SpringShape::kLinear ? 0.0 : p.backlash_rad;
+  const double k_true = p.stiffness_nm_per_rad;
+  // Relative error in % (b = 0: the estimate in mrad); a missing interval end draws no bar.
+  auto percent = [](double value, double truth) {
+    return truth != 0.0 ? 100.0 * (value - truth) / truth : 1000.0 * value;
+  };
+  auto distance = [](double a, double b) { return std::isfinite(a - b) ? std::abs(a - b) : 0.0; };
+  std::vector<double> row = {qpp};
+  for (const auto& entry : outcomes) {
+    const solvers::DeadZoneFit& fit = entry.second->fit;
+    const double b = percent(fit.backlash_rad, b_true),
+                 k = percent(fit.stiffness_nm_per_rad, k_true);
+    row.insert(row.end(),
+               {b, distance(b, percent(fit.backlash_lower, b_true)),
+                distance(percent(fit.backlash_upper, b_true), b), k,
+                distance(k, percent(fit.stiffness_lower, k_true)),
+                distance(percent(fit.stiffness_upper, k_true), k), entry.second->tau_rms_error});
+  }
+  table->rows.push_back(row);
+}
+
+// D/qpp_sweep_<case>.csv and D/qpp_sweep_<case>.png: b and K errors and the tau_K RMS error
+// against Q_pp, one series per estimator, with the acceptance band (10 % sim2, 20 % sim1).
+bool WriteSweepFigure(const Case& config, const SweepTable& table, data::OutputStage* stage,
+                      std::string* error) {
+  std::vector<std::string> header = {"qpp"};
+  for (const std::string& e : table.estimators) {
+    header.insert(header.end(), {e + "_b_pct", e + "_b_minus", e + "_b_plus", e + "_K_pct",
+                                 e + "_K_minus", e + "_K_plus", e + "_tau_rms"});
+  }
+  Eigen::MatrixXd values(table.rows.size(), header.size());
+  for (size_t r = 0; r < table.rows.size(); ++r) {
+    for (size_t c = 0; c < header.size(); ++c) values(r, c) = table.rows[r][c];
+  }
+  const std::string csv = "qpp_sweep_" + config.name + ".csv";
+  if (!stage->WriteText(csv, data::FormatCsv(header, values), error)) return false;
+  if (!FLAGS_figures) return true;
+  const bool backlash_free = config.parameters.shape == models::SpringShape::kLinear;
+  const double band = config.name == "sim1" ? 20.0 : 10.0;
+  data::Panel b_panel{backlash_free ? "b estimate (95 % interval)"
+                                    : "b relative error (95 % interval); dashed: acceptance",
+                      "Q_pp [(Nm)²/s]",
+                      backlash_free ? "b [mrad]" : "b error [%]",
+                      {},
+                      {}};
+  data::Panel k_panel{"K relative error (95 % interval); dashed: acceptance",
+                      "Q_pp [(Nm)²/s]",
+                      "K error [%]",
+                      {},
+                      {}};
+  data::Panel tau_panel{"tau_K RMS error", "Q_pp [(Nm)²/s]", "Nm", {}, {}};
+  b_panel.log_x = k_panel.log_x = tau_panel.log_x = true;
+  tau_panel.log_y = true;
+  if (!backlash_free) b_panel.hlines = {-band, band};
+  k_panel.hlines = {-band, band};
+  for (const std::string& e : table.estimators) {
+    data::Series b{csv, "qpp", e + "_b_pct", e + "_b_minus", e + "_b_plus", e, "errorbar", "", 2.0};
+    data::Series k{csv, "qpp", e + "_K_pct", e + "_K_minus", e + "_K_plus", e, "errorbar", "", 2.0};
+    b_panel.series.push_back(b);
+    k_panel.series.push_back(k);
+    tau_panel.series.push_back(data::LineSeries(csv, "qpp", e + "_tau_rms", e));
+  }
+  char seed_qpp[32];
+  std::snprintf(seed_qpp, sizeof(seed_qpp), "%g", config.tau_noise_intensity);
+  data::Figure figure;
+  figure.title = config.description + ": sensitivity to Q_pp (seed value " + seed_qpp + ")";
+  figure.columns = 3;
+  figure.width_in = 14.0;
+  figure.panel_height_in = 4.0;
+  figure.panels = {b_panel, k_panel, tau_panel};
+  std::string warning;
+  if (!data::RenderFigure(figure, stage->Path(""), "qpp_sweep_" + config.name, &warning)) {
+    std::cerr << "backlash_study: warning: " << warning << "\n";
+  }
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -614,6 +757,13 @@ int main(int argc, char** argv) {
     }
   }
   if (!(FLAGS_center_window_s >= 0.0)) return Fail(2, "--center_window_s must be >= 0");
+  {
+    problems::ShapeCurvePoint point;
+    std::string why;
+    if (!problems::ParseShapeCurvePoint(FLAGS_shape_curve, &point, &why)) {
+      return Fail(2, "--shape_curve: " + why);
+    }
+  }
   if (!(FLAGS_progress_period >= 0.0)) return Fail(2, "--progress_period must be >= 0");
   if (FLAGS_threads < 1) return Fail(2, "--threads must be >= 1");
   if (FLAGS_rk4_steps < 1) return Fail(2, "--rk4_steps must be >= 1");
@@ -638,13 +788,17 @@ int main(int argc, char** argv) {
                       {"smoother_q0", FLAGS_smoother_q0},
                       {"shape_refinement", FLAGS_shape_refinement},
                       {"shape_std", FLAGS_shape_std},
+                      {"shape_curve", FLAGS_shape_curve},
+                      {"shape_free_backlash", FLAGS_shape_free_backlash},
                       {"prbs_amplitude", FLAGS_prbs_amplitude},
                       {"prbs_clock", FLAGS_prbs_clock},
                       {"sine_amplitude", FLAGS_sine_amplitude}};
   std::vector<std::string> result_header = {
-      "case",   "estimator",  "b_true",  "b_estimate", "b_lower",       "b_upper",
-      "K_true", "K_estimate", "K_lower", "K_upper",    "tau_rms_error", "backlash_detected",
-      "time_s"};
+      "case",       "estimator",     "b_true",
+      "b_estimate", "b_lower",       "b_upper",
+      "K_true",     "K_estimate",    "K_lower",
+      "K_upper",    "tau_rms_error", "backlash_detected",
+      "time_s",     "cpu_s",         "tau_rms_error_interval"};
   std::string results_csv;
   for (size_t i = 0; i < result_header.size(); ++i) {
     results_csv += (i ? "," : "") + result_header[i];
@@ -652,13 +806,15 @@ int main(int argc, char** argv) {
   results_csv += "\n";
 
   std::printf("backlash_study: %zu case(s)\n", cases.size());
-  std::printf("%-7s %-11s %9s %9s %18s %8s %9s %20s %10s %8s %s\n", "case", "estimator", "b_true",
-              "b_est", "b 95% CI", "K_true", "K_est", "K 95% CI", "tauK_RMS", "time_s", "verdict");
+  std::printf("%-7s %-14s %7s %7s %17s %6s %7s %17s %8s %8s %7s %7s %s\n", "case", "estimator",
+              "b_true", "b_est", "b 95% CI", "K_true", "K_est", "K 95% CI", "tauK_RMS", "RMS_int",
+              "time_s", "cpu_s", "verdict");
   for (size_t index = 0; index < cases.size(); ++index) {
     const Case& config = cases[index];
     const int samples = FLAGS_samples > 0 ? FLAGS_samples : config.default_samples;
     CaseRun run;
-    if (!RunCase(config, samples, config.tau_noise_intensity, FLAGS_seed + index, &run, &error)) {
+    if (!RunCase(config, samples, config.tau_noise_intensity, NoiseSeed(config.name), &run,
+                 &error)) {
       return Fail(1, config.name + ": " + error);
     }
     const double b_true = config.parameters.shape == models::SpringShape::kLinear
@@ -669,7 +825,7 @@ int main(int argc, char** argv) {
     case_json["description"] = config.description;
     case_json["samples"] = samples;
     case_json["sample_period_s"] = config.sample_period_s;
-    case_json["noise_seed"] = FLAGS_seed + index;
+    case_json["noise_seed"] = NoiseSeed(config.name);
     case_json["true"] = {{"backlash_rad", b_true},
                          {"stiffness_nm_per_rad", k_true},
                          {"shape", models::SpringShapeName(config.parameters.shape)}};
@@ -711,11 +867,13 @@ int main(int argc, char** argv) {
           {"iterations", run.shape.smoother.summary.iterations},
           {"final_cost", run.shape.smoother.summary.final_cost},
           {"time_s", run.shape.smoother.summary.time_s},
+          {"linear_solver_time_s", run.shape.smoother.summary.linear_solver_time_s},
+          {"jacobian_time_s", run.shape.smoother.summary.jacobian_time_s},
           {"message", run.shape.smoother.summary.message},
           {"shape_std_nm", FLAGS_shape_std},
           {"spring_center_b_K", {run.shape.spring(0), run.shape.spring(1), run.shape.spring(2)}},
-          {"spring_std", {run.shape.spring_std(0), run.shape.spring_std(1),
-                          run.shape.spring_std(2)}},
+          {"spring_std",
+           {run.shape.spring_std(0), run.shape.spring_std(1), run.shape.spring_std(2)}},
           {"covariance_valid", run.shape.covariance_valid},
           {"covariance_note", run.shape.covariance_note},
           {"posterior_variance_factor", run.shape.posterior_variance_factor},
@@ -728,25 +886,30 @@ int main(int argc, char** argv) {
       const solvers::DeadZoneFit& fit = outcome->fit;
       nlohmann::json estimator = FitJson(fit);
       estimator["tau_rms_error_nm"] = outcome->tau_rms_error;
+      estimator["tau_rms_error_interval_nm"] = outcome->tau_rms_error_interval;
       estimator["time_s"] = outcome->time_s;
+      estimator["cpu_s"] = outcome->cpu_s;
+      estimator["fit_cpu_s"] = outcome->fit_cpu_s;
       estimator["backlash_relative_error"] = RelativeError(fit.backlash_rad, b_true);
       estimator["stiffness_relative_error"] = RelativeError(fit.stiffness_nm_per_rad, k_true);
       case_json[label] = estimator;
       char ci_b[64], ci_k[64];
       std::snprintf(ci_b, sizeof(ci_b), "[%.4f, %.4f]", fit.backlash_lower, fit.backlash_upper);
       std::snprintf(ci_k, sizeof(ci_k), "[%.2f, %.2f]", fit.stiffness_lower, fit.stiffness_upper);
-      std::printf("%-7s %-11s %9.4f %9.4f %18s %8.2f %9.2f %20s %10.4f %8.3f %s\n",
+      std::printf("%-7s %-14s %7.4f %7.4f %17s %6.2f %7.2f %17s %8.4f %8.4f %7.2f %7.2f %s\n",
                   config.name.c_str(), label.c_str(), b_true, fit.backlash_rad, ci_b, k_true,
-                  fit.stiffness_nm_per_rad, ci_k, outcome->tau_rms_error, outcome->time_s,
+                  fit.stiffness_nm_per_rad, ci_k, outcome->tau_rms_error,
+                  outcome->tau_rms_error_interval, outcome->time_s, outcome->cpu_s,
                   fit.backlash_detected ? "backlash" : "no backlash detected");
       char line[512];
       std::snprintf(line, sizeof(line),
                     "%s,%s,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,"
-                    "%.17g,%d,%.6g\n",
+                    "%.17g,%d,%.6g,%.6g,%.17g\n",
                     config.name.c_str(), label.c_str(), b_true, fit.backlash_rad,
                     fit.backlash_lower, fit.backlash_upper, k_true, fit.stiffness_nm_per_rad,
                     fit.stiffness_lower, fit.stiffness_upper, outcome->tau_rms_error,
-                    fit.backlash_detected ? 1 : 0, outcome->time_s);
+                    fit.backlash_detected ? 1 : 0, outcome->time_s, outcome->cpu_s,
+                    outcome->tau_rms_error_interval);
       results_csv += line;
     }
     std::fflush(stdout);
@@ -759,17 +922,19 @@ int main(int argc, char** argv) {
     std::string sweep_csv =
         "case,qpp,estimator,b_estimate,b_lower,b_upper,K_estimate,K_lower,K_upper,"
         "tau_rms_error,backlash_detected\n";
-    std::printf("\nQ_pp sweep\n%-7s %10s %-11s %9s %9s %10s %s\n", "case", "Q_pp", "estimator",
+    std::printf("\nQ_pp sweep\n%-7s %10s %-14s %9s %9s %10s %s\n", "case", "Q_pp", "estimator",
                 "b_est", "K_est", "tauK_RMS", "verdict");
     for (const std::string& name : sweep_cases) {
       const Case config = MakeCase(name);
       const int samples = FLAGS_samples > 0 ? FLAGS_samples : config.default_samples;
+      SweepTable table;
       for (double factor : qpp_factors) {
         const double qpp = factor * config.tau_noise_intensity;
         CaseRun run;
-        if (!RunCase(config, samples, qpp, FLAGS_seed, &run, &error)) {
+        if (!RunCase(config, samples, qpp, NoiseSeed(name), &run, &error)) {
           return Fail(1, "Q_pp sweep " + name + ": " + error);
         }
+        AddSweepRow(run, qpp, &table);
         for (const auto& [label, outcome] : run.Outcomes()) {
           const solvers::DeadZoneFit& fit = outcome->fit;
           char line[512];
@@ -779,7 +944,7 @@ int main(int argc, char** argv) {
                         fit.backlash_upper, fit.stiffness_nm_per_rad, fit.stiffness_lower,
                         fit.stiffness_upper, outcome->tau_rms_error, fit.backlash_detected ? 1 : 0);
           sweep_csv += line;
-          std::printf("%-7s %10.4g %-11s %9.4f %9.2f %10.4f %s\n", name.c_str(), qpp, label.c_str(),
+          std::printf("%-7s %10.4g %-14s %9.4f %9.2f %10.4f %s\n", name.c_str(), qpp, label.c_str(),
                       fit.backlash_rad, fit.stiffness_nm_per_rad, outcome->tau_rms_error,
                       fit.backlash_detected ? "backlash" : "no backlash detected");
           summary["qpp_sweep"].push_back({{"case", name},
@@ -790,6 +955,7 @@ int main(int argc, char** argv) {
         }
         std::fflush(stdout);
       }
+      if (!WriteSweepFigure(MakeCase(name), table, &stage, &error)) return Fail(1, error);
     }
     if (!stage.WriteText("qpp_sweep.csv", sweep_csv, &error)) return Fail(1, error);
   }

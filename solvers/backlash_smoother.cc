@@ -1,12 +1,12 @@
 #include "solvers/backlash_smoother.h"
 
-#include <Eigen/Cholesky>
-#include <Eigen/SparseCholesky>
 #include <ceres/ceres.h>
 #include <glog/logging.h>
 
+#include <Eigen/Cholesky>
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <sstream>
 #include <vector>
 
@@ -129,43 +129,107 @@ bool SolveAndCollect(const problems::BacklashSmootherData& data,
   return true;
 }
 
-// The covariance of the last parameter block `tail` (tangent size t) of a least-squares problem
-// whose other blocks are `nodes`: the inverse of the Schur complement
-// H_tt − H_tn H_nn⁻¹ H_nt of H = JᵀJ. False with a message when a factorisation fails.
-bool TailBlockCovariance(ceres::Problem* problem, const std::vector<double*>& nodes, double* tail,
+// The covariance of the tangent entries `free` of the last parameter block `tail` (3 values,
+// the others held) of a least-squares problem whose other blocks are the `num_nodes` contiguous
+// nodes of 5 values at `nodes`, each residual block touching at most two consecutive nodes (and
+// the tail): the inverse of the `free` rows and columns of the Schur complement
+// S = H_tt − H_tn H_nn⁻¹ H_nt of H = JᵀJ. H is accumulated from the residual blocks' Jacobians
+// into its block-tridiagonal node part, node–tail columns and tail block, and the nodes are
+// eliminated in order by block Cholesky (O(N), 5 × 5 blocks). False with a message when H_nn is
+// not positive definite or S is singular.
+bool TailBlockCovariance(const ceres::Problem& problem, const double* nodes, int num_nodes,
+                         const double* tail, const std::vector<int>& free,
                          Eigen::MatrixXd* covariance, std::string* why) {
-  ceres::Problem::EvaluateOptions evaluate;
-  evaluate.parameter_blocks = nodes;
-  evaluate.parameter_blocks.push_back(tail);
-  ceres::CRSMatrix crs;
-  double cost = 0.0;
-  if (!problem->Evaluate(evaluate, &cost, nullptr, nullptr, &crs)) {
-    *why = "the Jacobian could not be evaluated";
-    return false;
+  using Block = Eigen::Matrix<double, 5, 5>;
+  using Border = Eigen::Matrix<double, 5, 3>;
+  std::vector<Block> diagonal(num_nodes, Block::Zero()), upper(num_nodes, Block::Zero());
+  std::vector<Border> border(num_nodes, Border::Zero());
+  Eigen::Matrix3d tail_tail = Eigen::Matrix3d::Zero();
+  std::vector<ceres::ResidualBlockId> ids;
+  problem.GetResidualBlocks(&ids);
+  std::vector<double*> blocks;
+  std::vector<double> residuals, jacobian_values;
+  for (ceres::ResidualBlockId id : ids) {
+    problem.GetParameterBlocksForResidualBlock(id, &blocks);
+    const ceres::CostFunction* cost = problem.GetCostFunctionForResidualBlock(id);
+    const int m = cost->num_residuals();
+    const int num_blocks = static_cast<int>(blocks.size());
+    residuals.resize(m);
+    jacobian_values.resize(static_cast<size_t>(m) * 5 * num_blocks);
+    std::vector<double*> jacobians(num_blocks);
+    std::vector<int> node_index(num_blocks);  // -1: the tail
+    for (int b = 0; b < num_blocks; ++b) {
+      jacobians[b] = jacobian_values.data() + static_cast<size_t>(m) * 5 * b;
+      if (blocks[b] == tail) {
+        node_index[b] = -1;
+      } else {
+        const std::ptrdiff_t offset = blocks[b] - nodes;
+        CHECK(offset >= 0 && offset % 5 == 0 && offset / 5 < num_nodes)
+            << "expected a node or the tail block";
+        node_index[b] = static_cast<int>(offset / 5);
+      }
+    }
+    if (!cost->Evaluate(blocks.data(), residuals.data(), jacobians.data())) {
+      *why = "the Jacobian could not be evaluated";
+      return false;
+    }
+    using RowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    for (int a = 0; a < num_blocks; ++a) {
+      const int size_a = node_index[a] < 0 ? 3 : 5;
+      const Eigen::Map<const RowMajor> J_a(jacobians[a], m, size_a);
+      for (int b = 0; b < num_blocks; ++b) {
+        const int size_b = node_index[b] < 0 ? 3 : 5;
+        const Eigen::Map<const RowMajor> J_b(jacobians[b], m, size_b);
+        const int i = node_index[a], j = node_index[b];
+        if (i < 0 && j < 0) {
+          tail_tail.noalias() += J_a.transpose() * J_b;
+        } else if (i >= 0 && j < 0) {
+          border[i].noalias() += J_a.transpose() * J_b;
+        } else if (i >= 0 && j == i) {
+          diagonal[i].noalias() += J_a.transpose() * J_b;
+        } else if (i >= 0 && j == i + 1) {
+          upper[i].noalias() += J_a.transpose() * J_b;
+        } else if (i >= 0 && j >= 0 && std::abs(i - j) > 1) {
+          *why = "a residual block couples non-consecutive nodes";
+          return false;
+        }
+      }
+    }
   }
-  const Eigen::Map<const Eigen::SparseMatrix<double, Eigen::RowMajor>> J(
-      crs.num_rows, crs.num_cols, static_cast<Eigen::Index>(crs.values.size()), crs.rows.data(),
-      crs.cols.data(), crs.values.data());
-  const int t = problem->ParameterBlockTangentSize(tail);
-  const int nn = crs.num_cols - t;
-  const Eigen::SparseMatrix<double> J_columns = J;
-  const Eigen::SparseMatrix<double> H = J_columns.transpose() * J_columns;
-  const Eigen::SparseMatrix<double> H_nn = H.topLeftCorner(nn, nn);
-  const Eigen::MatrixXd H_nt = H.topRightCorner(nn, t);
-  const Eigen::MatrixXd H_tt = H.bottomRightCorner(t, t);
-  Eigen::SimplicialLLT<Eigen::SparseMatrix<double>> llt(H_nn);
-  if (llt.info() != Eigen::Success) {
-    *why = "the information matrix of the trajectory is not positive definite";
-    return false;
+  // Block elimination: M_k = D_k − U_{k−1}ᵀ M_{k−1}⁻¹ U_{k−1}, B̃_k = B_k − U_{k−1}ᵀ M_{k−1}⁻¹ B̃_{k−1},
+  // S = H_tt − Σ B̃_kᵀ M_k⁻¹ B̃_k.
+  Eigen::Matrix3d schur_all = tail_tail;
+  Eigen::LLT<Block> previous;
+  Border previous_border = Border::Zero();
+  for (int k = 0; k < num_nodes; ++k) {
+    Block M = diagonal[k];
+    Border B = border[k];
+    if (k > 0) {
+      const Block& U = upper[k - 1];
+      M.noalias() -= U.transpose() * previous.solve(U);
+      B.noalias() -= U.transpose() * previous.solve(previous_border);
+    }
+    previous.compute(M);
+    if (previous.info() != Eigen::Success) {
+      *why = "the information matrix of the trajectory is not positive definite";
+      return false;
+    }
+    schur_all.noalias() -= B.transpose() * previous.solve(B);
+    previous_border = B;
   }
-  const Eigen::MatrixXd schur = H_tt - H_nt.transpose() * llt.solve(H_nt);
+  schur_all = (0.5 * (schur_all + schur_all.transpose())).eval();
+  const int f = static_cast<int>(free.size());
+  Eigen::MatrixXd schur(f, f);
+  for (int i = 0; i < f; ++i) {
+    for (int j = 0; j < f; ++j) schur(i, j) = schur_all(free[i], free[j]);
+  }
   const Eigen::LDLT<Eigen::MatrixXd> ldlt(schur);
   const Eigen::VectorXd d = ldlt.vectorD();
   if (ldlt.info() != Eigen::Success || !(d.minCoeff() > 1e-12 * d.cwiseAbs().maxCoeff())) {
     *why = "the spring parameters are not determined by the data (singular information)";
     return false;
   }
-  *covariance = ldlt.solve(Eigen::MatrixXd::Identity(t, t));
+  *covariance = ldlt.solve(Eigen::MatrixXd::Identity(f, f));
   return true;
 }
 
@@ -194,15 +258,12 @@ bool RunBacklashSmoother(const models::TwoMassTransmission& model,
   return SolveAndCollect(data, options, start, variables, &problem, result, error);
 }
 
-bool RunBacklashShapeSmoother(const models::TwoMassTransmission& model,
-                              const problems::BacklashSmootherData& data,
-                              const problems::BacklashSmootherProblemOptions& problem_options,
-                              const problems::BacklashShapeOptions& shape_options,
-                              const BacklashSmootherOptions& options,
-                              const Eigen::MatrixXd& initial_states,
-                              const Eigen::VectorXd& initial_tau,
-                              const Eigen::Vector3d& initial_spring, BacklashShapeResult* result,
-                              std::string* error) {
+bool RunBacklashShapeSmoother(
+    const models::TwoMassTransmission& model, const problems::BacklashSmootherData& data,
+    const problems::BacklashSmootherProblemOptions& problem_options,
+    const problems::BacklashShapeOptions& shape_options, const BacklashSmootherOptions& options,
+    const Eigen::MatrixXd& initial_states, const Eigen::VectorXd& initial_tau,
+    const Eigen::Vector3d& initial_spring, BacklashShapeResult* result, std::string* error) {
   CHECK(result != nullptr) << "expected a result, got nullptr";
   const auto start = std::chrono::steady_clock::now();
   std::string why;
@@ -214,8 +275,8 @@ bool RunBacklashShapeSmoother(const models::TwoMassTransmission& model,
   if (!SetStart(data.input.size(), initial_states, initial_tau, &variables, error)) return false;
   Eigen::Vector3d spring = initial_spring;
   ceres::Problem problem;
-  if (!problems::BuildBacklashShapeProblem(model, data, problem_options, shape_options,
-                                           &variables, spring.data(), &problem, error)) {
+  if (!problems::BuildBacklashShapeProblem(model, data, problem_options, shape_options, &variables,
+                                           spring.data(), &problem, error)) {
     return false;
   }
   if (!SolveAndCollect(data, options, start, variables, &problem, &result->smoother, error)) {
@@ -224,8 +285,8 @@ bool RunBacklashShapeSmoother(const models::TwoMassTransmission& model,
   result->spring = spring;
   const double final_cost = result->smoother.summary.final_cost;
   const long num_residuals = problem.NumResiduals();
-  const long num_unknowns = 5L * variables.num_samples + problem.ParameterBlockTangentSize(
-                                                             spring.data());
+  const long num_unknowns =
+      5L * variables.num_samples + problem.ParameterBlockTangentSize(spring.data());
   result->posterior_variance_factor =
       num_residuals > num_unknowns ? 2.0 * final_cost / double(num_residuals - num_unknowns) : 0.0;
 
@@ -234,29 +295,38 @@ bool RunBacklashShapeSmoother(const models::TwoMassTransmission& model,
   result->spring_covariance.setZero();
   result->spring_std.setZero();
   result->covariance_valid = false;
+  result->b_on_bound = false;
   if (!result->smoother.summary.converged) {
     result->covariance_note = "not computed: the solve did not converge";
-  } else if (!shape_options.hold_backlash_at_zero && spring(1) <= 0.0) {
-    result->covariance_note = "not computed: b is on its bound 0 (no backlash in the data)";
   } else {
-    std::vector<double*> nodes;
-    for (int k = 0; k < variables.num_samples; ++k) nodes.push_back(variables.node(k));
+    // The [c, b, K] entries with a covariance: b held at 0 (its manifold's tangent is [c, K]) or
+    // on its bound 0 (an active constraint, treated as held) has none.
+    const bool b_on_bound = !shape_options.hold_backlash_at_zero && spring(1) <= 0.0;
+    result->b_on_bound = b_on_bound;
+    const std::vector<int> free_entries = shape_options.hold_backlash_at_zero || b_on_bound
+                                              ? std::vector<int>{0, 2}
+                                              : std::vector<int>{0, 1, 2};
     Eigen::MatrixXd tangent_covariance;
-    if (!TailBlockCovariance(&problem, nodes, spring.data(), &tangent_covariance, &why)) {
+    if (!TailBlockCovariance(problem, variables.node(0), variables.num_samples, spring.data(),
+                             free_entries, &tangent_covariance, &why)) {
       result->covariance_note = "not computed: " + why;
     } else {
-      const std::vector<int> free_entries =
-          shape_options.hold_backlash_at_zero ? std::vector<int>{0, 2} : std::vector<int>{0, 1, 2};
+      // s² (JᵀJ)⁻¹ with s² = max(1, posterior variance factor): the weights are trusted when
+      // the fit is as good as they claim or better, and widened by the misfit otherwise.
+      const double scale = std::max(1.0, result->posterior_variance_factor);
       for (size_t i = 0; i < free_entries.size(); ++i) {
         for (size_t j = 0; j < free_entries.size(); ++j) {
-          result->spring_covariance(free_entries[i], free_entries[j]) = tangent_covariance(i, j);
+          result->spring_covariance(free_entries[i], free_entries[j]) =
+              scale * tangent_covariance(i, j);
         }
       }
       result->spring_std = result->spring_covariance.diagonal().cwiseMax(0.0).cwiseSqrt();
       result->covariance_valid = true;
       std::ostringstream note;
-      note << "(JᵀJ)⁻¹ with the residual weights as the noise model; posterior variance factor "
-           << result->posterior_variance_factor;
+      note << "s² (JᵀJ)⁻¹ with the residual weights as the noise model, s² = max(1, posterior "
+              "variance factor "
+           << result->posterior_variance_factor << ")";
+      if (b_on_bound) note << "; b is on its bound 0 (no backlash in the data) and held there";
       result->covariance_note = note.str();
     }
   }

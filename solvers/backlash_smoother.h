@@ -82,31 +82,36 @@ bool RunBacklashSmoother(const models::TwoMassTransmission& model,
 // again with tau_K(t) tied to the dead-zone curve K dz(Δ − c; b), estimating the states and
 // spring = [c, b, K] together. Start it from the free smoother's trajectory and a FitDeadZone of
 // its pairs. The covariance of [c, b, K] is the [c, b, K] block of (JᵀJ)⁻¹ at the solution,
-// computed through the Schur complement of the node block (sparse Cholesky of the block-banded
-// JᵀJ of the nodes, O(N)); it takes the residual weights as the noise model, so it is valid only
-// as far as they are (posterior_variance_factor = 2 cost / (residuals − unknowns) far from 1
-// says they are not), and it is not reported when b sits on its bound 0 or the solve did not
-// converge.
+// computed through the Schur complement of the node block (JᵀJ accumulated from the residual
+// blocks into block-tridiagonal storage, nodes eliminated in order by 5 × 5 block Cholesky, O(N);
+// no Ceres-assembled sparse Jacobian), multiplied by s² = max(1, posterior_variance_factor) where
+// posterior_variance_factor = 2 cost / (residuals − unknowns): the residual weights are taken as
+// the noise model when the fit is as good as they claim or better (factor <= 1, e.g. an
+// inflated Q_xx), and the covariance is widened by the misfit otherwise (factor > 1: weights too
+// tight for the model's discretisation or start-up transient). It is valid only as far as the
+// model is (the intervals ignore the bias of a wrong shape). When b ends on its bound 0 (no
+// backlash in the data) the constraint is active and the covariance is that of [c, K] with b
+// held (b's row and column zero, b_on_bound set); none is reported when the solve did not
+// converge. The covariance test compares the unscaled
+// (JᵀJ)⁻¹ with ceres::Covariance (factor <= 1 there).
 struct BacklashShapeResult {
   BacklashSmootherResult smoother;  // states, tau_K (the curve plus the shape residual), …
-  Eigen::Vector3d spring = Eigen::Vector3d::Zero();  // [c rad, b rad, K Nm/rad]
+  Eigen::Vector3d spring = Eigen::Vector3d::Zero();             // [c rad, b rad, K Nm/rad]
   Eigen::Matrix3d spring_covariance = Eigen::Matrix3d::Zero();  // 0 rows/cols for held entries
   Eigen::Vector3d spring_std = Eigen::Vector3d::Zero();
   bool covariance_valid = false;
+  bool b_on_bound = false;      // b ended at its bound 0 (its variance is not reported)
   std::string covariance_note;  // why not valid, or what it assumes
   double posterior_variance_factor = 0.0;
   double covariance_time_s = 0.0;
 };
 
-bool RunBacklashShapeSmoother(const models::TwoMassTransmission& model,
-                              const problems::BacklashSmootherData& data,
-                              const problems::BacklashSmootherProblemOptions& problem_options,
-                              const problems::BacklashShapeOptions& shape_options,
-                              const BacklashSmootherOptions& options,
-                              const Eigen::MatrixXd& initial_states,
-                              const Eigen::VectorXd& initial_tau,
-                              const Eigen::Vector3d& initial_spring, BacklashShapeResult* result,
-                              std::string* error);
+bool RunBacklashShapeSmoother(
+    const models::TwoMassTransmission& model, const problems::BacklashSmootherData& data,
+    const problems::BacklashSmootherProblemOptions& problem_options,
+    const problems::BacklashShapeOptions& shape_options, const BacklashSmootherOptions& options,
+    const Eigen::MatrixXd& initial_states, const Eigen::VectorXd& initial_tau,
+    const Eigen::Vector3d& initial_spring, BacklashShapeResult* result, std::string* error);
 
 }  // namespace dynid::solvers
 

@@ -22,6 +22,46 @@ grep -q "^sim2 *smoother " "$work/log" || fail "no sim2 smoother row in the tabl
 grep -q '"verdict"' "$work/out/summary.json" || fail "summary.json lacks the verdicts"
 ls -A "$work/out" | grep -q staging && fail "staging folder left behind"
 
+# Issue 7's acceptance on the short record (0.2 s of Simulation 2, seed covariances): the
+# shape-constrained smoother within 10 % on b and K with intervals that cover the truth, the
+# smoothers beating the SAEKF in tau_K error, and the linear spring backlash-free for every
+# estimator.
+field() {  # field CASE ESTIMATOR COLUMN_NAME
+  awk -F, -v c="$1" -v e="$2" -v name="$3" \
+    'NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; next }
+     $1 == c && $2 == e { print $col[name] }' "$work/out/results.csv"
+}
+check() {  # check DESCRIPTION AWK_CONDITION VALUES...
+  local what="$1" condition="$2"; shift 2
+  awk -v a="${1:-nan}" -v b="${2:-nan}" -v c="${3:-nan}" "BEGIN { exit !($condition) }" ||
+    fail "$what ($*)"
+}
+b=$(field sim2 smoother_shape b_estimate); k=$(field sim2 smoother_shape K_estimate)
+check "sim2 smoother_shape b within 10 %" "a > 0.09 && a < 0.11" "$b"
+check "sim2 smoother_shape K within 10 %" "a > 71.1 && a < 86.9" "$k"
+check "sim2 smoother_shape b interval covers 0.1" "a <= 0.1 && b >= 0.1" \
+  "$(field sim2 smoother_shape b_lower)" "$(field sim2 smoother_shape b_upper)"
+check "sim2 smoother_shape K interval covers 79" "a <= 79 && b >= 79" \
+  "$(field sim2 smoother_shape K_lower)" "$(field sim2 smoother_shape K_upper)"
+check "sim2 tau_K error: shape < smoother < saekf" "a < b && b < c" \
+  "$(field sim2 smoother_shape tau_rms_error)" "$(field sim2 smoother tau_rms_error)" \
+  "$(field sim2 saekf tau_rms_error)"
+for e in saekf smoother smoother_q0 smoother_shape; do
+  [[ "$(field linear $e backlash_detected)" == "0" ]] ||
+    fail "linear spring: $e reports backlash"
+done
+check "linear smoother_shape K within 2 %" "a > 65.66 && a < 68.34" \
+  "$(field linear smoother_shape K_estimate)"
+
+# A short Q_pp sweep writes the long table and the per-case wide table.
+"$binary" --out_dir="$work/sweep" --figures=false --samples=1000 --bootstrap=20 --cases=sim2 \
+  --sweep_cases=sim2 --qpp_factors=1,10 --smoother_q0=false > "$work/log" 2>&1 ||
+  fail "sweep run exited non-zero: $(cat "$work/log")"
+[[ $(grep -c "^sim2,1000," "$work/sweep/qpp_sweep.csv") -eq 3 ]] ||
+  fail "qpp_sweep.csv lacks the Q_pp = 1000 rows: $(cat "$work/sweep/qpp_sweep.csv")"
+[[ $(wc -l < "$work/sweep/qpp_sweep_sim2.csv") -eq 3 ]] ||
+  fail "qpp_sweep_sim2.csv should have a header and 2 rows"
+
 # expect_error EXPECTED_SUBSTRING ARGS...: exit code 2, message, and no outputs.
 expect_error() {
   local expected="$1"; shift
@@ -42,6 +82,7 @@ expect_error "--sweep_cases: unknown case 'real'" --sweep_cases=real
 expect_error "--samples must be 0 (case default) or >= 100" --samples=10
 expect_error "--bootstrap must be >= 20" --bootstrap=5
 expect_error "--rk4_steps must be >= 1" --rk4_steps=0
+expect_error "--shape_curve: unknown curve point 'end'" --shape_curve=end
 expect_error "--prbs_amplitude" --prbs_amplitude=0
 expect_error "unexpected argument 'extra'" extra
 
