@@ -27,7 +27,8 @@
 //                  [--measurement_emphasis=100] [--acceleration_weight=2.5e-5]
 //                  [--acceleration_weight_sweep=2.5e-5,2.5e-4,...] [--evaluation=true]
 //                  [--transcription=shooting|collocation] [--max_iterations=300] [--figures=true]
-//                  [--friction_smoothing=0.05]
+//                  [--friction_smoothing=0.05] [--first_order_r0_factor=0.01]
+//                  [--first_order_damping=1]
 //
 // CSV input (--measurements_csv, --circle_csv): header exactly
 //   t,x_effector,y_effector,acceleration_along,acceleration_orthogonal,phi1,phi2,i1,i2
@@ -83,6 +84,12 @@ DEFINE_string(transcription, "shooting",
               "(converges in ~10x fewer iterations here, but J2 biased by 6 % on "
               "model-structure data)");
 DEFINE_int32(max_iterations, 300, "smoother iterations per stage");
+DEFINE_double(first_order_r0_factor, 1e-2,
+              "R0 of the first-order approximation in the acceleration-weight sweep, as a factor "
+              "on the rule weight of each initial state and parameter (the thesis: 'small')");
+DEFINE_double(first_order_damping, 1.0,
+              "numerical damping alpha in (0, 1] of the first-order approximation in the sweep "
+              "(seed 004 eq. 3.23)");
 DEFINE_double(friction_smoothing, 0.05,
               "eps (rad/s) of the models' smooth dry friction w / sqrt(w² + eps²); smaller = "
               "sharper (the simulated true system keeps its own 0.02 rad/s)");
@@ -316,6 +323,12 @@ int main(int argc, char** argv) {
                        FLAGS_transcription + "'");
   }
   if (FLAGS_max_iterations < 1) return Fail(2, "--max_iterations must be >= 1");
+  if (!(FLAGS_first_order_r0_factor > 0.0 && std::isfinite(FLAGS_first_order_r0_factor))) {
+    return Fail(2, "--first_order_r0_factor must be a number > 0");
+  }
+  if (!(FLAGS_first_order_damping > 0.0 && FLAGS_first_order_damping <= 1.0)) {
+    return Fail(2, "--first_order_damping must be in (0, 1]");
+  }
   if (!(FLAGS_friction_smoothing > 0.0 && std::isfinite(FLAGS_friction_smoothing))) {
     return Fail(2, "--friction_smoothing must be a number > 0");
   }
@@ -408,7 +421,9 @@ int main(int argc, char** argv) {
                       {"acceleration_weight", FLAGS_acceleration_weight},
                       {"transcription", FLAGS_transcription},
                       {"max_iterations", FLAGS_max_iterations},
-                      {"friction_smoothing", FLAGS_friction_smoothing}};
+                      {"friction_smoothing", FLAGS_friction_smoothing},
+                      {"first_order_r0_factor", FLAGS_first_order_r0_factor},
+                      {"first_order_damping", FLAGS_first_order_damping}};
   summary["num_nodes"] = N;
   if (simulated) {
     const data::XyTableTrueSystem& sys = case_options.system;
@@ -529,7 +544,8 @@ int main(int argc, char** argv) {
                   (r.zeta(k, 3 + 2) * r.zeta(k, 3 + 2) + r.zeta(k, 3 + 3) * r.zeta(k, 3 + 3));
     }
     // The thesis's method: the iterated first-order approximation (Riccati sweeps), same
-    // weights, R0 small (1e-2 × the rule weight of each initial-state element and parameter).
+    // weights, R0 small (--first_order_r0_factor × the rule weight of each initial-state element
+    // and parameter).
     problems::WeightedResidualWeights wf = w;
     problems::WeightedResidualVariables fv;
     problems::InitializeXyTableVariables(XyStage::kFlexibleWithAccelerations, d, parameters,
@@ -537,12 +553,14 @@ int main(int argc, char** argv) {
     Eigen::VectorXd r0(11), q0(11);
     q0 << fv.states.col(0), stages[1].theta;
     for (int e = 0; e < 11; ++e) {
-      r0(e) = 1e-2 * problems::ThesisRuleWeight(std::max(std::abs(q0(e)), 1e-3));
+      r0(e) = FLAGS_first_order_r0_factor *
+              problems::ThesisRuleWeight(std::max(std::abs(q0(e)), 1e-3));
     }
     wf.initial = r0.asDiagonal();
     wf.initial_guess = q0;
     solvers::FirstOrderSmootherOptions fo;
     fo.max_iterations = 30;
+    fo.damping = FLAGS_first_order_damping;
     fo.tolerance = 1e-8;
     const solvers::FirstOrderSmootherSummary fs =
         solvers::RunFirstOrderSmoother(flexible, d, wf, fo, &fv);
@@ -739,7 +757,7 @@ int main(int argc, char** argv) {
     const std::string p = problems::XyStageName(r.stage);
     const int n = r.stage == XyStage::kRigid ? 2 : 3;
     const int base = static_cast<int>(table.cols());
-    table.conservativeResize(N, base + 3 * n + 8 + n + 1);
+    table.conservativeResize(N, base + 3 * n + 8 + n + 1 + 2);
     int c = base;
     for (int i = 0; i < n; ++i) {
       header.push_back(p + "_phi" + std::to_string(i + 1));
@@ -763,6 +781,10 @@ int main(int argc, char** argv) {
     }
     header.push_back(p + "_deformation");
     table.col(c++) = r.deformation;
+    for (int m = 2; m < 4; ++m) {  // the model's a_along, a_orth (Figs. 5.20–5.21)
+      header.push_back(p + "_model_" + kMeasurementNames[m]);
+      table.col(c++) = r.model_z.col(m);
+    }
   }
   header.push_back("true_deformation");
   table.conservativeResize(N, table.cols() + 1);
@@ -852,8 +874,10 @@ int main(int argc, char** argv) {
       for (const std::string& a : {std::string("a_along"), std::string("a_orth")}) {
         data::Series est = LineSeries(I, "t", "flexible_with_accelerations_res_" + a,
                                       "residual (measured − model)");
-        f.panels.push_back(panel(a, "m/s²",
-                                 {LineSeries(I, "t", a + "_measured", "measured"), est}));
+        f.panels.push_back(
+            panel(a, "m/s²",
+                  {LineSeries(I, "t", a + "_measured", "measured"),
+                   LineSeries(I, "t", "flexible_with_accelerations_model_" + a, "model"), est}));
       }
       figures.push_back({"xy_accelerations", f});
     }
