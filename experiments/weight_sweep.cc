@@ -16,7 +16,7 @@
 // (and over MPI ranks in weight_sweep_mpi), resumable: finished points are journalled in
 // OUT_DIR/.weight_sweep_journal/ and a re-run with the same settings only computes the rest.
 //
-//   weight_sweep --case=msd|friction_mass|rt_rigid|rt_flexible
+//   weight_sweep --case_name=msd|friction_mass|rt_rigid|rt_flexible|xy_flexible
 //                --grid=NAME:LOW:HIGH:COUNT[,NAME:LOW:HIGH:COUNT...] [--relative]
 //                [--seeds=10] [--first_seed=1] [--threads=0] [--nodes=0] [--noise_scale=1]
 //                [--theta_start_factor=1.2] [--max_iterations=50] [--transcription=shooting]
@@ -53,7 +53,7 @@
 #include "solvers/weight_sweep.h"
 #include "solvers/weight_sweep_cases.h"
 
-DEFINE_string(case_name, "msd", "case: msd, friction_mass, rt_rigid, rt_flexible");
+DEFINE_string(case_name, "msd", "case: msd, friction_mass, rt_rigid, rt_flexible, xy_flexible");
 DEFINE_string(grid, "V.z.a_measured:4e2:4e6:10,W.v.s:1:1e4:10",
               "grid axes NAME:LOW:HIGH:COUNT, comma-separated (log-spaced values; "
               "--list_weights prints the names)");

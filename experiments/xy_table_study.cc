@@ -27,13 +27,17 @@
 //                  [--measurement_emphasis=100] [--acceleration_weight=2.5e-5]
 //                  [--acceleration_weight_sweep=2.5e-5,2.5e-4,...] [--evaluation=true]
 //                  [--transcription=shooting|collocation] [--max_iterations=300] [--figures=true]
+//                  [--friction_smoothing=0.05] [--first_order_r0_factor=0.01]
+//                  [--first_order_damping=1]
 //
 // CSV input (--measurements_csv, --circle_csv): header exactly
 //   t,x_effector,y_effector,acceleration_along,acceleration_orthogonal,phi1,phi2,i1,i2
 // in s, m, m, m/s², m/s², rad, rad, A, A (time strictly increasing; the layout of the models'
 // measurement vector; encoder zeros such that x = r phi1, y = r phi2 at rest).
-// Writes tables.md, summary.json, stages.csv, interval.csv, sweep.csv, evaluation.csv,
-// circle.csv (if any), reconstruction.csv and figures (*.png + *.figure.json).
+// Writes tables.md, summary.json, interval.csv (estimates, residuals, deformation and the
+// reconstruction on the identification interval), sweep.csv (acceleration-weight sweep),
+// evaluation.csv, circle.csv (if any) and figures (*.png + *.figure.json).
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -42,6 +46,8 @@
 #include <string>
 #include <vector>
 
+#include <Eigen/Cholesky>
+#include <Eigen/Eigenvalues>
 #include <ceres/problem.h>
 #include <gflags/gflags.h>
 #include <glog/logging.h>
@@ -78,6 +84,15 @@ DEFINE_string(transcription, "shooting",
               "(converges in ~10x fewer iterations here, but J2 biased by 6 % on "
               "model-structure data)");
 DEFINE_int32(max_iterations, 300, "smoother iterations per stage");
+DEFINE_double(first_order_r0_factor, 1e-2,
+              "R0 of the first-order approximation in the acceleration-weight sweep, as a factor "
+              "on the rule weight of each initial state and parameter (the thesis: 'small')");
+DEFINE_double(first_order_damping, 1.0,
+              "numerical damping alpha in (0, 1] of the first-order approximation in the sweep "
+              "(seed 004 eq. 3.23)");
+DEFINE_double(friction_smoothing, 0.05,
+              "eps (rad/s) of the models' smooth dry friction w / sqrt(w² + eps²); smaller = "
+              "sharper (the simulated true system keeps its own 0.02 rad/s)");
 DEFINE_bool(figures, true, "render PNG figures (needs python3 + matplotlib)");
 
 namespace {
@@ -212,6 +227,44 @@ double PeakFrequency(const Eigen::VectorXd& t, const Eigen::VectorXd& x, double 
   return best_f;
 }
 
+// Stiffness of the two-point boundary-value problem (seed 004 eq. 3.4) linearised about the
+// estimate `v` (theta constant, so part of the state with W_theta⁻¹ = 0): with the inputs p̄
+// eliminated (S = DᵀVD, P = V − V D S⁻¹ Dᵀ V, Ã = A − B S⁻¹ DᵀV C) the Hamiltonian matrix is
+//   [[Ã, W⁻¹ + B S⁻¹ Bᵀ], [Cᵀ P C, −Ãᵀ]],
+// whose eigenvalues come in pairs ±μ. The largest |Re μ| over the nodes is the rate of the fastest
+// mode of the forward Riccati equation (eq. 3.9) and of the unstable direction that makes
+// integrating x and λ in one direction blow up. Returned: max over every 4th node of
+// max |Re μ| (1/s).
+template <class Model>
+double HamiltonianRate(const Model& model, const problems::WeightedResidualData& d,
+                       const problems::WeightedResidualWeights& w,
+                       problems::WeightedResidualVariables v) {
+  constexpr int n = Model::kNumPositions, m = Model::kNumInputs, p = Model::kNumParameters;
+  constexpr int NX = 2 * n + p, NP = n + m;
+  Eigen::MatrixXd A = Eigen::MatrixXd::Zero(NX, NX), B = Eigen::MatrixXd::Zero(NX, NP);
+  A.block(0, n, n, n).setIdentity();
+  B.block(n, 0, n, n).setIdentity();
+  Eigen::MatrixXd Winv = Eigen::MatrixXd::Zero(NX, NX);
+  Winv.topLeftCorner(2 * n, 2 * n) = w.kinematic.inverse();
+  const Eigen::MatrixXd& V = w.residual;
+  double rate = 0.0;
+  for (int k = 0; k < v.num_nodes(); k += 4) {
+    const auto node = solvers::LinearizeNode<Model, NX>(model, d, k, v.state(k), v.input(k),
+                                                        v.parameter(k));
+    const Eigen::MatrixXd C = node.C, D = node.D;
+    const Eigen::MatrixXd S = D.transpose() * V * D;
+    const Eigen::LDLT<Eigen::MatrixXd> S_factor(S);
+    const Eigen::MatrixXd SiDtV = S_factor.solve(D.transpose() * V);
+    const Eigen::MatrixXd At = A - B * SiDtV * C;
+    Eigen::MatrixXd H(2 * NX, 2 * NX);
+    H << At, Winv + B * S_factor.solve(B.transpose()),
+        C.transpose() * (V - V * D * SiDtV) * C, -At.transpose();
+    const Eigen::EigenSolver<Eigen::MatrixXd> eig(H, false);
+    rate = std::max(rate, eig.eigenvalues().real().cwiseAbs().maxCoeff());
+  }
+  return rate;
+}
+
 double Rms(const Eigen::VectorXd& x) { return std::sqrt(x.squaredNorm() / x.size()); }
 double Range(const Eigen::VectorXd& x) { return x.maxCoeff() - x.minCoeff(); }
 
@@ -270,6 +323,15 @@ int main(int argc, char** argv) {
                        FLAGS_transcription + "'");
   }
   if (FLAGS_max_iterations < 1) return Fail(2, "--max_iterations must be >= 1");
+  if (!(FLAGS_first_order_r0_factor > 0.0 && std::isfinite(FLAGS_first_order_r0_factor))) {
+    return Fail(2, "--first_order_r0_factor must be a number > 0");
+  }
+  if (!(FLAGS_first_order_damping > 0.0 && FLAGS_first_order_damping <= 1.0)) {
+    return Fail(2, "--first_order_damping must be in (0, 1]");
+  }
+  if (!(FLAGS_friction_smoothing > 0.0 && std::isfinite(FLAGS_friction_smoothing))) {
+    return Fail(2, "--friction_smoothing must be a number > 0");
+  }
   if (!FLAGS_circle_csv.empty() && FLAGS_measurements_csv.empty()) {
     return Fail(2, "--circle_csv needs --measurements_csv");
   }
@@ -298,6 +360,7 @@ int main(int argc, char** argv) {
   case_options.interval_end_s = FLAGS_interval_end_s;
   case_options.weights.measurement_emphasis = FLAGS_measurement_emphasis;
   case_options.weights.acceleration_weight = FLAGS_acceleration_weight;
+  case_options.system.table.friction_smoothing_rad_per_s = FLAGS_friction_smoothing;
   const bool simulated = FLAGS_measurements_csv.empty();
   const models::XyTableParameters parameters = case_options.system.table;
   const models::XyTableRigid rigid(parameters);
@@ -357,7 +420,10 @@ int main(int argc, char** argv) {
                       {"measurement_emphasis", FLAGS_measurement_emphasis},
                       {"acceleration_weight", FLAGS_acceleration_weight},
                       {"transcription", FLAGS_transcription},
-                      {"max_iterations", FLAGS_max_iterations}};
+                      {"max_iterations", FLAGS_max_iterations},
+                      {"friction_smoothing", FLAGS_friction_smoothing},
+                      {"first_order_r0_factor", FLAGS_first_order_r0_factor},
+                      {"first_order_damping", FLAGS_first_order_damping}};
   summary["num_nodes"] = N;
   if (simulated) {
     const data::XyTableTrueSystem& sys = case_options.system;
@@ -458,7 +524,7 @@ int main(int argc, char** argv) {
   }
 
   // ---- Acceleration-weight sweep (the thesis's overflow above ~0.0025).
-  Eigen::MatrixXd sweep_table(sweep.size(), 16);
+  Eigen::MatrixXd sweep_table(sweep.size(), 17);
   std::vector<std::string> first_order_messages;
   for (size_t i = 0; i < sweep.size(); ++i) {
     problems::XyTableWeightOptions wopt = case_options.weights;
@@ -478,7 +544,8 @@ int main(int argc, char** argv) {
                   (r.zeta(k, 3 + 2) * r.zeta(k, 3 + 2) + r.zeta(k, 3 + 3) * r.zeta(k, 3 + 3));
     }
     // The thesis's method: the iterated first-order approximation (Riccati sweeps), same
-    // weights, R0 small (1e-2 × the rule weight of each initial-state element and parameter).
+    // weights, R0 small (--first_order_r0_factor × the rule weight of each initial-state element
+    // and parameter).
     problems::WeightedResidualWeights wf = w;
     problems::WeightedResidualVariables fv;
     problems::InitializeXyTableVariables(XyStage::kFlexibleWithAccelerations, d, parameters,
@@ -486,12 +553,14 @@ int main(int argc, char** argv) {
     Eigen::VectorXd r0(11), q0(11);
     q0 << fv.states.col(0), stages[1].theta;
     for (int e = 0; e < 11; ++e) {
-      r0(e) = 1e-2 * problems::ThesisRuleWeight(std::max(std::abs(q0(e)), 1e-3));
+      r0(e) = FLAGS_first_order_r0_factor *
+              problems::ThesisRuleWeight(std::max(std::abs(q0(e)), 1e-3));
     }
     wf.initial = r0.asDiagonal();
     wf.initial_guess = q0;
     solvers::FirstOrderSmootherOptions fo;
     fo.max_iterations = 30;
+    fo.damping = FLAGS_first_order_damping;
     fo.tolerance = 1e-8;
     const solvers::FirstOrderSmootherSummary fs =
         solvers::RunFirstOrderSmoother(flexible, d, wf, fo, &fv);
@@ -500,31 +569,38 @@ int main(int argc, char** argv) {
     if (finite) {
       largest = std::max(fv.states.cwiseAbs().maxCoeff(), fv.inputs.cwiseAbs().maxCoeff());
     }
+    const double hamiltonian_rate = HamiltonianRate(flexible, d, w, r.variables);
     sweep_table.row(i) << sweep[i], r.summary.converged ? 1.0 : 0.0, r.summary.iterations,
         r.summary.final_cost, r.summary.time_s, r.theta(0), r.theta(2), r.theta(4),
         r.condition, acc_cost / std::max(r.summary.final_cost, 1e-300),
         Rms(r.zeta.col(3 + 3)), fs.converged ? 1.0 : 0.0, fs.iterations, fs.last_change,
-        finite ? fv.parameters(4, 0) : NAN, finite ? largest : INFINITY;
+        finite ? fv.parameters(4, 0) : NAN, finite ? largest : INFINITY, hamiltonian_rate;
     first_order_messages.push_back(fs.message);
   }
   const std::vector<std::string> sweep_header = {
       "acceleration_weight", "converged", "iterations", "final_cost", "time_s", "J1", "w1", "k",
       "information_condition", "acceleration_cost_share", "a_orth_residual_rms",
       "first_order_converged", "first_order_iterations", "first_order_last_change",
-      "first_order_k", "first_order_max_abs_variable"};
+      "first_order_k", "first_order_max_abs_variable", "hamiltonian_rate_per_s"};
   if (!sweep.empty()) {
     md << "\nAcceleration-weight sweep (stage 3 from the stage-2 estimate):\n\n"
           "| weight | converged | iterations | cost | k | J1 | cond(D S D) | acc. cost share | "
-          "a_orth residual RMS [m/s²] | first-order: converged, iterations, last change, k |\n"
-          "|---|---|---|---|---|---|---|---|---|---|\n";
+          "a_orth residual RMS [m/s²] | Hamiltonian max \\|Re μ\\| [1/s] | "
+          "first-order: converged, iterations, last change, k |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|\n";
     for (int i = 0; i < sweep_table.rows(); ++i) {
       md << "| " << Fmt(sweep_table(i, 0)) << " | " << (sweep_table(i, 1) > 0 ? "yes" : "no")
          << " | " << sweep_table(i, 2) << " | " << Fmt(sweep_table(i, 3)) << " | "
          << Fmt(sweep_table(i, 7)) << " | " << Fmt(sweep_table(i, 5)) << " | "
          << Fmt(sweep_table(i, 8), "%.3g") << " | " << Fmt(sweep_table(i, 9), "%.3f") << " | "
-         << Fmt(sweep_table(i, 10), "%.3g") << " | " << (sweep_table(i, 11) > 0 ? "yes" : "no")
+         << Fmt(sweep_table(i, 10), "%.3g") << " | " << Fmt(sweep_table(i, 16), "%.3g")
+         << " | " << (sweep_table(i, 11) > 0 ? "yes" : "no")
          << ", " << sweep_table(i, 12) << ", " << Fmt(sweep_table(i, 13), "%.2g") << ", "
          << Fmt(sweep_table(i, 14)) << " (" << first_order_messages[i] << ") |\n";
+      nlohmann::json row;
+      for (size_t c = 0; c < sweep_header.size(); ++c) row[sweep_header[c]] = sweep_table(i, c);
+      row["first_order_message"] = first_order_messages[i];
+      summary["acceleration_weight_sweep"].push_back(row);
     }
   }
 
@@ -681,7 +757,7 @@ int main(int argc, char** argv) {
     const std::string p = problems::XyStageName(r.stage);
     const int n = r.stage == XyStage::kRigid ? 2 : 3;
     const int base = static_cast<int>(table.cols());
-    table.conservativeResize(N, base + 3 * n + 8 + n + 1);
+    table.conservativeResize(N, base + 3 * n + 8 + n + 1 + 2);
     int c = base;
     for (int i = 0; i < n; ++i) {
       header.push_back(p + "_phi" + std::to_string(i + 1));
@@ -705,6 +781,10 @@ int main(int argc, char** argv) {
     }
     header.push_back(p + "_deformation");
     table.col(c++) = r.deformation;
+    for (int m = 2; m < 4; ++m) {  // the model's a_along, a_orth (Figs. 5.20–5.21)
+      header.push_back(p + "_model_" + kMeasurementNames[m]);
+      table.col(c++) = r.model_z.col(m);
+    }
   }
   header.push_back("true_deformation");
   table.conservativeResize(N, table.cols() + 1);
@@ -794,8 +874,10 @@ int main(int argc, char** argv) {
       for (const std::string& a : {std::string("a_along"), std::string("a_orth")}) {
         data::Series est = LineSeries(I, "t", "flexible_with_accelerations_res_" + a,
                                       "residual (measured − model)");
-        f.panels.push_back(panel(a, "m/s²",
-                                 {LineSeries(I, "t", a + "_measured", "measured"), est}));
+        f.panels.push_back(
+            panel(a, "m/s²",
+                  {LineSeries(I, "t", a + "_measured", "measured"),
+                   LineSeries(I, "t", "flexible_with_accelerations_model_" + a, "model"), est}));
       }
       figures.push_back({"xy_accelerations", f});
     }

@@ -22,6 +22,10 @@ done
 grep -q "^| rigid |" "$work/log" || fail "no rigid row in the table: $(cat "$work/log")"
 grep -q "^| flexible_with_accelerations |" "$work/log" || fail "no stage-3 row: $(cat "$work/log")"
 grep -q '"residual_percent_of_range"' "$work/out/summary.json" || fail "summary lacks residuals"
+grep -q '"hamiltonian_rate_per_s"' "$work/out/summary.json" ||
+  fail "summary lacks the acceleration-weight sweep"
+head -1 "$work/out/interval.csv" | grep -q "flexible_with_accelerations_model_a_orth" ||
+  fail "interval.csv lacks the model accelerations"
 head -1 "$work/out/interval.csv" | grep -q "^t,x_e_measured,y_e_measured," ||
   fail "unexpected interval.csv header: $(head -1 "$work/out/interval.csv")"
 ls -A "$work/out" | grep -q staging && fail "staging folder left behind"
@@ -61,6 +65,9 @@ expect_error "--noise_scale must be >= 0" --noise_scale=-1
 expect_error "--transcription must be shooting or collocation" --transcription=euler
 expect_error "--acceleration_weight_sweep: 'x' is not a number >= 0" --acceleration_weight_sweep=1,x
 expect_error "--max_iterations must be >= 1" --max_iterations=0
+expect_error "--friction_smoothing must be a number > 0" --friction_smoothing=0
+expect_error "--first_order_r0_factor must be a number > 0" --first_order_r0_factor=-1
+expect_error "--first_order_damping must be in (0, 1]" --first_order_damping=1.5
 expect_error "--circle_csv needs --measurements_csv" --circle_csv=foo.csv
 expect_error "unexpected argument 'extra'" extra
 expect_error "missing.csv" --measurements_csv="$work/missing.csv"
