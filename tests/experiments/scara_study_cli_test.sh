@@ -10,11 +10,11 @@ trap 'rm -rf "$work"' EXIT
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
-# A short good run (6 s of record, no figures).
-"$binary" --out_dir="$work/out" --figures=false --duration_s=6 > "$work/log" 2>&1 ||
+# A short good run (6 s of record, 2 noise realisations per EKF setting, no figures).
+"$binary" --out_dir="$work/out" --figures=false --duration_s=6 --seed_repeats=2 > "$work/log" 2>&1 ||
   fail "good run exited non-zero: $(cat "$work/log")"
 for f in record.csv evolution.csv estimates.csv table7.csv validation.csv ekf_diagnosis.csv \
-         summary.json; do
+         ekf_seed_statistics.csv summary.json; do
   [[ -s "$work/out/$f" ]] || fail "good run did not write $f"
 done
 head -1 "$work/out/estimates.csv" | grep -q "^method,IZZ1,IZZ2,mr,m3,std_IZZ1," ||
@@ -25,6 +25,37 @@ grep -q "UKF positive definite on every run: yes" "$work/log" ||
 grep -q '"ukf_positive_definite_throughout": true' "$work/out/summary.json" ||
   fail "summary.json lacks the UKF positive-definiteness verdict"
 grep -q "^real,1," "$work/out/validation.csv" || fail "validation.csv lacks the real row"
+# The acceptance of the study on the shortened record: LS and the smoothers (weighted-residual,
+# EKF + RTS, UKF + RTS) within 1 % of the truth, the UKF within 3 %, a valid covariance with
+# every filter estimate, the square-root UKF positive definite throughout.
+for key in ls_within_1_percent smoother_within_1_percent ukf_within_3_percent \
+           filters_carry_covariance ukf_positive_definite_throughout; do
+  grep -q "\"$key\": true" "$work/out/summary.json" ||
+    fail "acceptance $key not met: $(grep -A12 '"acceptance"' "$work/out/summary.json")"
+done
+# Independently of the study's own verdict: the relative errors in estimates.csv.
+python3 - "$work/out/estimates.csv" <<'PY' || fail "estimates.csv outside the acceptance bounds"
+import csv, math, sys
+rows = {r["method"]: r for r in csv.DictReader(open(sys.argv[1]))}
+limits = {"LS": 1.0, "WR_smoother": 1.0, "EKF_RTS": 1.0, "UKF_RTS": 1.0, "UKF": 3.0}
+bad = []
+for method, limit in limits.items():
+    for p in ("IZZ1", "IZZ2", "mr", "m3"):
+        err = abs(float(rows[method]["err_percent_" + p]))
+        std = float(rows[method]["std_" + p])
+        if not err <= limit or not (math.isfinite(std) and std > 0):
+            bad.append((method, p, err, std))
+for method in ("EKF", "EKF_paper", "UKF", "UKF_paper", "CD_EKF", "EKF_RTS", "UKF_RTS"):
+    for p in ("IZZ1", "IZZ2", "mr", "m3"):
+        if not math.isfinite(float(rows[method]["std_" + p])):
+            bad.append((method, p, "no std"))
+if bad:
+    print(bad)
+    sys.exit(1)
+PY
+grep -q "published signature" "$work/log" || fail "no EKF sign statistics in the log"
+grep -q '"published_IZZ2_deviation_in_filter_std"' "$work/out/summary.json" ||
+  fail "summary.json lacks the EKF explanation"
 ls -A "$work/out" | grep -q staging && fail "staging folder left behind"
 
 # expect_error CODE EXPECTED_SUBSTRING ARGS...: exit code, message, and no outputs.
@@ -49,7 +80,14 @@ expect_error 2 "--q_param must be >= 0" --q_param=-1
 expect_error 2 "--ukf_alpha/--ukf_beta/--ukf_kappa: alpha must be in (0, 1]" --ukf_alpha=2
 expect_error 2 "--hnn_activation must be 'linear' or 'tanh'" --hnn_activation=relu
 expect_error 2 "--rk4_substeps must be >= 1" --rk4_substeps=0
+expect_error 2 "--wr_initial_trajectory must be 'ukf_rts' or 'measurements'" --wr_initial_trajectory=zero
+expect_error 2 "--wr_max_iterations must be >= 1" --wr_max_iterations=0
+expect_error 2 "--seed_repeats must be in [0, 1000]" --seed_repeats=-1
 expect_error 2 "unexpected argument 'extra'" extra
+# A failure after the output folder was opened (a prior so wide that the UKF's sigma points reach
+# singular mass matrices): exit 1, the reason named, and no half-written outputs.
+expect_error 1 "square-root UKF stopped at sample" --duration_s=1 --seed_repeats=0 \
+  --wr_smoother=false --prior_std_fraction=20
 # An output folder below a regular file cannot be created.
 touch "$work/plainfile"
 "$binary" --out_dir="$work/plainfile/out" --figures=false --duration_s=1 > "$work/log" 2>&1
