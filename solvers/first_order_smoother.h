@@ -93,6 +93,22 @@ struct FirstOrderSmootherSummary {
 
 namespace internal {
 
+// Checks data, weights and variables of a recursive solver of Model against the shooting
+// transcription (the discretisation the first-order approximation and forward–backward shooting
+// share); false with the reason in *why.
+template <class Model>
+bool ValidateShootingInputs(const problems::WeightedResidualData& data,
+                            const problems::WeightedResidualWeights& weights,
+                            const problems::WeightedResidualVariables& variables,
+                            std::string* why) {
+  problems::WeightedResidualOptions problem_options;
+  problem_options.transcription = problems::Transcription::kShooting;
+  problem_options.parameter_mode = variables.mode;
+  return problems::ValidateWeightedResidualInputs(
+      Model::kNumPositions, Model::kNumInputs, Model::kNumParameters, Model::kNumMeasurements,
+      data, weights, problem_options, variables, why);
+}
+
 template <class Model, int NX>
 FirstOrderSmootherSummary RunFirstOrderSmootherFixed(
     const Model& model, const problems::WeightedResidualData& data,
@@ -174,19 +190,14 @@ FirstOrderSmootherSummary RunFirstOrderSmoother(const Model& model,
                                                 const problems::WeightedResidualWeights& weights,
                                                 const FirstOrderSmootherOptions& options,
                                                 problems::WeightedResidualVariables* variables) {
-  constexpr int n = Model::kNumPositions, m = Model::kNumInputs, p = Model::kNumParameters,
-                l = Model::kNumMeasurements;
+  constexpr int n = Model::kNumPositions, p = Model::kNumParameters;
   FirstOrderSmootherSummary summary;
   std::string why;
   if (!options.IsValid(&why)) {
     summary.message = "invalid options: " + why;
     return summary;
   }
-  problems::WeightedResidualOptions problem_options;
-  problem_options.transcription = problems::Transcription::kShooting;
-  problem_options.parameter_mode = variables->mode;
-  if (!problems::ValidateWeightedResidualInputs(n, m, p, l, data, weights, problem_options,
-                                                *variables, &why)) {
+  if (!internal::ValidateShootingInputs<Model>(data, weights, *variables, &why)) {
     summary.message = why;
     return summary;
   }

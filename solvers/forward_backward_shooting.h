@@ -286,19 +286,14 @@ ForwardBackwardShootingSummary RunForwardBackwardShooting(
     const problems::WeightedResidualWeights& weights,
     const ForwardBackwardShootingOptions& options,
     problems::WeightedResidualVariables* variables) {
-  constexpr int n = Model::kNumPositions, m = Model::kNumInputs, p = Model::kNumParameters,
-                l = Model::kNumMeasurements;
+  constexpr int n = Model::kNumPositions, p = Model::kNumParameters;
   ForwardBackwardShootingSummary summary;
   std::string why;
   if (!options.IsValid(&why)) {
     summary.message = "invalid options: " + why;
     return summary;
   }
-  problems::WeightedResidualOptions problem_options;
-  problem_options.transcription = problems::Transcription::kShooting;
-  problem_options.parameter_mode = variables->mode;
-  if (!problems::ValidateWeightedResidualInputs(n, m, p, l, data, weights, problem_options,
-                                                *variables, &why)) {
+  if (!internal::ValidateShootingInputs<Model>(data, weights, *variables, &why)) {
     summary.message = why;
     return summary;
   }
