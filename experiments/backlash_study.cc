@@ -93,6 +93,11 @@ DEFINE_double(center_window_s, 0.1,
               "absorbing the drift of the estimated Δ (0 = one constant centre)");
 DEFINE_bool(eigen_sparse, false, "smoother: Eigen's sparse Cholesky instead of SuiteSparse");
 DEFINE_double(trust_region_radius, 1e12, "smoother: initial Levenberg-Marquardt trust region");
+DEFINE_double(refine_radius, 1e3,
+              "smoother: trust region the refinement phase restarts from (0: one phase; see "
+              "solvers::BacklashSmootherOptions)");
+DEFINE_double(shape_function_tolerance, 1e-4,
+              "shape-constrained refinement: relative cost change that ends the solve");
 DEFINE_int32(threads, 1, "smoother: threads for Jacobian evaluation");
 DEFINE_bool(figures, true, "render figures (python3 + matplotlib)");
 DEFINE_bool(log_progress, false, "log smoother progress (every --progress_period seconds)");
@@ -285,6 +290,7 @@ bool RunCase(const Case& config, int samples, double qpp, std::uint64_t seed, Ca
   smoother_options.log_progress = FLAGS_log_progress;
   smoother_options.use_eigen_sparse = FLAGS_eigen_sparse;
   smoother_options.initial_trust_region_radius = FLAGS_trust_region_radius;
+  smoother_options.refine_trust_region_radius = FLAGS_refine_radius;
   smoother_options.num_threads = FLAGS_threads;
   smoother_options.progress_period_s = FLAGS_progress_period;
   cpu_start = CpuSeconds();
@@ -342,8 +348,13 @@ bool RunCase(const Case& config, int samples, double qpp, std::uint64_t seed, Ca
         start.backlash_detected ? start.stiffness_nm_per_rad : start.linear_stiffness_nm_per_rad);
     problem_options.state_noise_intensity = config.state_noise_intensity;
     cpu_start = CpuSeconds();
+    // One phase: the shape problem starts from the free smoother's settled trajectory, and a
+    // restart would cost more (~1 s at 1e5 samples) than the iterations it saves.
+    solvers::BacklashSmootherOptions shape_solver_options = smoother_options;
+    shape_solver_options.refine_trust_region_radius = 0.0;
+    shape_solver_options.function_tolerance = FLAGS_shape_function_tolerance;
     if (!solvers::RunBacklashShapeSmoother(model, smoother_data, problem_options, shape_options,
-                                           smoother_options, run->smoother.states,
+                                           shape_solver_options, run->smoother.states,
                                            run->smoother.tau, spring, &run->shape, error)) {
       return false;
     }
@@ -744,6 +755,10 @@ int main(int argc, char** argv) {
   if (FLAGS_max_fit_pairs < 20) return Fail(2, "--max_fit_pairs must be >= 20");
   if (FLAGS_max_plot_rows < 10) return Fail(2, "--max_plot_rows must be >= 10");
   if (!(FLAGS_trust_region_radius > 0.0)) return Fail(2, "--trust_region_radius must be > 0");
+  if (!(FLAGS_refine_radius >= 0.0)) return Fail(2, "--refine_radius must be >= 0 (0: one phase)");
+  if (!(FLAGS_shape_function_tolerance > 0.0) || !(FLAGS_shape_function_tolerance < 1.0)) {
+    return Fail(2, "--shape_function_tolerance must be in (0, 1)");
+  }
   {
     std::string why;
     const Case prbs_case = MakeCase("sim2"), sine_case = MakeCase("sim1");
@@ -780,6 +795,9 @@ int main(int argc, char** argv) {
                       {"qpp_factors", FLAGS_qpp_factors},
                       {"sweep_cases", FLAGS_sweep_cases},
                       {"smoother_iterations", FLAGS_smoother_iterations},
+                      {"trust_region_radius", FLAGS_trust_region_radius},
+                      {"refine_radius", FLAGS_refine_radius},
+                      {"shape_function_tolerance", FLAGS_shape_function_tolerance},
                       {"bootstrap", FLAGS_bootstrap},
                       {"max_fit_pairs", FLAGS_max_fit_pairs},
                       {"rk4_steps", FLAGS_rk4_steps},

@@ -20,9 +20,12 @@ class ProgressCallback : public ceres::IterationCallback {
                    std::chrono::steady_clock::time_point start)
       : options_(options), start_(start) {}
 
+  // Iterations of earlier phases, so that the reported count runs on across phases.
+  void set_iteration_offset(int offset) { iteration_offset_ = offset; }
+
   ceres::CallbackReturnType operator()(const ceres::IterationSummary& summary) override {
     BacklashSmootherProgress progress;
-    progress.iteration = summary.iteration;
+    progress.iteration = iteration_offset_ + summary.iteration;
     progress.cost = summary.cost;
     progress.gradient_max_norm = summary.gradient_max_norm;
     progress.elapsed_s =
@@ -41,6 +44,7 @@ class ProgressCallback : public ceres::IterationCallback {
   const BacklashSmootherOptions& options_;
   std::chrono::steady_clock::time_point start_;
   double next_log_s_ = 0.0;
+  int iteration_offset_ = 0;
 };
 
 }  // namespace
@@ -54,6 +58,10 @@ bool BacklashSmootherOptions::IsValid(std::string* why) const {
     out << "tolerances must be >= 0";
   else if (!(initial_trust_region_radius > 0.0))
     out << "initial_trust_region_radius must be > 0";
+  else if (!(settle_function_tolerance >= 0.0))
+    out << "settle_function_tolerance must be >= 0";
+  else if (!(refine_trust_region_radius >= 0.0))
+    out << "refine_trust_region_radius must be >= 0 (0: one phase)";
   else if (num_threads < 1)
     out << "num_threads must be >= 1, got " << num_threads;
   else if (!(progress_period_s >= 0.0))
@@ -84,6 +92,11 @@ bool SetStart(long n, const Eigen::MatrixXd& initial_states, const Eigen::Vector
 }
 
 // Solves a built problem and fills `result` from the nodes. False when Ceres fails.
+// Two phases (see BacklashSmootherOptions): a settling phase from the huge trust region, stopped
+// by settle_function_tolerance, then Levenberg–Marquardt restarted from
+// refine_trust_region_radius with the final tolerances. Bounds (b >= 0 in the shape problem) make
+// Ceres follow every step with a projected Armijo line search; quadratic interpolation keeps it
+// to cost evaluations (the default cubic one evaluates the Jacobian at every trial point).
 bool SolveAndCollect(const problems::BacklashSmootherData& data,
                      const BacklashSmootherOptions& options,
                      std::chrono::steady_clock::time_point start,
@@ -93,33 +106,52 @@ bool SolveAndCollect(const problems::BacklashSmootherData& data,
   solver_options.linear_solver_type = ceres::SPARSE_NORMAL_CHOLESKY;
   solver_options.sparse_linear_algebra_library_type =
       options.use_eigen_sparse ? ceres::EIGEN_SPARSE : ceres::SUITE_SPARSE;
-  solver_options.max_num_iterations = options.max_iterations;
-  solver_options.function_tolerance = options.function_tolerance;
   solver_options.gradient_tolerance = options.gradient_tolerance;
   solver_options.parameter_tolerance = options.parameter_tolerance;
   solver_options.num_threads = options.num_threads;
-  solver_options.initial_trust_region_radius = options.initial_trust_region_radius;
-  solver_options.max_trust_region_radius = std::max(1e16, options.initial_trust_region_radius);
+  solver_options.line_search_interpolation_type = ceres::QUADRATIC;
   solver_options.logging_type = ceres::SILENT;
   ProgressCallback callback(options, start);
   solver_options.callbacks.push_back(&callback);
-  ceres::Solver::Summary summary;
-  ceres::Solve(solver_options, problem, &summary);
 
   BacklashSmootherSummary& s = result->summary;
-  s.iterations = static_cast<int>(summary.iterations.size());
-  s.initial_cost = summary.initial_cost;
-  s.final_cost = summary.final_cost;
-  s.linear_solver_time_s = summary.linear_solver_time_in_seconds;
-  s.jacobian_time_s = summary.jacobian_evaluation_time_in_seconds;
-  s.converged = summary.termination_type == ceres::CONVERGENCE;
-  s.message = summary.message;
-  if (summary.termination_type == ceres::FAILURE ||
-      summary.termination_type == ceres::USER_FAILURE) {
-    if (error) *error = "backlash smoother: Ceres failed: " + summary.message;
-    s.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return false;
+  s = BacklashSmootherSummary();
+  const bool two_phases = options.refine_trust_region_radius > 0.0;
+  std::ostringstream message;
+  ceres::Solver::Summary summary;
+  for (int phase = two_phases ? 0 : 1; phase < 2; ++phase) {
+    const bool settling = phase == 0;
+    solver_options.max_num_iterations = options.max_iterations - s.iterations;
+    solver_options.function_tolerance =
+        settling ? std::max(options.settle_function_tolerance, options.function_tolerance)
+                 : options.function_tolerance;
+    solver_options.initial_trust_region_radius =
+        settling || !two_phases ? options.initial_trust_region_radius
+                                : options.refine_trust_region_radius;
+    solver_options.max_trust_region_radius =
+        std::max(1e16, solver_options.initial_trust_region_radius);
+    callback.set_iteration_offset(s.iterations);
+    ceres::Solve(solver_options, problem, &summary);
+    // Iteration 0 of each phase is the evaluation at its start, not a step.
+    s.iterations += std::max(0, static_cast<int>(summary.iterations.size()) - 1);
+    if (settling || !two_phases) s.initial_cost = summary.initial_cost;
+    s.final_cost = summary.final_cost;
+    s.linear_solver_time_s += summary.linear_solver_time_in_seconds;
+    s.jacobian_time_s += summary.jacobian_evaluation_time_in_seconds;
+    if (two_phases) message << (settling ? "settling: " : "; refinement: ");
+    message << summary.message;
+    if (summary.termination_type == ceres::FAILURE ||
+        summary.termination_type == ceres::USER_FAILURE) {
+      s.message = message.str();
+      if (error) *error = "backlash smoother: Ceres failed: " + s.message;
+      s.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      return false;
+    }
+    s.converged = summary.termination_type == ceres::CONVERGENCE;
+    // A settling phase that ran out of iterations ends the solve unconverged.
+    if (!s.converged || s.iterations >= options.max_iterations) break;
   }
+  s.message = message.str();
   result->states = variables.States();
   result->tau = variables.Tau();
   result->delta = result->states.col(0) - result->states.col(1);

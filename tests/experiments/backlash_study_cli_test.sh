@@ -82,6 +82,8 @@ expect_error "--sweep_cases: unknown case 'real'" --sweep_cases=real
 expect_error "--samples must be 0 (case default) or >= 100" --samples=10
 expect_error "--bootstrap must be >= 20" --bootstrap=5
 expect_error "--rk4_steps must be >= 1" --rk4_steps=0
+expect_error "--refine_radius must be >= 0" --refine_radius=-1
+expect_error "--shape_function_tolerance must be in (0, 1)" --shape_function_tolerance=0
 expect_error "--shape_curve: unknown curve point 'end'" --shape_curve=end
 expect_error "--prbs_amplitude" --prbs_amplitude=0
 expect_error "unexpected argument 'extra'" extra

@@ -86,6 +86,43 @@ TEST(BacklashSmootherTest, BeatsTheFilterAndRecoversTheDeadZone) {
   EXPECT_TRUE(fit.backlash_detected);
 }
 
+// The two-phase solve (Gauss–Newton settling, then Levenberg–Marquardt restarted from a moderate
+// trust region) reaches the one-phase solution: same cost to the tolerance, same tau_K far inside
+// its error, and the progress callback counts on across the phases.
+TEST(BacklashSmootherTest, TwoPhaseSolveReachesTheOnePhaseSolution) {
+  const Record r = Simulation2(models::SeedSimulation2Parameters(), 5000, 1.0);
+  problems::BacklashSmootherData data{1e-4, r.truth.input, r.measurements};
+  problems::BacklashSmootherProblemOptions problem_options;
+  problem_options.tau_noise_intensity = 100.0;
+  problem_options.measurement_variance = 1.0;
+  BacklashSmootherOptions one_phase;
+  one_phase.refine_trust_region_radius = 0.0;
+  BacklashSmootherOptions two_phases;
+  std::vector<int> iterations;
+  two_phases.progress = [&iterations](const BacklashSmootherProgress& p) {
+    iterations.push_back(p.iteration);
+  };
+  BacklashSmootherResult a, b;
+  std::string error;
+  ASSERT_TRUE(RunBacklashSmoother(r.model, data, problem_options, one_phase, Eigen::MatrixXd(),
+                                  Eigen::VectorXd(), &a, &error))
+      << error;
+  ASSERT_TRUE(RunBacklashSmoother(r.model, data, problem_options, two_phases, Eigen::MatrixXd(),
+                                  Eigen::VectorXd(), &b, &error))
+      << error;
+  EXPECT_TRUE(a.summary.converged) << a.summary.message;
+  EXPECT_TRUE(b.summary.converged) << b.summary.message;
+  EXPECT_NE(b.summary.message.find("settling: "), std::string::npos) << b.summary.message;
+  EXPECT_NE(b.summary.message.find("; refinement: "), std::string::npos) << b.summary.message;
+  EXPECT_EQ(a.summary.message.find("settling"), std::string::npos) << a.summary.message;
+  EXPECT_NEAR(b.summary.final_cost, a.summary.final_cost, 1e-4 * a.summary.final_cost);
+  const double error_a = Rms(a.tau - r.truth.spring_torque);
+  EXPECT_LT(Rms(b.tau - a.tau), 0.05 * error_a) << "tau_K error " << error_a;
+  ASSERT_GE(iterations.size(), 3u);
+  EXPECT_TRUE(std::is_sorted(iterations.begin(), iterations.end()));
+  EXPECT_EQ(iterations.back(), b.summary.iterations);
+}
+
 // With the seed's inflated Q_xx(3,3) the free smoother's tau_K is smoothed over the dead-zone
 // corners and the fitted b, K come out low; tying tau_K to the fitted curve and re-solving
 // removes that bias.
@@ -333,6 +370,11 @@ TEST(BacklashSmootherTest, RejectsBadOptionsAndStarts) {
   EXPECT_FALSE(RunBacklashSmoother(model, data, {}, options, Eigen::MatrixXd(), Eigen::VectorXd(),
                                    &result, &error));
   EXPECT_NE(error.find("max_iterations"), std::string::npos) << error;
+  options = BacklashSmootherOptions();
+  options.refine_trust_region_radius = -1.0;
+  EXPECT_FALSE(RunBacklashSmoother(model, data, {}, options, Eigen::MatrixXd(), Eigen::VectorXd(),
+                                   &result, &error));
+  EXPECT_NE(error.find("refine_trust_region_radius"), std::string::npos) << error;
   EXPECT_FALSE(RunBacklashSmoother(model, data, {}, BacklashSmootherOptions(),
                                    Eigen::MatrixXd::Zero(19, 4), Eigen::VectorXd::Zero(20), &result,
                                    &error));
