@@ -42,6 +42,7 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "data/csv.h"
@@ -65,6 +66,9 @@ DEFINE_string(qpp_factors, "0.1,1,10",
 DEFINE_string(sweep_cases, "sim1,sim2", "cases for the Q_pp sweep");
 DEFINE_int32(smoother_iterations, 50, "maximum Levenberg-Marquardt iterations of the smoother");
 DEFINE_int32(bootstrap, 200, "bootstrap replicates of the dead-zone fit");
+DEFINE_int32(fit_threads, 0,
+             "threads for the dead-zone fits' bootstrap refits (0 = all cores; same result for "
+             "any count)");
 DEFINE_int32(max_fit_pairs, 5000, "the dead-zone fit uses every k-th pair, at most this many");
 DEFINE_int32(max_plot_rows, 20000, "rows of the per-case CSV used by the figures");
 DEFINE_int32(rk4_steps, 1, "RK4 steps per sample in the SAEKF and the smoother");
@@ -220,6 +224,9 @@ bool FitPairs(const Eigen::VectorXd& delta, const Eigen::VectorXd& tau, std::uin
   solvers::DeadZoneFitOptions options;
   options.bootstrap_replicates = FLAGS_bootstrap;
   options.seed = seed;
+  options.num_threads = FLAGS_fit_threads > 0
+                            ? FLAGS_fit_threads
+                            : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   options.center_segments =
       FLAGS_center_window_s > 0.0
           ? std::max(1, static_cast<int>(std::lround(duration_s / FLAGS_center_window_s)))
@@ -752,6 +759,7 @@ int main(int argc, char** argv) {
   }
   if (FLAGS_smoother_iterations < 1) return Fail(2, "--smoother_iterations must be >= 1");
   if (FLAGS_bootstrap < 20) return Fail(2, "--bootstrap must be >= 20");
+  if (FLAGS_fit_threads < 0) return Fail(2, "--fit_threads must be >= 0 (0: all cores)");
   if (FLAGS_max_fit_pairs < 20) return Fail(2, "--max_fit_pairs must be >= 20");
   if (FLAGS_max_plot_rows < 10) return Fail(2, "--max_plot_rows must be >= 10");
   if (!(FLAGS_trust_region_radius > 0.0)) return Fail(2, "--trust_region_radius must be > 0");
@@ -799,6 +807,7 @@ int main(int argc, char** argv) {
                       {"refine_radius", FLAGS_refine_radius},
                       {"shape_function_tolerance", FLAGS_shape_function_tolerance},
                       {"bootstrap", FLAGS_bootstrap},
+                      {"fit_threads", FLAGS_fit_threads},
                       {"max_fit_pairs", FLAGS_max_fit_pairs},
                       {"rk4_steps", FLAGS_rk4_steps},
                       {"simulation_substeps", FLAGS_simulation_substeps},

@@ -9,6 +9,7 @@
 #include <numeric>
 #include <random>
 #include <sstream>
+#include <thread>
 #include <vector>
 
 namespace dynid::solvers {
@@ -233,6 +234,8 @@ bool DeadZoneFitOptions::IsValid(std::string* why) const {
     out << "center_segments must be >= 0, got " << center_segments;
   else if (max_iterations < 1)
     out << "max_iterations must be >= 1, got " << max_iterations;
+  else if (num_threads < 1)
+    out << "num_threads must be >= 1, got " << num_threads;
   else if (grid_size < 3)
     out << "grid_size must be >= 3, got " << grid_size;
   else if (bootstrap_replicates < 20) {
@@ -317,23 +320,35 @@ bool FitDeadZone(const Eigen::VectorXd& delta, const Eigen::VectorXd& tau,
                         ? std::min(options.block_length, n)
                         : static_cast<int>(std::ceil(std::sqrt(static_cast<double>(n))));
   const int blocks = (n + block - 1) / block;
+  // The block starts of every replicate are drawn first, in order, so the replicates (fitted
+  // on num_threads threads) are the same for every thread count.
   std::mt19937_64 generator(options.seed);
   std::uniform_int_distribution<int> pick(0, n - block);
-  std::vector<double> centers, backlashes, stiffnesses;
-  std::vector<int> index;
-  index.reserve(static_cast<size_t>(blocks) * block);
-  for (int r = 0; r < options.bootstrap_replicates; ++r) {
-    index.clear();
-    for (int b = 0; b < blocks; ++b) {
-      const int first = pick(generator);
-      for (int i = 0; i < block; ++i) index.push_back(first + i);
+  const int replicates = options.bootstrap_replicates;
+  std::vector<int> firsts(static_cast<size_t>(replicates) * blocks);
+  for (int& first : firsts) first = pick(generator);
+  std::vector<double> centers(replicates), backlashes(replicates), stiffnesses(replicates);
+  auto fit_replicates = [&](int worker, int workers) {
+    std::vector<int> index;
+    index.reserve(static_cast<size_t>(blocks) * block);
+    for (int r = worker; r < replicates; r += workers) {
+      index.clear();
+      for (int b = 0; b < blocks; ++b) {
+        const int first = firsts[static_cast<size_t>(r) * blocks + b];
+        for (int i = 0; i < block; ++i) index.push_back(first + i);
+      }
+      Params replicate;
+      RobustFit(delta, tau, knots, index, best, false, options, &replicate, nullptr);
+      centers[r] = mean(replicate.centers);
+      backlashes[r] = replicate.backlash;
+      stiffnesses[r] = replicate.stiffness;
     }
-    Params replicate;
-    RobustFit(delta, tau, knots, index, best, false, options, &replicate, nullptr);
-    centers.push_back(mean(replicate.centers));
-    backlashes.push_back(replicate.backlash);
-    stiffnesses.push_back(replicate.stiffness);
-  }
+  };
+  const int workers = std::min(options.num_threads, replicates);
+  std::vector<std::thread> threads;
+  for (int w = 1; w < workers; ++w) threads.emplace_back(fit_replicates, w, workers);
+  fit_replicates(0, workers);
+  for (std::thread& thread : threads) thread.join();
   const double lower_q = 0.5 * (1.0 - options.confidence), upper_q = 1.0 - lower_q;
   fit->center_lower = Percentile(centers, lower_q);
   fit->center_upper = Percentile(centers, upper_q);

@@ -45,6 +45,7 @@ struct DeadZoneFitOptions {
   int block_length = 0;            // samples per bootstrap block; 0 = ceil(sqrt(N))
   double confidence = 0.95;        // in (0.5, 1)
   std::uint64_t seed = 1;          // bootstrap generator seed
+  int num_threads = 1;             // threads for the bootstrap refits, >= 1 (same result for any)
   double min_backlash_rad = 0.0;   // practical-significance threshold of the verdict, >= 0
 
   bool IsValid(std::string* why) const;

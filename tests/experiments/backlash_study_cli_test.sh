@@ -81,6 +81,7 @@ expect_error "--qpp_factors: 'x' is not a positive number" --qpp_factors=1,x
 expect_error "--sweep_cases: unknown case 'real'" --sweep_cases=real
 expect_error "--samples must be 0 (case default) or >= 100" --samples=10
 expect_error "--bootstrap must be >= 20" --bootstrap=5
+expect_error "--fit_threads must be >= 0" --fit_threads=-2
 expect_error "--rk4_steps must be >= 1" --rk4_steps=0
 expect_error "--refine_radius must be >= 0" --refine_radius=-1
 expect_error "--shape_function_tolerance must be in (0, 1)" --shape_function_tolerance=0

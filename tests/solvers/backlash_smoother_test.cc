@@ -39,6 +39,16 @@ Record Simulation2(const models::TwoMassTransmissionParameters& parameters, int 
   return r;
 }
 
+// The smoother settings of the Simulation 2 records: Q_pp = 100, R = 1 (their noise), and
+// Q_xx = 0 (the floor) or, with seed_q_xx, the seed's inflated Q_xx(3,3) = 1000.
+problems::BacklashSmootherProblemOptions Sim2ProblemOptions(bool seed_q_xx) {
+  problems::BacklashSmootherProblemOptions options;
+  if (seed_q_xx) options.state_noise_intensity << 0.0, 0.0, 1000.0, 0.0;
+  options.tau_noise_intensity = 100.0;
+  options.measurement_variance = 1.0;
+  return options;
+}
+
 TEST(BacklashSmootherTest, BeatsTheFilterAndRecoversTheDeadZone) {
   const Record r = Simulation2(models::SeedSimulation2Parameters(), 5000, 1.0);
   // Seed 002's Simulation 2 covariances (Q_xx(3,3) = 1000 keeps the filter's P_xx definite).
@@ -57,9 +67,7 @@ TEST(BacklashSmootherTest, BeatsTheFilterAndRecoversTheDeadZone) {
   // The smoother with the simulated truth's Q_xx = 0 (the floor); with the filter's inflated
   // Q_xx(3,3) the velocity scatter dilutes the slope (see backlash_study, smoother vs
   // smoother_q0).
-  problems::BacklashSmootherProblemOptions problem_options;
-  problem_options.tau_noise_intensity = 100.0;
-  problem_options.measurement_variance = 1.0;
+  const problems::BacklashSmootherProblemOptions problem_options = Sim2ProblemOptions(false);
   BacklashSmootherOptions options;
   int callbacks = 0;
   options.progress = [&callbacks](const BacklashSmootherProgress&) { ++callbacks; };
@@ -93,9 +101,7 @@ TEST(BacklashSmootherTest, BeatsTheFilterAndRecoversTheDeadZone) {
 TEST(BacklashSmootherTest, TwoPhaseSolveReachesTheOnePhaseSolution) {
   const Record r = Simulation2(models::SeedSimulation2Parameters(), 5000, 1.0);
   problems::BacklashSmootherData data{1e-4, r.truth.input, r.measurements};
-  problems::BacklashSmootherProblemOptions problem_options;
-  problem_options.tau_noise_intensity = 100.0;
-  problem_options.measurement_variance = 1.0;
+  const problems::BacklashSmootherProblemOptions problem_options = Sim2ProblemOptions(false);
   BacklashSmootherOptions one_phase;
   one_phase.refine_trust_region_radius = 0.0;
   BacklashSmootherOptions two_phases;
@@ -130,10 +136,7 @@ TEST(BacklashSmootherTest, TwoPhaseSolveReachesTheOnePhaseSolution) {
 TEST(BacklashSmootherTest, ShapeRefinementRemovesTheCornerBias) {
   const Record r = Simulation2(models::SeedSimulation2Parameters(), 5000, 1.0);
   problems::BacklashSmootherData data{1e-4, r.truth.input, r.measurements};
-  problems::BacklashSmootherProblemOptions problem_options;
-  problem_options.state_noise_intensity << 0.0, 0.0, 1000.0, 0.0;
-  problem_options.tau_noise_intensity = 100.0;
-  problem_options.measurement_variance = 1.0;
+  const problems::BacklashSmootherProblemOptions problem_options = Sim2ProblemOptions(true);
   BacklashSmootherResult free;
   std::string error;
   ASSERT_TRUE(RunBacklashSmoother(r.model, data, problem_options, BacklashSmootherOptions(),
@@ -169,9 +172,7 @@ TEST(BacklashSmootherTest, ShapeRefinementRemovesTheCornerBias) {
 TEST(BacklashSmootherTest, ShapeCovarianceEqualsCeresCovariance) {
   const Record r = Simulation2(models::SeedSimulation2Parameters(), 600, 1.0);
   problems::BacklashSmootherData data{1e-4, r.truth.input, r.measurements};
-  problems::BacklashSmootherProblemOptions problem_options;
-  problem_options.tau_noise_intensity = 100.0;
-  problem_options.measurement_variance = 1.0;
+  const problems::BacklashSmootherProblemOptions problem_options = Sim2ProblemOptions(false);
   problems::BacklashShapeOptions shape_options;
   BacklashShapeResult shape;
   std::string error;
@@ -289,10 +290,7 @@ TEST(BacklashSmootherTest, LinearSpringIsReportedBacklashFree) {
   parameters.stiffness_nm_per_rad = 67.0;
   const Record r = Simulation2(parameters, 5000, 1.0);
   problems::BacklashSmootherData data{1e-4, r.truth.input, r.measurements};
-  problems::BacklashSmootherProblemOptions problem_options;
-  problem_options.state_noise_intensity << 0.0, 0.0, 1000.0, 0.0;
-  problem_options.tau_noise_intensity = 100.0;
-  problem_options.measurement_variance = 1.0;
+  const problems::BacklashSmootherProblemOptions problem_options = Sim2ProblemOptions(true);
   BacklashSmootherResult free;
   std::string error;
   ASSERT_TRUE(RunBacklashSmoother(r.model, data, problem_options, BacklashSmootherOptions(),
@@ -332,10 +330,7 @@ TEST(BacklashSmootherTest, BacklashBoundIsAnActiveSet) {
   parameters.shape = models::SpringShape::kLinear;
   parameters.backlash_rad = 0.0;
   parameters.stiffness_nm_per_rad = 67.0;
-  problems::BacklashSmootherProblemOptions problem_options;
-  problem_options.state_noise_intensity << 0.0, 0.0, 1000.0, 0.0;
-  problem_options.tau_noise_intensity = 100.0;
-  problem_options.measurement_variance = 1.0;
+  const problems::BacklashSmootherProblemOptions problem_options = Sim2ProblemOptions(true);
   BacklashSmootherOptions options;
   options.refine_trust_region_radius = 0.0;
   options.function_tolerance = 1e-6;

@@ -45,6 +45,31 @@ TEST(DeadZoneFitTest, RecoversBacklashAndStiffnessWithIntervalsThatCoverThem) {
   EXPECT_NEAR(fit.residual_scale_nm, 0.3, 0.05);
 }
 
+// The bootstrap replicates are drawn before they are fitted, so the intervals are the same
+// (to the bit) for any number of threads.
+TEST(DeadZoneFitTest, ThreadCountDoesNotChangeTheIntervals) {
+  Eigen::VectorXd delta, tau;
+  MakePairs(2000, 0.01, 0.1, 79.0, 0.3, 0.0, 3, &delta, &tau);
+  DeadZoneFitOptions options;
+  options.bootstrap_replicates = 41;  // not a multiple of the thread count
+  DeadZoneFit one, three;
+  std::string error;
+  ASSERT_TRUE(FitDeadZone(delta, tau, options, &one, &error)) << error;
+  options.num_threads = 3;
+  ASSERT_TRUE(FitDeadZone(delta, tau, options, &three, &error)) << error;
+  EXPECT_EQ(one.backlash_lower, three.backlash_lower);
+  EXPECT_EQ(one.backlash_upper, three.backlash_upper);
+  EXPECT_EQ(one.stiffness_lower, three.stiffness_lower);
+  EXPECT_EQ(one.stiffness_upper, three.stiffness_upper);
+  EXPECT_EQ(one.center_lower, three.center_lower);
+  EXPECT_EQ(one.backlash_std, three.backlash_std);
+  EXPECT_EQ(one.verdict, three.verdict);
+  EXPECT_LT(one.backlash_lower, one.backlash_upper);
+  options.num_threads = 0;
+  EXPECT_FALSE(FitDeadZone(delta, tau, options, &three, &error));
+  EXPECT_NE(error.find("num_threads"), std::string::npos) << error;
+}
+
 TEST(DeadZoneFitTest, LinearSpringIsReportedBacklashFree) {
   Eigen::VectorXd delta, tau;
   MakePairs(4000, 0.0, 0.0, 67.0, 0.3, 0.0, 2, &delta, &tau);
