@@ -88,9 +88,12 @@ def main():
             ax.legend(fontsize=7)
     for index in range(len(panels), nrows * ncols):
         axes[index // ncols][index % ncols].axis("off")
+    top = 1.0
     if spec.get("title"):
         fig.suptitle(spec["title"], fontsize=10)
-    fig.tight_layout()
+        # tight_layout ignores the suptitle: keep ~0.25 in above the panels for it.
+        top = 1.0 - 0.25 / fig.get_figheight()
+    fig.tight_layout(rect=(0.0, 0.0, 1.0, top))
     tmp = out_path + ".tmp.png"
     fig.savefig(tmp, dpi=110)
     os.replace(tmp, out_path)
