@@ -156,8 +156,12 @@ bool SolveAndCollect(const problems::BacklashSmootherData& data,
     }
     s.converged = summary.termination_type == ceres::CONVERGENCE ||
                   summary.termination_type == ceres::USER_SUCCESS;
-    // A settling phase that ran out of iterations ends the solve unconverged.
-    if (!s.converged || s.iterations >= options.max_iterations) break;
+    // A settling phase that ran out of iterations ends the solve unconverged; one ended by
+    // `watch` ends it for the caller to act on.
+    if (!s.converged || s.iterations >= options.max_iterations ||
+        summary.termination_type == ceres::USER_SUCCESS) {
+      break;
+    }
   }
   s.message = message.str();
   result->states = variables.States();
