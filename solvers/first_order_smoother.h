@@ -34,6 +34,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,7 @@
 
 #include "models/model_linearization.h"
 #include "problems/weighted_residual_problem.h"
+#include "solvers/constant_parameter_sweep.h"
 #include "solvers/riccati_sweep.h"
 
 namespace dynid::solvers {
@@ -80,6 +82,12 @@ struct FirstOrderSmootherOptions {
   int max_iterations = 50;
   double damping = 1.0;     // alpha_i of seed 004 eq. 3.23, in (0, 1]
   double tolerance = 1e-10; // stop when max |change| <= tolerance (1 + max |value|)
+  // Constant theta only: kConditionedOnTheta (default) runs the Riccati sweep on the 2n dynamic
+  // states with theta's sensitivity carried alongside and theta solved from a p × p system
+  // (constant_parameter_sweep.h); kAugmented carries theta as p states of zero process noise
+  // (riccati_sweep.h). Both solve the same linear–quadratic problem at every iteration.
+  enum class Sweep { kConditionedOnTheta, kAugmented };
+  Sweep sweep = Sweep::kConditionedOnTheta;
   bool IsValid(std::string* why) const;
 };
 
@@ -119,10 +127,30 @@ FirstOrderSmootherSummary RunFirstOrderSmootherFixed(
   const auto start = std::chrono::steady_clock::now();
   FirstOrderSmootherSummary summary;
   std::string why;
-  RiccatiSweep<n, NX, n + m, n + l> sweep(variables->mode, weights);
-  if (!sweep.Initialize(&why)) {
-    summary.message = why;
-    return summary;
+  // Constant theta: the sweep conditioned on theta (2n states, constant_parameter_sweep.h);
+  // otherwise theta (if estimated) is part of the Riccati state.
+  constexpr bool kConditioned = NX > 2 * n;
+  using Augmented = RiccatiSweep<n, NX, n + m, n + l>;
+  using Conditioned = ConstantParameterSweep<n, (kConditioned ? NX - 2 * n : 1), n + m, n + l>;
+  const bool conditioned =
+      kConditioned && variables->mode == problems::ParameterMode::kConstant &&
+      options.sweep == FirstOrderSmootherOptions::Sweep::kConditionedOnTheta;
+  std::unique_ptr<Augmented> augmented;
+  std::unique_ptr<Conditioned> conditioned_sweep;
+  if (conditioned) {
+    if constexpr (kConditioned) {
+      conditioned_sweep = std::make_unique<Conditioned>(weights);
+      if (!conditioned_sweep->Initialize(&why)) {
+        summary.message = why;
+        return summary;
+      }
+    }
+  } else {
+    augmented = std::make_unique<Augmented>(variables->mode, weights);
+    if (!augmented->Initialize(&why)) {
+      summary.message = why;
+      return summary;
+    }
   }
   const int num_nodes = variables->num_nodes();
   Eigen::MatrixXd states, inputs;
@@ -132,7 +160,15 @@ FirstOrderSmootherSummary RunFirstOrderSmootherFixed(
       *node = LinearizeNode<Model, NX>(model, data, k, variables->state(k), variables->input(k),
                                        variables->parameter(k));
     };
-    if (!sweep.SmoothLinearized(data.time, linearize, &states, &inputs, &why)) {
+    bool ok = false;
+    if (conditioned) {
+      if constexpr (kConditioned) {
+        ok = conditioned_sweep->SmoothLinearized(data.time, linearize, &states, &inputs, &why);
+      }
+    } else {
+      ok = augmented->SmoothLinearized(data.time, linearize, &states, &inputs, &why);
+    }
+    if (!ok) {
       summary.message = why;
       summary.iterations = iteration;
       return summary;

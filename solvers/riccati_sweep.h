@@ -106,6 +106,9 @@ struct NodeLinearization {
   Eigen::Matrix<double, NZ, 1> y;
 };
 
+template <int N, int NT, int NP, int NZ>
+class ConstantParameterSweep;
+
 template <int N, int NX, int NP, int NZ>
 class RiccatiSweep {
  public:
@@ -513,6 +516,8 @@ class RiccatiSweep {
   const MatXX& initial_covariance() const { return P0_; }
 
  private:
+  template <int, int, int, int>
+  friend class ConstantParameterSweep;  // shares the weights and the process noise blocks
   problems::ParameterMode mode_;
   const problems::WeightedResidualWeights& weights_;
   VecX q0_;
