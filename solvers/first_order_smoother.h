@@ -47,34 +47,45 @@
 
 namespace dynid::solvers {
 
-// Linearises the model's zeta at node `k` about (state, input, theta); NX = 2n (theta fixed)
-// or 2n + p (theta estimated, then part of the state).
+// Linearises the model's zeta at node `k` about (state, input, theta) into *node; NX = 2n
+// (theta fixed) or 2n + p (theta estimated, then part of the state).
 template <class Model, int NX>
-NodeLinearization<NX, Model::kNumPositions + Model::kNumInputs,
-                  Model::kNumPositions + Model::kNumMeasurements>
-LinearizeNode(const Model& model, const problems::WeightedResidualData& data, int k,
-              const double* state, const double* input, const double* theta) {
-  constexpr int n = Model::kNumPositions, m = Model::kNumInputs, p = Model::kNumParameters,
-                l = Model::kNumMeasurements;
+void LinearizeNode(const Model& model, const problems::WeightedResidualData& data, int k,
+                   const double* state, const double* input, const double* theta,
+                   NodeLinearization<NX, Model::kNumPositions + Model::kNumInputs,
+                                     Model::kNumPositions + Model::kNumMeasurements>* node) {
+  constexpr int n = Model::kNumPositions, m = Model::kNumInputs, l = Model::kNumMeasurements;
   constexpr bool estimated = NX > 2 * n;
   models::ModelLinearization<Model> lin;
   models::LinearizeModel(model, state, state + n, input, input + n, theta, data.time(k), &lin);
-  NodeLinearization<NX, n + m, n + l> node;
-  node.C.template topRows<n>() = lin.J_r_x.template leftCols<NX>();
-  node.C.template bottomRows<l>() = lin.J_z_x.template leftCols<NX>();
-  node.D << lin.J_r_pbar, lin.J_z_pbar;
-  Eigen::Matrix<double, n + l, 1> zeta;
-  zeta << -lin.equations, data.measurements.row(k).transpose() - lin.measurements;
+  node->C.template topRows<n>() = lin.J_r_x.template leftCols<NX>();
+  node->C.template bottomRows<l>() = lin.J_z_x.template leftCols<NX>();
+  node->D.template topRows<n>() = lin.J_r_pbar;
+  node->D.template bottomRows<l>() = lin.J_z_pbar;
   Eigen::Matrix<double, NX, 1> x;
   x.template head<2 * n>() = Eigen::Map<const Eigen::Matrix<double, 2 * n, 1>>(state);
   if constexpr (estimated) {
     x.template tail<NX - 2 * n>() = Eigen::Map<const Eigen::Matrix<double, NX - 2 * n, 1>>(theta);
   }
-  (void)p;
   const Eigen::Matrix<double, n + m, 1> pbar =
       Eigen::Map<const Eigen::Matrix<double, n + m, 1>>(input);
-  // lazyProduct: coefficient-based (Eigen's default sends these through its GEMV kernel).
-  node.y = zeta + node.C.lazyProduct(x) + node.D.lazyProduct(pbar);
+  // y = zeta + C x + D p̄ with zeta = [−r; z_measured − z]; lazyProduct: coefficient-based
+  // (Eigen's default sends these through its GEMV kernel).
+  node->y.template head<n>() = -lin.equations;
+  node->y.template tail<l>() = data.measurements.row(k).transpose() - lin.measurements;
+  node->y += node->C.lazyProduct(x) + node->D.lazyProduct(pbar);
+}
+
+// As above, returning the linearisation.
+template <class Model, int NX>
+NodeLinearization<NX, Model::kNumPositions + Model::kNumInputs,
+                  Model::kNumPositions + Model::kNumMeasurements>
+LinearizeNode(const Model& model, const problems::WeightedResidualData& data, int k,
+              const double* state, const double* input, const double* theta) {
+  NodeLinearization<NX, Model::kNumPositions + Model::kNumInputs,
+                    Model::kNumPositions + Model::kNumMeasurements>
+      node;
+  LinearizeNode<Model, NX>(model, data, k, state, input, theta, &node);
   return node;
 }
 
@@ -157,8 +168,8 @@ FirstOrderSmootherSummary RunFirstOrderSmootherFixed(
   for (int iteration = 1; iteration <= options.max_iterations; ++iteration) {
     // Each node is linearised about the current estimate as the forward sweep reaches it.
     auto linearize = [&](int k, NodeLinearization<NX, n + m, n + l>* node) {
-      *node = LinearizeNode<Model, NX>(model, data, k, variables->state(k), variables->input(k),
-                                       variables->parameter(k));
+      LinearizeNode<Model, NX>(model, data, k, variables->state(k), variables->input(k),
+                               variables->parameter(k), node);
     };
     bool ok = false;
     if (conditioned) {
