@@ -14,8 +14,12 @@
 //      cost minimised over d for fixed theta is |theta − q0_theta|²_{P0_thetatheta⁻¹} +
 //      Σ_k |nu_k(theta)|² (the profile cost), so theta-hat solves one p × p system built from
 //      Σ_k Nu_kᵀ Nu_k.
-//   3. The backward sweep (RTS in adjoint form, see riccati_sweep.h) then runs on the 2N
-//      dynamic states at theta = theta-hat.
+//   3. The backward sweep runs on the 2N dynamic states at theta = theta-hat, in the
+//      Rauch–Tung–Striebel form x_k = m⁺_k + J_k (x_{k+1} − m⁻_{k+1}), J_k = P⁺_k Āᵀ (P⁻_{k+1})⁻¹;
+//      with m(theta) affine this is x_k = D_k [1; theta-hat] + J_k x_{k+1}, D_k = E⁺_k − J_k E⁻_{k+1},
+//      so only J_k and D_k (2N × 2N and 2N × (1 + p)) and the input elimination (G, K_p C,
+//      K_p y) are stored per node (~1.3 kB for the xy-table size, against ~3.4 kB for the
+//      augmented sweep). P⁻ = Ā P⁺ Āᵀ + Γ W⁻¹ Γᵀ / h + ... is positive definite because W is.
 // The minimiser of the joint problem over (d, theta) is (d-hat(theta-hat), theta-hat), so the
 // result equals that of the augmented sweep up to round-off (tested to 1e-8 in
 // constant_parameter_sweep_test.cc), with 2N instead of 2N + p states in every covariance
@@ -101,22 +105,41 @@ class ConstantParameterSweep {
     const Eigen::VectorXd node_weights = problems::TrapezoidalNodeWeights(time);
     std::vector<Store>& store = store_;
     store.resize(num_nodes);
-    MatDD P_prior = prior_covariance_;
-    MatDE E_prior = prior_mean_;
+    MatDD P_prior = prior_covariance_, P_post, T;
+    MatDE E_prior = prior_mean_, E_post;
     MatEE gram = prior_gram_;
+    MatUE Nu;
     Node node;
+    Elimination e;
     for (int k = 0; k < num_nodes; ++k) {
       Store& s = store[k];
       linearize(k, &node);
-      if (!base_.Eliminate(node, node_weights(k), &s.elimination, error)) {
+      if (!base_.Eliminate(node, node_weights(k), &e, error)) {
         *error = "node " + std::to_string(k) + ": " + *error;
         return false;
       }
-      Update(s.elimination, P_prior, E_prior, &s);
-      gram.template triangularView<Eigen::Lower>() += s.Nu.transpose().lazyProduct(s.Nu);
-      if (k + 1 < num_nodes) {
-        Predict(s.elimination, time(k + 1) - time(k), s, &P_prior, &E_prior);
+      s.G = e.input_information;
+      s.KC = e.KC;
+      s.Ky = e.Ky;
+      Update(e, P_prior, E_prior, &P_post, &E_post, &Nu);
+      gram.template triangularView<Eigen::Lower>() += Nu.transpose().lazyProduct(Nu);
+      if (k + 1 == num_nodes) {
+        s.J.setZero();
+        s.D = E_post;
+        break;
       }
+      Predict(e, time(k + 1) - time(k), P_post, E_post, &T, &P_prior, &E_prior);
+      // Jᵀ = (P⁻)⁻¹ Ā P⁺.
+      MatDD factor = P_prior;
+      if (!internal::CholeskyInPlace(&factor)) {
+        *error = "node " + std::to_string(k + 1) + ": the predicted covariance is not positive "
+                 "definite";
+        return false;
+      }
+      internal::LowerSolveInPlace(factor, &T);
+      internal::LowerTransposeSolveInPlace(factor, &T);
+      s.J = T.transpose();
+      s.D = E_post - s.J.lazyProduct(E_prior);
     }
     // theta-hat minimises [1; theta]ᵀ gram [1; theta].
     const Eigen::Matrix<double, NT, NT> gram_tt =
@@ -132,88 +155,86 @@ class ConstantParameterSweep {
     // Backward sweep at theta-hat.
     states->resize(NX, num_nodes);
     inputs->resize(NP, num_nodes);
-    VecD lambda = VecD::Zero(), w = VecD::Zero();
+    VecX x_next;
     for (int k = num_nodes - 1; k >= 0; --k) {
       const Store& s = store[k];
-      const double h = k + 1 < num_nodes ? time(k + 1) - time(k) : 0.0;
-      if (k + 1 < num_nodes) w = TransitionTransposeTimes(s.elimination, h, lambda);
       VecX x;
-      x.template head<ND>() = s.E.lazyProduct(one_theta) + s.P.lazyProduct(w);
+      x.template head<ND>() = s.D.lazyProduct(one_theta);
       x.template tail<NT>() = one_theta.template tail<NT>();
-      if (k > 0) {
-        Eigen::Matrix<double, NU, 1> r = s.Nu.lazyProduct(one_theta) - s.A.lazyProduct(w);
-        internal::LowerTransposeSolveInPlace(s.L, &r);
-        lambda = w + s.elimination.H.template leftCols<ND>().transpose().lazyProduct(r);
-      }
       // Fixed-size destination blocks (a dynamic column trips GCC 12's -Wstringop-overread).
       if (k + 1 < num_nodes) {
-        const VecX x_next = states->template block<NX, 1>(0, k + 1);
-        inputs->template block<NP, 1>(0, k) = base_.SmoothedInput(s.elimination, h, x, x_next);
+        x.template head<ND>() += s.J.lazyProduct(x_next.template head<ND>());
+        inputs->template block<NP, 1>(0, k) =
+            base_.SmoothedInput(s.G, s.KC, s.Ky, time(k + 1) - time(k), x, x_next);
       } else {
-        inputs->template block<NP, 1>(0, k) = base_.FilteredInput(s.elimination, x);
+        inputs->template block<NP, 1>(0, k) = s.Ky - s.KC.lazyProduct(x);
       }
       states->template block<NX, 1>(0, k) = x;
+      x_next = x;
     }
     return true;
   }
 
  private:
-  // What the forward sweep leaves at a node for theta-hat and the backward sweep.
+  // What the forward sweep leaves at a node for the backward sweep.
   struct Store {
     Store() {}  // no zero-fill in std::vector<Store>(n)
-    Elimination elimination;
-    MatDD P;   // P⁺ (theta fixed)
-    MatDE E;   // m⁺(theta) = E [1; theta]
-    Eigen::Matrix<double, NU, NU> L;  // S = H_d P⁻ H_dᵀ + I = L Lᵀ
-    MatUD A;   // L⁻¹ H_d P⁻
-    MatUE Nu;  // nu(theta) = Nu [1; theta] = L⁻¹ (y_white − H_θ theta − H_d m⁻(theta))
+    MatDD J;   // smoother gain P⁺ Āᵀ (P⁻_{k+1})⁻¹ (zero at the last node)
+    MatDE D;   // E⁺_k − J E⁻_{k+1}
+    Eigen::Matrix<double, NP, NP> G;   // input information DᵀVD w
+    Eigen::Matrix<double, NP, NX> KC;  // K_p C
+    Eigen::Matrix<double, NP, 1> Ky;   // K_p y
   };
 
-  // Measurement update (whitened, unit noise) of P and E, with H = [H_d | H_θ].
-  void Update(const Elimination& e, const MatDD& P_prior, const MatDE& E_prior, Store* s) const {
+  // Measurement update (whitened, unit noise) of P and E, with H = [H_d | H_θ]; Nu gives the
+  // whitened innovation nu(theta) = Nu [1; theta] = L⁻¹ (y_white − H_θ theta − H_d m⁻(theta)),
+  // S = H_d P⁻ H_dᵀ + I = L Lᵀ.
+  void Update(const Elimination& e, const MatDD& P_prior, const MatDE& E_prior, MatDD* P_post,
+              MatDE* E_post, MatUE* Nu) const {
     const auto H_d = e.H.template leftCols<ND>();
-    s->A = H_d.lazyProduct(P_prior);
-    Eigen::Matrix<double, NU, NU>& S = s->L;
-    S = s->A.lazyProduct(H_d.transpose());
+    MatUD A = H_d.lazyProduct(P_prior);
+    Eigen::Matrix<double, NU, NU> S = A.lazyProduct(H_d.transpose());
     S.diagonal().array() += 1.0;
     internal::CholeskyInPlace(&S);  // S ≥ I
-    internal::LowerSolveInPlace(S, &s->A);
-    s->Nu.col(0) = e.y_white;
-    s->Nu.template rightCols<NT>() = -e.H.template rightCols<NT>();
-    s->Nu -= H_d.lazyProduct(E_prior);
-    internal::LowerSolveInPlace(S, &s->Nu);
-    s->E = E_prior + s->A.transpose().lazyProduct(s->Nu);
+    internal::LowerSolveInPlace(S, &A);
+    Nu->col(0) = e.y_white;
+    Nu->template rightCols<NT>() = -e.H.template rightCols<NT>();
+    *Nu -= H_d.lazyProduct(E_prior);
+    internal::LowerSolveInPlace(S, Nu);
+    *E_post = E_prior + A.transpose().lazyProduct(*Nu);
+    MatDD& P = *P_post;
     for (int j = 0; j < ND; ++j) {
-      s->P(j, j) = P_prior(j, j) - s->A.col(j).squaredNorm();
+      P(j, j) = P_prior(j, j) - A.col(j).squaredNorm();
       for (int i = j + 1; i < ND; ++i) {
-        const double value = P_prior(i, j) - s->A.col(i).dot(s->A.col(j));
-        s->P(i, j) = value;
-        s->P(j, i) = value;
+        const double value = P_prior(i, j) - A.col(i).dot(A.col(j));
+        P(i, j) = value;
+        P(j, i) = value;
       }
     }
   }
 
   // Prediction over h: d' = Ā_d d + Ā_θ theta + ΓB K_p y with Ā_d = Φ − ΓB K_p C_d,
   // Ā_θ = −ΓB K_p C_θ (only the acceleration rows K_a of K_p enter, see RiccatiSweep::Predict).
-  void Predict(const Elimination& e, double h, const Store& s, MatDD* P_prior,
-               MatDE* E_prior) const {
+  // Also returns T = Ā_d P⁺.
+  void Predict(const Elimination& e, double h, const MatDD& P_post, const MatDE& E_post,
+               MatDD* transition_times_covariance, MatDD* P_prior, MatDE* E_prior) const {
     const double half_h2 = 0.5 * h * h;
     const Eigen::Matrix<double, N, ND> KC_d = e.KC.template topLeftCorner<N, ND>();
     // Input mean as an affine function of theta: K_a (y − C_d m⁺(theta) − C_θ theta).
     Eigen::Matrix<double, N, NE> input;
     input.col(0) = e.Ky.template head<N>();
     input.template rightCols<NT>() = -e.KC.template topRightCorner<N, NT>();
-    input -= KC_d.lazyProduct(s.E);
+    input -= KC_d.lazyProduct(E_post);
     MatDE& E = *E_prior;
     E.template topRows<N>() =
-        s.E.template topRows<N>() + h * s.E.template bottomRows<N>() + half_h2 * input;
-    E.template bottomRows<N>() = s.E.template bottomRows<N>() + h * input;
+        E_post.template topRows<N>() + h * E_post.template bottomRows<N>() + half_h2 * input;
+    E.template bottomRows<N>() = E_post.template bottomRows<N>() + h * input;
     // P⁻ = Ā_d P⁺ Ā_dᵀ + ΓB G⁻¹ ΓBᵀ + Γ W⁻¹ Γᵀ / h.
-    const Eigen::Matrix<double, N, ND> KCP = KC_d.lazyProduct(s.P);
-    MatDD T;
-    T.template topRows<N>() = s.P.template topRows<N>() + h * s.P.template bottomRows<N>() -
-                              half_h2 * KCP;
-    T.template bottomRows<N>() = s.P.template bottomRows<N>() - h * KCP;
+    const Eigen::Matrix<double, N, ND> KCP = KC_d.lazyProduct(P_post);
+    MatDD& T = *transition_times_covariance;
+    T.template topRows<N>() = P_post.template topRows<N>() +
+                              h * P_post.template bottomRows<N>() - half_h2 * KCP;
+    T.template bottomRows<N>() = P_post.template bottomRows<N>() - h * KCP;
     const Eigen::Matrix<double, ND, N> TKCt = T.lazyProduct(KC_d.transpose());
     MatDD& P = *P_prior;
     P.template leftCols<N>() =
@@ -234,16 +255,6 @@ class ConstantParameterSweep {
         P(j, i) = value;
       }
     }
-  }
-
-  // w = Ā_dᵀ lambda.
-  VecD TransitionTransposeTimes(const Elimination& e, double h, const VecD& lambda) const {
-    const double half_h2 = 0.5 * h * h;
-    Eigen::Matrix<double, N, 1> g;
-    for (int i = 0; i < N; ++i) g(i) = half_h2 * lambda(i) + h * lambda(N + i);
-    VecD w = lambda - e.KC.template topLeftCorner<N, ND>().transpose().lazyProduct(g);
-    for (int i = 0; i < N; ++i) w(N + i) += h * lambda(i);
-    return w;
   }
 
   Base base_;

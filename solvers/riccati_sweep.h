@@ -415,6 +415,12 @@ class RiccatiSweep {
 
   // argmin |p̄ − K_p(y − Cx)|²_G + h |xi_kin(p̄)|²_W, xi_kin = Γ_kin⁻¹(x' − Φx) − B p̄.
   VecP SmoothedInput(const Elimination& e, double h, const VecX& x, const VecX& x_next) const {
+    return SmoothedInput(e.input_information, e.KC, e.Ky, h, x, x_next);
+  }
+
+  // As above from G, K_p C and K_p y.
+  VecP SmoothedInput(const MatPP& G, const MatPX& KC, const VecP& Ky, double h, const VecX& x,
+                     const VecX& x_next) const {
     Eigen::Matrix<double, 2 * N, 1> d;
     for (int i = 0; i < N; ++i) {
       const double delta_s = x_next(i) - x(i) - h * x(N + i);
@@ -423,9 +429,10 @@ class RiccatiSweep {
       d(N + i) = delta_v / h;
     }
     // Bᵀ W B picks the a-rows (first N entries of p̄) of the v-block of W.
-    MatPP lhs = e.input_information;
+    MatPP lhs = G;
     lhs.template topLeftCorner<N, N>() += h * W_kinematic_.template bottomRightCorner<N, N>();
-    VecP rhs = e.input_information * FilteredInput(e, x);
+    const VecP filtered = Ky - KC.lazyProduct(x);
+    VecP rhs = G.lazyProduct(filtered);
     rhs.template head<N>() += h * W_kinematic_.template bottomRows<N>().lazyProduct(d);
     // G + h W_vv is positive definite.
     const MatPP lhs_copy = lhs;
