@@ -22,8 +22,11 @@
 // linearisation (successive substitution) with numerical damping alpha ∈ (0, 1] (§3.5) converges
 // to a stationary point of the discretised functional (a Gauss–Newton fixed point).
 //
-// kConstant theta is a state with zero process noise; kTimeVarying theta has process weight
-// W_theta; kFixed theta is not estimated. F(x)ᵀ V F(x) must be regular at every node (seed 004
+// kConstant theta is by default conditioned out of the sweep (constant_parameter_sweep.h: a
+// 2n-state sweep carrying theta's sensitivities, theta from a p × p system) or, with
+// FirstOrderSmootherOptions::Sweep::kAugmented, a state with zero process noise (the same
+// solution); kTimeVarying theta is a state with process weight W_theta; kFixed theta is not
+// estimated. F(x)ᵀ V F(x) must be regular at every node (seed 004
 // §3.2: V ≥ 0 with FᵀVF regular).
 //
 // The linear optimal filter runs only the forward sweep, re-linearising at each node about the
