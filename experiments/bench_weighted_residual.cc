@@ -47,6 +47,9 @@ DEFINE_bool(node_covariance, true,
             "also time the full node covariance blocks (banded selected inversion)");
 DEFINE_int32(first_order_repeats, 3,
              "single-iteration first-order runs per N; the fastest (process CPU time) is reported");
+DEFINE_string(first_order_sweep, "conditioned",
+              "conditioned (theta solved outside a 2n-state sweep) or augmented (theta as p "
+              "Riccati states); both solve the same problem");
 DEFINE_string(sparse_library, "suitesparse", "suitesparse or eigen (normal-equation Cholesky)");
 
 namespace {
@@ -134,6 +137,11 @@ int main(int argc, char** argv) {
   if (FLAGS_sparse_library != "suitesparse" && FLAGS_sparse_library != "eigen") {
     std::fprintf(stderr, "--sparse_library: expected suitesparse or eigen, got '%s'\n",
                  FLAGS_sparse_library.c_str());
+    return 1;
+  }
+  if (FLAGS_first_order_sweep != "conditioned" && FLAGS_first_order_sweep != "augmented") {
+    std::fprintf(stderr, "--first_order_sweep: expected conditioned or augmented, got '%s'\n",
+                 FLAGS_first_order_sweep.c_str());
     return 1;
   }
   if (!(FLAGS_sample_period_s > 0.0)) {
@@ -258,6 +266,9 @@ int main(int argc, char** argv) {
         fo.max_iterations = iterations;
         fo.tolerance = 0.0;
         fo.damping = 0.5;
+        fo.sweep = FLAGS_first_order_sweep == "augmented"
+                       ? solvers::FirstOrderSmootherOptions::Sweep::kAugmented
+                       : solvers::FirstOrderSmootherOptions::Sweep::kConditionedOnTheta;
         double best_cpu_s = INFINITY;
         for (int repeat = 0; repeat < std::max(1, FLAGS_first_order_repeats); ++repeat) {
           problems::WeightedResidualVariables riccati = start;

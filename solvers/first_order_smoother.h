@@ -22,8 +22,11 @@
 // linearisation (successive substitution) with numerical damping alpha ∈ (0, 1] (§3.5) converges
 // to a stationary point of the discretised functional (a Gauss–Newton fixed point).
 //
-// kConstant theta is a state with zero process noise; kTimeVarying theta has process weight
-// W_theta; kFixed theta is not estimated. F(x)ᵀ V F(x) must be regular at every node (seed 004
+// kConstant theta is by default conditioned out of the sweep (constant_parameter_sweep.h: a
+// 2n-state sweep carrying theta's sensitivities, theta from a p × p system) or, with
+// FirstOrderSmootherOptions::Sweep::kAugmented, a state with zero process noise (the same
+// solution); kTimeVarying theta is a state with process weight W_theta; kFixed theta is not
+// estimated. F(x)ᵀ V F(x) must be regular at every node (seed 004
 // §3.2: V ≥ 0 with FᵀVF regular).
 //
 // The linear optimal filter runs only the forward sweep, re-linearising at each node about the
@@ -34,6 +37,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -41,38 +45,50 @@
 
 #include "models/model_linearization.h"
 #include "problems/weighted_residual_problem.h"
+#include "solvers/constant_parameter_sweep.h"
 #include "solvers/riccati_sweep.h"
 
 namespace dynid::solvers {
 
-// Linearises the model's zeta at node `k` about (state, input, theta); NX = 2n (theta fixed)
-// or 2n + p (theta estimated, then part of the state).
+// Linearises the model's zeta at node `k` about (state, input, theta) into *node; NX = 2n
+// (theta fixed) or 2n + p (theta estimated, then part of the state).
 template <class Model, int NX>
-NodeLinearization<NX, Model::kNumPositions + Model::kNumInputs,
-                  Model::kNumPositions + Model::kNumMeasurements>
-LinearizeNode(const Model& model, const problems::WeightedResidualData& data, int k,
-              const double* state, const double* input, const double* theta) {
-  constexpr int n = Model::kNumPositions, m = Model::kNumInputs, p = Model::kNumParameters,
-                l = Model::kNumMeasurements;
+void LinearizeNode(const Model& model, const problems::WeightedResidualData& data, int k,
+                   const double* state, const double* input, const double* theta,
+                   NodeLinearization<NX, Model::kNumPositions + Model::kNumInputs,
+                                     Model::kNumPositions + Model::kNumMeasurements>* node) {
+  constexpr int n = Model::kNumPositions, m = Model::kNumInputs, l = Model::kNumMeasurements;
   constexpr bool estimated = NX > 2 * n;
   models::ModelLinearization<Model> lin;
   models::LinearizeModel(model, state, state + n, input, input + n, theta, data.time(k), &lin);
-  NodeLinearization<NX, n + m, n + l> node;
-  node.C.template topRows<n>() = lin.J_r_x.template leftCols<NX>();
-  node.C.template bottomRows<l>() = lin.J_z_x.template leftCols<NX>();
-  node.D << lin.J_r_pbar, lin.J_z_pbar;
-  Eigen::Matrix<double, n + l, 1> zeta;
-  zeta << -lin.equations, data.measurements.row(k).transpose() - lin.measurements;
+  node->C.template topRows<n>() = lin.J_r_x.template leftCols<NX>();
+  node->C.template bottomRows<l>() = lin.J_z_x.template leftCols<NX>();
+  node->D.template topRows<n>() = lin.J_r_pbar;
+  node->D.template bottomRows<l>() = lin.J_z_pbar;
   Eigen::Matrix<double, NX, 1> x;
   x.template head<2 * n>() = Eigen::Map<const Eigen::Matrix<double, 2 * n, 1>>(state);
   if constexpr (estimated) {
     x.template tail<NX - 2 * n>() = Eigen::Map<const Eigen::Matrix<double, NX - 2 * n, 1>>(theta);
   }
-  (void)p;
   const Eigen::Matrix<double, n + m, 1> pbar =
       Eigen::Map<const Eigen::Matrix<double, n + m, 1>>(input);
-  // lazyProduct: coefficient-based (Eigen's default sends these through its GEMV kernel).
-  node.y = zeta + node.C.lazyProduct(x) + node.D.lazyProduct(pbar);
+  // y = zeta + C x + D p̄ with zeta = [−r; z_measured − z]; lazyProduct: coefficient-based
+  // (Eigen's default sends these through its GEMV kernel).
+  node->y.template head<n>() = -lin.equations;
+  node->y.template tail<l>() = data.measurements.row(k).transpose() - lin.measurements;
+  node->y += node->C.lazyProduct(x) + node->D.lazyProduct(pbar);
+}
+
+// As above, returning the linearisation.
+template <class Model, int NX>
+NodeLinearization<NX, Model::kNumPositions + Model::kNumInputs,
+                  Model::kNumPositions + Model::kNumMeasurements>
+LinearizeNode(const Model& model, const problems::WeightedResidualData& data, int k,
+              const double* state, const double* input, const double* theta) {
+  NodeLinearization<NX, Model::kNumPositions + Model::kNumInputs,
+                    Model::kNumPositions + Model::kNumMeasurements>
+      node;
+  LinearizeNode<Model, NX>(model, data, k, state, input, theta, &node);
   return node;
 }
 
@@ -80,6 +96,12 @@ struct FirstOrderSmootherOptions {
   int max_iterations = 50;
   double damping = 1.0;     // alpha_i of seed 004 eq. 3.23, in (0, 1]
   double tolerance = 1e-10; // stop when max |change| <= tolerance (1 + max |value|)
+  // Constant theta only: kConditionedOnTheta (default) runs the Riccati sweep on the 2n dynamic
+  // states with theta's sensitivity carried alongside and theta solved from a p × p system
+  // (constant_parameter_sweep.h); kAugmented carries theta as p states of zero process noise
+  // (riccati_sweep.h). Both solve the same linear–quadratic problem at every iteration.
+  enum class Sweep { kConditionedOnTheta, kAugmented };
+  Sweep sweep = Sweep::kConditionedOnTheta;
   bool IsValid(std::string* why) const;
 };
 
@@ -119,20 +141,48 @@ FirstOrderSmootherSummary RunFirstOrderSmootherFixed(
   const auto start = std::chrono::steady_clock::now();
   FirstOrderSmootherSummary summary;
   std::string why;
-  RiccatiSweep<n, NX, n + m, n + l> sweep(variables->mode, weights);
-  if (!sweep.Initialize(&why)) {
-    summary.message = why;
-    return summary;
+  // Constant theta: the sweep conditioned on theta (2n states, constant_parameter_sweep.h);
+  // otherwise theta (if estimated) is part of the Riccati state.
+  constexpr bool kConditioned = NX > 2 * n;
+  using Augmented = RiccatiSweep<n, NX, n + m, n + l>;
+  using Conditioned = ConstantParameterSweep<n, (kConditioned ? NX - 2 * n : 1), n + m, n + l>;
+  const bool conditioned =
+      kConditioned && variables->mode == problems::ParameterMode::kConstant &&
+      options.sweep == FirstOrderSmootherOptions::Sweep::kConditionedOnTheta;
+  std::unique_ptr<Augmented> augmented;
+  std::unique_ptr<Conditioned> conditioned_sweep;
+  if (conditioned) {
+    if constexpr (kConditioned) {
+      conditioned_sweep = std::make_unique<Conditioned>(weights);
+      if (!conditioned_sweep->Initialize(&why)) {
+        summary.message = why;
+        return summary;
+      }
+    }
+  } else {
+    augmented = std::make_unique<Augmented>(variables->mode, weights);
+    if (!augmented->Initialize(&why)) {
+      summary.message = why;
+      return summary;
+    }
   }
   const int num_nodes = variables->num_nodes();
   Eigen::MatrixXd states, inputs;
   for (int iteration = 1; iteration <= options.max_iterations; ++iteration) {
     // Each node is linearised about the current estimate as the forward sweep reaches it.
     auto linearize = [&](int k, NodeLinearization<NX, n + m, n + l>* node) {
-      *node = LinearizeNode<Model, NX>(model, data, k, variables->state(k), variables->input(k),
-                                       variables->parameter(k));
+      LinearizeNode<Model, NX>(model, data, k, variables->state(k), variables->input(k),
+                               variables->parameter(k), node);
     };
-    if (!sweep.SmoothLinearized(data.time, linearize, &states, &inputs, &why)) {
+    bool ok = false;
+    if (conditioned) {
+      if constexpr (kConditioned) {
+        ok = conditioned_sweep->SmoothLinearized(data.time, linearize, &states, &inputs, &why);
+      }
+    } else {
+      ok = augmented->SmoothLinearized(data.time, linearize, &states, &inputs, &why);
+    }
+    if (!ok) {
       summary.message = why;
       summary.iterations = iteration;
       return summary;

@@ -29,7 +29,10 @@ namespace dynid::solvers {
 namespace internal {
 
 // Small fixed-size dense kernels (Eigen's LLT and triangular solves route fixed sizes through
-// dynamic-block code paths, which dominated the profile of the sweep at these sizes).
+// dynamic-block code paths, which dominated the profile of the sweep at these sizes). All are
+// written in the right-looking (outer-product) order: each step updates many independent
+// entries, where the dot-product order is one serial chain of dependent additions per entry
+// (latency-bound; that order dominated a later profile).
 
 // A = L Lᵀ in place (L in the lower triangle; the strict upper triangle is left untouched);
 // false when A is not numerically positive definite.
@@ -37,16 +40,14 @@ template <int K>
 bool CholeskyInPlace(Eigen::Matrix<double, K, K>* matrix) {
   Eigen::Matrix<double, K, K>& a = *matrix;
   for (int j = 0; j < K; ++j) {
-    double d = a(j, j);
-    for (int k = 0; k < j; ++k) d -= a(j, k) * a(j, k);
+    const double d = a(j, j);
     if (!(d > 0.0)) return false;
-    d = std::sqrt(d);
-    a(j, j) = d;
-    const double inverse = 1.0 / d;
-    for (int i = j + 1; i < K; ++i) {
-      double value = a(i, j);
-      for (int k = 0; k < j; ++k) value -= a(i, k) * a(j, k);
-      a(i, j) = value * inverse;
+    const double root = std::sqrt(d);
+    a(j, j) = root;
+    const double inverse = 1.0 / root;
+    for (int i = j + 1; i < K; ++i) a(i, j) *= inverse;
+    for (int c = j + 1; c < K; ++c) {
+      for (int i = c; i < K; ++i) a(i, c) -= a(i, j) * a(c, j);
     }
   }
   return true;
@@ -57,12 +58,9 @@ bool CholeskyInPlace(Eigen::Matrix<double, K, K>* matrix) {
 template <int K, int C>
 void LowerSolveInPlace(const Eigen::Matrix<double, K, K>& lower, Eigen::Matrix<double, K, C>* b) {
   const Eigen::Matrix<double, K, 1> inverse = lower.diagonal().cwiseInverse();
-  for (int c = 0; c < C; ++c) {
-    for (int i = 0; i < K; ++i) {
-      double value = (*b)(i, c);
-      for (int k = 0; k < i; ++k) value -= lower(i, k) * (*b)(k, c);
-      (*b)(i, c) = value * inverse(i);
-    }
+  for (int i = 0; i < K; ++i) {
+    b->row(i) *= inverse(i);
+    for (int r = i + 1; r < K; ++r) b->row(r) -= lower(r, i) * b->row(i);
   }
 }
 
@@ -71,12 +69,9 @@ template <int K, int C>
 void LowerTransposeSolveInPlace(const Eigen::Matrix<double, K, K>& lower,
                                 Eigen::Matrix<double, K, C>* b) {
   const Eigen::Matrix<double, K, 1> inverse = lower.diagonal().cwiseInverse();
-  for (int c = 0; c < C; ++c) {
-    for (int i = K - 1; i >= 0; --i) {
-      double value = (*b)(i, c);
-      for (int k = i + 1; k < K; ++k) value -= lower(k, i) * (*b)(k, c);
-      (*b)(i, c) = value * inverse(i);
-    }
+  for (int i = K - 1; i >= 0; --i) {
+    b->row(i) *= inverse(i);
+    for (int r = 0; r < i; ++r) b->row(r) -= lower(i, r) * b->row(i);
   }
 }
 
@@ -84,12 +79,9 @@ void LowerTransposeSolveInPlace(const Eigen::Matrix<double, K, K>& lower,
 template <int K, int C>
 void UpperSolveInPlace(const Eigen::Matrix<double, K, K>& upper, Eigen::Matrix<double, K, C>* b) {
   const Eigen::Matrix<double, K, 1> inverse = upper.diagonal().cwiseInverse();
-  for (int c = 0; c < C; ++c) {
-    for (int i = K - 1; i >= 0; --i) {
-      double value = (*b)(i, c);
-      for (int k = i + 1; k < K; ++k) value -= upper(i, k) * (*b)(k, c);
-      (*b)(i, c) = value * inverse(i);
-    }
+  for (int i = K - 1; i >= 0; --i) {
+    b->row(i) *= inverse(i);
+    for (int r = 0; r < i; ++r) b->row(r) -= upper(r, i) * b->row(i);
   }
 }
 
@@ -105,6 +97,9 @@ struct NodeLinearization {
   Eigen::Matrix<double, NZ, NP> D;
   Eigen::Matrix<double, NZ, 1> y;
 };
+
+template <int N, int NT, int NP, int NZ>
+class ConstantParameterSweep;
 
 template <int N, int NX, int NP, int NZ>
 class RiccatiSweep {
@@ -215,20 +210,23 @@ class RiccatiSweep {
   bool Eliminate(const Node& node, double node_weight, Elimination* out,
                  std::string* error) const {
     constexpr int NC = NP + NX + 1;
-    Eigen::Matrix<double, NZ, NC> M;
+    // Rows padded with zeros to a multiple of 4 so that every column operation runs on whole
+    // SIMD packets (a zero row stays zero under the reflections: its v entry is zero).
+    constexpr int NZP = (NZ + 3) / 4 * 4;
+    Eigen::Matrix<double, NZP, NC> M;
+    if constexpr (NZP > NZ) M.template bottomRows<NZP - NZ>().setZero();
     const double root_weight = std::sqrt(node_weight);
     if (sqrt_residual_weight_is_diagonal_) {
-      for (int i = 0; i < NZ; ++i) {
-        const double scale = root_weight * sqrt_residual_weight_(i, i);
-        M.template block<1, NP>(i, 0) = scale * node.D.row(i);
-        M.template block<1, NX>(i, NP) = scale * node.C.row(i);
-        M(i, NC - 1) = scale * node.y(i);
-      }
+      const Eigen::Matrix<double, NZ, 1> scale =
+          root_weight * sqrt_residual_weight_.diagonal();
+      M.template topLeftCorner<NZ, NP>() = scale.asDiagonal() * node.D;
+      M.template block<NZ, NX>(0, NP) = scale.asDiagonal() * node.C;
+      M.template block<NZ, 1>(0, NC - 1) = scale.cwiseProduct(node.y);
     } else {
       const MatZZ weighted_sqrt = root_weight * sqrt_residual_weight_;
-      M.template leftCols<NP>() = weighted_sqrt.lazyProduct(node.D);
-      M.template middleCols<NX>(NP) = weighted_sqrt.lazyProduct(node.C);
-      M.col(NC - 1) = weighted_sqrt.lazyProduct(node.y);
+      M.template topLeftCorner<NZ, NP>() = weighted_sqrt.lazyProduct(node.D);
+      M.template block<NZ, NX>(0, NP) = weighted_sqrt.lazyProduct(node.C);
+      M.template block<NZ, 1>(0, NC - 1) = weighted_sqrt.lazyProduct(node.y);
     }
     // Householder reflections I − tau v vᵀ (v_j = 1, zero above j) zeroing column j below the
     // diagonal; v is kept as a full fixed-size column so the updates vectorise.
@@ -241,7 +239,7 @@ class RiccatiSweep {
                                        : std::sqrt(alpha * alpha + tail);
       const double tau = (beta - alpha) / beta;
       const double inv = 1.0 / (alpha - beta);
-      Eigen::Matrix<double, NZ, 1> v = M.col(j) * inv;
+      Eigen::Matrix<double, NZP, 1> v = M.col(j) * inv;
       v.head(j).setZero();
       v(j) = 1.0;
       M(j, j) = beta;
@@ -263,8 +261,8 @@ class RiccatiSweep {
     MatPP R_inverse = MatPP::Identity();
     internal::UpperSolveInPlace(R, &R_inverse);
     out->input_covariance = R_inverse.lazyProduct(R_inverse.transpose());
-    out->H = M.template bottomRows<NU>().template middleCols<NX>(NP);
-    out->y_white = M.template bottomRows<NU>().col(NC - 1);
+    out->H = M.template block<NU, NX>(NP, NP);
+    out->y_white = M.template block<NU, 1>(NP, NC - 1);
     return true;
   }
 
@@ -409,6 +407,12 @@ class RiccatiSweep {
 
   // argmin |p̄ − K_p(y − Cx)|²_G + h |xi_kin(p̄)|²_W, xi_kin = Γ_kin⁻¹(x' − Φx) − B p̄.
   VecP SmoothedInput(const Elimination& e, double h, const VecX& x, const VecX& x_next) const {
+    return SmoothedInput(e.input_information, e.KC, e.Ky, h, x, x_next);
+  }
+
+  // As above from G, K_p C and K_p y.
+  VecP SmoothedInput(const MatPP& G, const MatPX& KC, const VecP& Ky, double h, const VecX& x,
+                     const VecX& x_next) const {
     Eigen::Matrix<double, 2 * N, 1> d;
     for (int i = 0; i < N; ++i) {
       const double delta_s = x_next(i) - x(i) - h * x(N + i);
@@ -417,9 +421,10 @@ class RiccatiSweep {
       d(N + i) = delta_v / h;
     }
     // Bᵀ W B picks the a-rows (first N entries of p̄) of the v-block of W.
-    MatPP lhs = e.input_information;
+    MatPP lhs = G;
     lhs.template topLeftCorner<N, N>() += h * W_kinematic_.template bottomRightCorner<N, N>();
-    VecP rhs = e.input_information * FilteredInput(e, x);
+    const VecP filtered = Ky - KC.lazyProduct(x);
+    VecP rhs = G.lazyProduct(filtered);
     rhs.template head<N>() += h * W_kinematic_.template bottomRows<N>().lazyProduct(d);
     // G + h W_vv is positive definite.
     const MatPP lhs_copy = lhs;
@@ -513,6 +518,8 @@ class RiccatiSweep {
   const MatXX& initial_covariance() const { return P0_; }
 
  private:
+  template <int, int, int, int>
+  friend class ConstantParameterSweep;  // shares the weights and the process noise blocks
   problems::ParameterMode mode_;
   const problems::WeightedResidualWeights& weights_;
   VecX q0_;
