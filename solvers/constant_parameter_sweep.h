@@ -202,15 +202,7 @@ class ConstantParameterSweep {
     *Nu -= H_d.lazyProduct(E_prior);
     internal::LowerSolveInPlace(S, Nu);
     *E_post = E_prior + A.transpose().lazyProduct(*Nu);
-    MatDD& P = *P_post;
-    for (int j = 0; j < ND; ++j) {
-      P(j, j) = P_prior(j, j) - A.col(j).squaredNorm();
-      for (int i = j + 1; i < ND; ++i) {
-        const double value = P_prior(i, j) - A.col(i).dot(A.col(j));
-        P(i, j) = value;
-        P(j, i) = value;
-      }
-    }
+    internal::SymmetricDowndate(P_prior, A, P_post);
   }
 
   // Prediction over h: d' = Ā_d d + Ā_θ theta + ΓB K_p y with Ā_d = Φ − ΓB K_p C_d,

@@ -85,6 +85,22 @@ void UpperSolveInPlace(const Eigen::Matrix<double, K, K>& upper, Eigen::Matrix<d
   }
 }
 
+// P = P_prior − AᵀA (the covariance downdate of a measurement update), symmetric by
+// construction: one triangle is computed and mirrored.
+template <int R, int K>
+void SymmetricDowndate(const Eigen::Matrix<double, K, K>& prior,
+                       const Eigen::Matrix<double, R, K>& a, Eigen::Matrix<double, K, K>* out) {
+  Eigen::Matrix<double, K, K>& p = *out;
+  for (int j = 0; j < K; ++j) {
+    p(j, j) = prior(j, j) - a.col(j).squaredNorm();
+    for (int i = j + 1; i < K; ++i) {
+      const double value = prior(i, j) - a.col(i).dot(a.col(j));
+      p(i, j) = value;
+      p(j, i) = value;
+    }
+  }
+}
+
 }  // namespace internal
 
 // zeta_k ≈ y − C x − D p̄ at one node; x = [s; v] (theta fixed) or [s; v; theta].
@@ -292,15 +308,7 @@ class RiccatiSweep {
     innovation = e.y_white - e.H.lazyProduct(m_prior);
     internal::LowerSolveInPlace(S, &innovation);
     *m_post = m_prior + A.transpose().lazyProduct(innovation);
-    MatXX& P = *P_post;
-    for (int j = 0; j < NX; ++j) {
-      P(j, j) = P_prior(j, j) - A.col(j).squaredNorm();
-      for (int i = j + 1; i < NX; ++i) {
-        const double value = P_prior(i, j) - A.col(i).dot(A.col(j));
-        P(i, j) = value;
-        P(j, i) = value;
-      }
-    }
+    internal::SymmetricDowndate(P_prior, A, P_post);
   }
 
   // Prediction over an interval of length h: Φ = I + hA, Γ = h (I + hA/2) (exact, A² = 0),
