@@ -236,17 +236,7 @@ class ConstantParameterSweep {
          half_h2 * base_.Q_xi_cross_.template topLeftCorner<ND, ND>() +
          (0.5 * h * half_h2) * base_.Q_xi_outer_.template topLeftCorner<ND, ND>();
     const Eigen::Matrix<double, N, N> Gaa = e.input_covariance.template topLeftCorner<N, N>();
-    P.template block<N, N>(0, 0) += half_h2 * half_h2 * Gaa;
-    P.template block<N, N>(0, N) += half_h2 * h * Gaa;
-    P.template block<N, N>(N, 0) += half_h2 * h * Gaa;
-    P.template block<N, N>(N, N) += h * h * Gaa;
-    for (int j = 0; j < ND; ++j) {
-      for (int i = j + 1; i < ND; ++i) {
-        const double value = 0.5 * (P(i, j) + P(j, i));
-        P(i, j) = value;
-        P(j, i) = value;
-      }
-    }
+    internal::AddInputNoiseAndSymmetrize(Gaa, h, &P);
   }
 
   Base base_;

@@ -101,6 +101,26 @@ void SymmetricDowndate(const Eigen::Matrix<double, K, K>& prior,
   }
 }
 
+// P += ΓB G⁻¹_aa ΓBᵀ over the [s; v] rows (ΓB has h²/2 in the s-row and h in the v-row of each
+// acceleration, N of them), then P ← (P + Pᵀ)/2.
+template <int N, int K>
+void AddInputNoiseAndSymmetrize(const Eigen::Matrix<double, N, N>& input_covariance, double h,
+                                Eigen::Matrix<double, K, K>* covariance) {
+  Eigen::Matrix<double, K, K>& p = *covariance;
+  const double half_h2 = 0.5 * h * h;
+  p.template block<N, N>(0, 0) += half_h2 * half_h2 * input_covariance;
+  p.template block<N, N>(0, N) += half_h2 * h * input_covariance;
+  p.template block<N, N>(N, 0) += half_h2 * h * input_covariance;
+  p.template block<N, N>(N, N) += h * h * input_covariance;
+  for (int j = 0; j < K; ++j) {
+    for (int i = j + 1; i < K; ++i) {
+      const double value = 0.5 * (p(i, j) + p(j, i));
+      p(i, j) = value;
+      p(j, i) = value;
+    }
+  }
+}
+
 }  // namespace internal
 
 // zeta_k ≈ y − C x − D p̄ at one node; x = [s; v] (theta fixed) or [s; v; theta].
@@ -386,17 +406,7 @@ class RiccatiSweep {
     }
     // ΓB G⁻¹ ΓBᵀ: only the accelerations' block G⁻¹_aa enters the [s; v] rows.
     const Eigen::Matrix<double, N, N> Gaa = e.input_covariance.template topLeftCorner<N, N>();
-    P.template block<N, N>(0, 0) += half_h2 * half_h2 * Gaa;
-    P.template block<N, N>(0, N) += half_h2 * h * Gaa;
-    P.template block<N, N>(N, 0) += half_h2 * h * Gaa;
-    P.template block<N, N>(N, N) += h * h * Gaa;
-    for (int j = 0; j < NX; ++j) {
-      for (int i = j + 1; i < NX; ++i) {
-        const double value = 0.5 * (P(i, j) + P(j, i));
-        P(i, j) = value;
-        P(j, i) = value;
-      }
-    }
+    internal::AddInputNoiseAndSymmetrize(Gaa, h, &P);
   }
 
   // w = Āᵀ λ with Ā = Φ − ΓB K_p C applied through its structure.
