@@ -17,8 +17,8 @@
 //   3. The backward sweep runs on the 2N dynamic states at theta = theta-hat, in the
 //      Rauch–Tung–Striebel form x_k = m⁺_k + J_k (x_{k+1} − m⁻_{k+1}), J_k = P⁺_k Āᵀ (P⁻_{k+1})⁻¹;
 //      with m(theta) affine this is x_k = D_k [1; theta-hat] + J_k x_{k+1}, D_k = E⁺_k − J_k E⁻_{k+1},
-//      so only J_k and D_k (2N × 2N and 2N × (1 + p)) and the input elimination (G, K_p C,
-//      K_p y) are stored per node (~1.3 kB for the xy-table size, against ~3.4 kB for the
+//      so only J_k and D_k (2N × 2N and 2N × (1 + p)) and the input elimination (its square-root
+//      factor R, Rc) are stored per node (~1.3 kB for the xy-table size, against ~3.4 kB for the
 //      augmented sweep). P⁻ = Ā P⁺ Āᵀ + Γ W⁻¹ Γᵀ / h + ... is positive definite because W is.
 // The minimiser of the joint problem over (d, theta) is (d-hat(theta-hat), theta-hat), so the
 // result equals that of the augmented sweep up to round-off (tested to 1e-8 in
@@ -28,6 +28,7 @@
 #ifndef DYNID_SOLVERS_CONSTANT_PARAMETER_SWEEP_H_
 #define DYNID_SOLVERS_CONSTANT_PARAMETER_SWEEP_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,7 @@
 #include <glog/logging.h>
 
 #include "problems/weighted_residual_problem.h"
+#include "solvers/node_pipeline.h"
 #include "solvers/riccati_sweep.h"
 
 namespace dynid::solvers {
@@ -95,32 +97,52 @@ class ConstantParameterSweep {
 
   // Forward sweep, theta-hat, backward sweep: states ((2N + p) × N, theta-hat in the last p
   // rows of every column) and inputs (NP × N), for the linearisation of node k given by
-  // linearize(k, &node), called once per node in increasing k.
+  // linearize(k, &node), called once per node in increasing k. With num_threads > 1 (and enough
+  // nodes), linearize and the elimination of p̄ run on a worker thread ahead of the sweep
+  // (node_pipeline.h), so linearize must then be safe to call from another thread, and the
+  // smoothed inputs are computed on num_threads threads; the result does not depend on it.
   template <class Linearize>
   bool SmoothLinearized(const Eigen::VectorXd& time, Linearize&& linearize,
-                        Eigen::MatrixXd* states, Eigen::MatrixXd* inputs,
-                        std::string* error) const {
+                        Eigen::MatrixXd* states, Eigen::MatrixXd* inputs, std::string* error,
+                        int num_threads = 1) const {
     const int num_nodes = static_cast<int>(time.size());
     CHECK_GE(num_nodes, 1) << "expected at least one node";
     const Eigen::VectorXd node_weights = problems::TrapezoidalNodeWeights(time);
     std::vector<Store>& store = store_;
     store.resize(num_nodes);
+    Node node;  // used by one thread at a time: the pipeline's worker, or this one
+    auto produce = [&](int k, Elimination* e, std::string* why) {
+      linearize(k, &node);
+      if (!base_.Eliminate(node, node_weights(k), e, why)) {
+        *why = "node " + std::to_string(k) + ": " + *why;
+        return false;
+      }
+      store[k].input = e->factor;
+      return true;
+    };
+    std::optional<NodePipeline<Elimination>> pipeline;
+    if (num_threads > 1 && num_nodes >= 2 * kMinNodesPerThread) {
+      pipeline.emplace(num_nodes, kPipelineCapacity);
+      pipeline->Start(produce);
+    }
     MatDD P_prior = prior_covariance_, P_post, T;
     MatDE E_prior = prior_mean_, E_post;
     MatEE gram = prior_gram_;
     MatUE Nu;
-    Node node;
-    Elimination e;
+    Elimination inline_elimination;
     for (int k = 0; k < num_nodes; ++k) {
-      Store& s = store[k];
-      linearize(k, &node);
-      if (!base_.Eliminate(node, node_weights(k), &e, error)) {
-        *error = "node " + std::to_string(k) + ": " + *error;
+      const Elimination* node_elimination = &inline_elimination;
+      if (pipeline) {
+        node_elimination = pipeline->Wait(k);
+        if (node_elimination == nullptr) {
+          *error = pipeline->error();
+          return false;
+        }
+      } else if (!produce(k, &inline_elimination, error)) {
         return false;
       }
-      s.G = e.input_information;
-      s.KC = e.KC;
-      s.Ky = e.Ky;
+      const Elimination& e = *node_elimination;
+      Store& s = store[k];
       Update(e, P_prior, E_prior, &P_post, &E_post, &Nu);
       gram.template triangularView<Eigen::Lower>() += Nu.transpose().lazyProduct(Nu);
       if (k + 1 == num_nodes) {
@@ -129,6 +151,7 @@ class ConstantParameterSweep {
         break;
       }
       Predict(e, time(k + 1) - time(k), P_post, E_post, &T, &P_prior, &E_prior);
+      if (pipeline) pipeline->Release(k);
       // Jᵀ = (P⁻)⁻¹ Ā P⁺.
       MatDD factor = P_prior;
       if (!internal::CholeskyInPlace(&factor)) {
@@ -141,6 +164,7 @@ class ConstantParameterSweep {
       s.J = T.transpose();
       s.D = E_post - s.J.lazyProduct(E_prior);
     }
+    pipeline.reset();
     // theta-hat minimises [1; theta]ᵀ gram [1; theta].
     const Eigen::Matrix<double, NT, NT> gram_tt =
         gram.template bottomRightCorner<NT, NT>().template selfadjointView<Eigen::Lower>();
@@ -152,38 +176,43 @@ class ConstantParameterSweep {
     VecE one_theta;
     one_theta(0) = 1.0;
     one_theta.template tail<NT>() = -llt.solve(gram.template bottomLeftCorner<NT, 1>());
-    // Backward sweep at theta-hat.
+    // Backward sweep at theta-hat: the states in order, then the inputs (independent per node).
     states->resize(NX, num_nodes);
     inputs->resize(NP, num_nodes);
-    VecX x_next;
+    VecD x_next = VecD::Zero();  // (not read at the last node)
     for (int k = num_nodes - 1; k >= 0; --k) {
       const Store& s = store[k];
-      VecX x;
-      x.template head<ND>() = s.D.lazyProduct(one_theta);
-      x.template tail<NT>() = one_theta.template tail<NT>();
+      VecD x = s.D.lazyProduct(one_theta);
+      if (k + 1 < num_nodes) x += s.J.lazyProduct(x_next);
       // Fixed-size destination blocks (a dynamic column trips GCC 12's -Wstringop-overread).
-      if (k + 1 < num_nodes) {
-        x.template head<ND>() += s.J.lazyProduct(x_next.template head<ND>());
-        inputs->template block<NP, 1>(0, k) =
-            base_.SmoothedInput(s.G, s.KC, s.Ky, time(k + 1) - time(k), x, x_next);
-      } else {
-        inputs->template block<NP, 1>(0, k) = s.Ky - s.KC.lazyProduct(x);
-      }
-      states->template block<NX, 1>(0, k) = x;
+      states->template block<ND, 1>(0, k) = x;
+      states->template block<NT, 1>(ND, k) = one_theta.template tail<NT>();
       x_next = x;
     }
+    auto smoothed_input = [&](int k) {
+      const VecX x = states->template block<NX, 1>(0, k);
+      if (k + 1 < num_nodes) {
+        const VecX x_next = states->template block<NX, 1>(0, k + 1);
+        inputs->template block<NP, 1>(0, k) =
+            base_.SmoothedInput(store[k].input, time(k + 1) - time(k), x, x_next);
+      } else {
+        inputs->template block<NP, 1>(0, k) = base_.FilteredInput(store[k].input, x);
+      }
+    };
+    ParallelFor(num_nodes, num_nodes >= 2 * kMinNodesPerThread ? num_threads : 1,
+                smoothed_input);
     return true;
   }
 
  private:
+  static constexpr int kPipelineCapacity = 256;   // eliminated nodes in flight
+
   // What the forward sweep leaves at a node for the backward sweep.
   struct Store {
     Store() {}  // no zero-fill in std::vector<Store>(n)
     MatDD J;   // smoother gain P⁺ Āᵀ (P⁻_{k+1})⁻¹ (zero at the last node)
     MatDE D;   // E⁺_k − J E⁻_{k+1}
-    Eigen::Matrix<double, NP, NP> G;   // input information DᵀVD w
-    Eigen::Matrix<double, NP, NX> KC;  // K_p C
-    Eigen::Matrix<double, NP, 1> Ky;   // K_p y
+    typename Base::InputFactor input;  // p̄ | x (square-root form)
   };
 
   // Measurement update (whitened, unit noise) of P and E, with H = [H_d | H_θ]; Nu gives the
@@ -192,15 +221,18 @@ class ConstantParameterSweep {
   void Update(const Elimination& e, const MatDD& P_prior, const MatDE& E_prior, MatDD* P_post,
               MatDE* E_post, MatUE* Nu) const {
     const auto H_d = e.H.template leftCols<ND>();
-    MatUD A = H_d.lazyProduct(P_prior);
-    Eigen::Matrix<double, NU, NU> S = A.lazyProduct(H_d.transpose());
+    // [A | Nu] = L⁻¹ [H_d P⁻ | y_white − H_d E⁻_1 | −H_θ − H_d E⁻_θ], solved together.
+    Eigen::Matrix<double, NU, ND + NE> A_Nu;
+    A_Nu.template leftCols<ND>() = H_d.lazyProduct(P_prior);
+    Eigen::Matrix<double, NU, NU> S = A_Nu.template leftCols<ND>().lazyProduct(H_d.transpose());
     S.diagonal().array() += 1.0;
     internal::CholeskyInPlace(&S);  // S ≥ I
-    internal::LowerSolveInPlace(S, &A);
-    Nu->col(0) = e.y_white;
-    Nu->template rightCols<NT>() = -e.H.template rightCols<NT>();
-    *Nu -= H_d.lazyProduct(E_prior);
-    internal::LowerSolveInPlace(S, Nu);
+    A_Nu.col(ND) = e.y_white;
+    A_Nu.template rightCols<NT>() = -e.H.template rightCols<NT>();
+    A_Nu.template rightCols<NE>() -= H_d.lazyProduct(E_prior);
+    internal::LowerSolveInPlace(S, &A_Nu);
+    const MatUD A = A_Nu.template leftCols<ND>();
+    *Nu = A_Nu.template rightCols<NE>();
     *E_post = E_prior + A.transpose().lazyProduct(*Nu);
     internal::SymmetricDowndate(P_prior, A, P_post);
   }
@@ -211,11 +243,11 @@ class ConstantParameterSweep {
   void Predict(const Elimination& e, double h, const MatDD& P_post, const MatDE& E_post,
                MatDD* transition_times_covariance, MatDD* P_prior, MatDE* E_prior) const {
     const double half_h2 = 0.5 * h * h;
-    const Eigen::Matrix<double, N, ND> KC_d = e.KC.template topLeftCorner<N, ND>();
+    const Eigen::Matrix<double, N, ND> KC_d = e.KaCy.template leftCols<ND>();
     // Input mean as an affine function of theta: K_a (y − C_d m⁺(theta) − C_θ theta).
     Eigen::Matrix<double, N, NE> input;
-    input.col(0) = e.Ky.template head<N>();
-    input.template rightCols<NT>() = -e.KC.template topRightCorner<N, NT>();
+    input.col(0) = e.Kay();
+    input.template rightCols<NT>() = -e.KaCy.template middleCols<NT>(ND);
     input -= KC_d.lazyProduct(E_post);
     MatDE& E = *E_prior;
     E.template topRows<N>() =
@@ -235,8 +267,7 @@ class ConstantParameterSweep {
     P += h * base_.Q_xi_unit_.template topLeftCorner<ND, ND>() +
          half_h2 * base_.Q_xi_cross_.template topLeftCorner<ND, ND>() +
          (0.5 * h * half_h2) * base_.Q_xi_outer_.template topLeftCorner<ND, ND>();
-    const Eigen::Matrix<double, N, N> Gaa = e.input_covariance.template topLeftCorner<N, N>();
-    internal::AddInputNoiseAndSymmetrize(Gaa, h, &P);
+    internal::AddInputNoiseAndSymmetrize(e.Gaa, h, &P);
   }
 
   Base base_;

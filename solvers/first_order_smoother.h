@@ -46,6 +46,7 @@
 #include "models/model_linearization.h"
 #include "problems/weighted_residual_problem.h"
 #include "solvers/constant_parameter_sweep.h"
+#include "solvers/node_pipeline.h"
 #include "solvers/riccati_sweep.h"
 
 namespace dynid::solvers {
@@ -102,6 +103,12 @@ struct FirstOrderSmootherOptions {
   // (riccati_sweep.h). Both solve the same linear–quadratic problem at every iteration.
   enum class Sweep { kConditionedOnTheta, kAugmented };
   Sweep sweep = Sweep::kConditionedOnTheta;
+  // Threads of each iteration: with more than one, the linearisation of the nodes and the
+  // elimination of their inputs run on a worker thread ahead of the sequential Riccati sweep, and
+  // the smoothed inputs are computed in parallel. The model's EquationsOfMotion and Measurements
+  // must then be safe to call concurrently (const and free of shared mutable state). Results do
+  // not depend on the thread count.
+  int num_threads = 1;
   bool IsValid(std::string* why) const;
 };
 
@@ -177,7 +184,8 @@ FirstOrderSmootherSummary RunFirstOrderSmootherFixed(
     bool ok = false;
     if (conditioned) {
       if constexpr (kConditioned) {
-        ok = conditioned_sweep->SmoothLinearized(data.time, linearize, &states, &inputs, &why);
+        ok = conditioned_sweep->SmoothLinearized(data.time, linearize, &states, &inputs, &why,
+                                                 options.num_threads);
       }
     } else {
       ok = augmented->SmoothLinearized(data.time, linearize, &states, &inputs, &why);
@@ -187,29 +195,43 @@ FirstOrderSmootherSummary RunFirstOrderSmootherFixed(
       summary.iterations = iteration;
       return summary;
     }
-    // Damped successive substitution (seed 004 eq. 3.23).
+    // Damped successive substitution (seed 004 eq. 3.23), node ranges on the threads.
     const double alpha = options.damping;
-    double change = 0.0, scale = 0.0;
-    for (int k = 0; k < num_nodes; ++k) {
-      const Eigen::Matrix<double, 2 * n, 1> dx =
-          alpha * (states.col(k).head<2 * n>() - variables->states.col(k));
-      const Eigen::Matrix<double, n + m, 1> dp = alpha * (inputs.col(k) - variables->inputs.col(k));
-      variables->states.col(k) += dx;
-      variables->inputs.col(k) += dp;
-      change = std::max({change, dx.cwiseAbs().maxCoeff(), dp.cwiseAbs().maxCoeff()});
-      scale = std::max({scale, variables->states.col(k).cwiseAbs().maxCoeff(),
-                        variables->inputs.col(k).cwiseAbs().maxCoeff()});
-    }
-    if constexpr (NX > 2 * n) {
-      using VecTheta = Eigen::Matrix<double, p, 1>;
-      if (variables->mode == problems::ParameterMode::kTimeVarying) {
-        for (int k = 0; k < num_nodes; ++k) {
-          const VecTheta dtheta =
-              alpha * (states.col(k).template tail<p>() - variables->parameters.col(k));
-          variables->parameters.col(k) += dtheta;
-          change = std::max(change, dtheta.cwiseAbs().maxCoeff());
+    const int threads = num_nodes >= 2 * kMinNodesPerThread ? options.num_threads : 1;
+    std::vector<double> range_change(threads, 0.0), range_scale(threads, 0.0);
+    // (Types named outside the lambda: GCC 12 fails on n, m inside it.)
+    using VecState = Eigen::Matrix<double, 2 * n, 1>;
+    using VecInput = Eigen::Matrix<double, n + m, 1>;
+    using VecTheta = Eigen::Matrix<double, p, 1>;
+    ParallelRanges(num_nodes, threads, [&](int t, int begin, int end) {
+      double change = 0.0, scale = 0.0;
+      for (int k = begin; k < end; ++k) {
+        const VecState dx =
+            alpha * (states.col(k).template head<VecState::RowsAtCompileTime>() -
+                     variables->states.col(k));
+        const VecInput dp = alpha * (inputs.col(k) - variables->inputs.col(k));
+        variables->states.col(k) += dx;
+        variables->inputs.col(k) += dp;
+        change = std::max({change, dx.cwiseAbs().maxCoeff(), dp.cwiseAbs().maxCoeff()});
+        scale = std::max({scale, variables->states.col(k).cwiseAbs().maxCoeff(),
+                          variables->inputs.col(k).cwiseAbs().maxCoeff()});
+        if constexpr (NX > VecState::RowsAtCompileTime) {
+          if (variables->mode == problems::ParameterMode::kTimeVarying) {
+            const VecTheta dtheta =
+                alpha * (states.col(k).template tail<VecTheta::RowsAtCompileTime>() -
+                         variables->parameters.col(k));
+            variables->parameters.col(k) += dtheta;
+            change = std::max(change, dtheta.cwiseAbs().maxCoeff());
+          }
         }
-      } else if (variables->mode == problems::ParameterMode::kConstant) {
+      }
+      range_change[t] = change;
+      range_scale[t] = scale;
+    });
+    double change = *std::max_element(range_change.begin(), range_change.end());
+    const double scale = *std::max_element(range_scale.begin(), range_scale.end());
+    if constexpr (NX > 2 * n) {
+      if (variables->mode == problems::ParameterMode::kConstant) {
         // theta has no process noise: the smoothed value is the same at every node; take node 0.
         const VecTheta dtheta =
             alpha * (states.col(0).template tail<p>() - variables->parameters.col(0));

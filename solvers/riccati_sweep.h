@@ -28,6 +28,10 @@ namespace dynid::solvers {
 
 namespace internal {
 
+// Full unrolling of the fixed-trip-count loops of the kernels below (their triangular inner loops
+// have constant trip counts only once the outer loop is unrolled).
+#define DYNID_UNROLL _Pragma("GCC unroll 16")
+
 // Small fixed-size dense kernels (Eigen's LLT and triangular solves route fixed sizes through
 // dynamic-block code paths, which dominated the profile of the sweep at these sizes). All are
 // written in the right-looking (outer-product) order: each step updates many independent
@@ -39,14 +43,19 @@ namespace internal {
 template <int K>
 bool CholeskyInPlace(Eigen::Matrix<double, K, K>* matrix) {
   Eigen::Matrix<double, K, K>& a = *matrix;
+  DYNID_UNROLL
   for (int j = 0; j < K; ++j) {
     const double d = a(j, j);
     if (!(d > 0.0)) return false;
+    // 1/sqrt(d) as sqrt(d) · (1/d): the square root and the division run side by side.
     const double root = std::sqrt(d);
+    const double inverse = root * (1.0 / d);
     a(j, j) = root;
-    const double inverse = 1.0 / root;
+    DYNID_UNROLL
     for (int i = j + 1; i < K; ++i) a(i, j) *= inverse;
+    DYNID_UNROLL
     for (int c = j + 1; c < K; ++c) {
+      DYNID_UNROLL
       for (int i = c; i < K; ++i) a(i, c) -= a(i, j) * a(c, j);
     }
   }
@@ -54,14 +63,20 @@ bool CholeskyInPlace(Eigen::Matrix<double, K, K>* matrix) {
 }
 
 // B ← L⁻¹ B for L lower triangular (the lower triangle of `lower`).
-// (The solves multiply by the reciprocals of the diagonal, computed once: divisions dominated.)
+// (The solves multiply by the reciprocals of the diagonal, computed once: divisions dominated.
+// They work on a row-major copy of B, so that each row operation is a contiguous SIMD update
+// across B's columns; on the column-major B those rows are strided.)
 template <int K, int C>
 void LowerSolveInPlace(const Eigen::Matrix<double, K, K>& lower, Eigen::Matrix<double, K, C>* b) {
   const Eigen::Matrix<double, K, 1> inverse = lower.diagonal().cwiseInverse();
+  Eigen::Matrix<double, K, C, C == 1 ? Eigen::ColMajor : Eigen::RowMajor> rows = *b;
+  DYNID_UNROLL
   for (int i = 0; i < K; ++i) {
-    b->row(i) *= inverse(i);
-    for (int r = i + 1; r < K; ++r) b->row(r) -= lower(r, i) * b->row(i);
+    rows.row(i) *= inverse(i);
+    DYNID_UNROLL
+    for (int r = i + 1; r < K; ++r) rows.row(r) -= lower(r, i) * rows.row(i);
   }
+  *b = rows;
 }
 
 // B ← L⁻ᵀ B for L lower triangular.
@@ -69,20 +84,28 @@ template <int K, int C>
 void LowerTransposeSolveInPlace(const Eigen::Matrix<double, K, K>& lower,
                                 Eigen::Matrix<double, K, C>* b) {
   const Eigen::Matrix<double, K, 1> inverse = lower.diagonal().cwiseInverse();
+  Eigen::Matrix<double, K, C, C == 1 ? Eigen::ColMajor : Eigen::RowMajor> rows = *b;
+  DYNID_UNROLL
   for (int i = K - 1; i >= 0; --i) {
-    b->row(i) *= inverse(i);
-    for (int r = 0; r < i; ++r) b->row(r) -= lower(i, r) * b->row(i);
+    rows.row(i) *= inverse(i);
+    DYNID_UNROLL
+    for (int r = 0; r < i; ++r) rows.row(r) -= lower(i, r) * rows.row(i);
   }
+  *b = rows;
 }
 
 // B ← R⁻¹ B for R upper triangular (the upper triangle of `upper`).
 template <int K, int C>
 void UpperSolveInPlace(const Eigen::Matrix<double, K, K>& upper, Eigen::Matrix<double, K, C>* b) {
   const Eigen::Matrix<double, K, 1> inverse = upper.diagonal().cwiseInverse();
+  Eigen::Matrix<double, K, C, C == 1 ? Eigen::ColMajor : Eigen::RowMajor> rows = *b;
+  DYNID_UNROLL
   for (int i = K - 1; i >= 0; --i) {
-    b->row(i) *= inverse(i);
-    for (int r = 0; r < i; ++r) b->row(r) -= upper(r, i) * b->row(i);
+    rows.row(i) *= inverse(i);
+    DYNID_UNROLL
+    for (int r = 0; r < i; ++r) rows.row(r) -= upper(r, i) * rows.row(i);
   }
+  *b = rows;
 }
 
 // P = P_prior − AᵀA (the covariance downdate of a measurement update), symmetric by
@@ -129,8 +152,10 @@ struct NodeLinearization {
   // User-provided (empty) constructor: std::vector<NodeLinearization>(n) then does not
   // zero-fill the storage before it is overwritten (value-initialisation of an aggregate does).
   NodeLinearization() {}
-  Eigen::Matrix<double, NZ, NX> C;
-  Eigen::Matrix<double, NZ, NP> D;
+  // Row-major: the model's Jacobians come row by row (one residual at a time) and the
+  // elimination of p̄ (RiccatiSweep::Eliminate) works on whole rows.
+  Eigen::Matrix<double, NZ, NX, Eigen::RowMajor> C;
+  Eigen::Matrix<double, NZ, NP, NP == 1 ? Eigen::ColMajor : Eigen::RowMajor> D;
   Eigen::Matrix<double, NZ, 1> y;
 };
 
@@ -156,17 +181,31 @@ class RiccatiSweep {
   using MatPX = Eigen::Matrix<double, NP, NX>;
   using Node = NodeLinearization<NX, NP, NZ>;
 
-  // p̄ eliminated at one node: p̄ | x ~ N(K_p (y − C x), G⁻¹), K_p = G⁻¹ DᵀV w, G = DᵀVD w,
-  // kept as the affine map K_p C, K_p y (K_p itself is never formed), and the whitened remainder
-  // of the measurement, H x ≈ y_white with unit noise (Hᵀ H = Cᵀ V⊥ C).
+  static constexpr int NM = NP - N;  // inputs u among p̄ = [a; u]
+
+  // p̄ | x at one node in square-root form: with p̄ reordered as q = [u; a] (accelerations last),
+  // |sqrt(w) S (y − C x − D p̄)|² = |R q − (c − Rc_C x)|² + |y_white − H x|², R upper
+  // triangular, [Rc_C | c] = Rc. So p̄ | x ~ N(K_p (y − C x), G⁻¹) with G = RᵀR and
+  // K_p (y − C x) = R⁻¹ (c − Rc_C x) (reordered back); G and K_p are never formed.
+  struct InputFactor {
+    InputFactor() {}  // no zero-fill in std::vector<InputFactor>(n) (see NodeLinearization)
+    MatPP R;                                // upper triangular, rows and columns in [u; a]
+    Eigen::Matrix<double, NP, NX + 1> Rc;   // Q1ᵀ sqrt(w) S [C | y], rows in [u; a]
+  };
+
+  // p̄ eliminated at one node: the factor above, the acceleration rows of the gain (with
+  // accelerations last, K_a [C | y] = R_aa⁻¹ Rc_a and cov(a | x) = R_aa⁻¹ R_aa⁻ᵀ need only the
+  // trailing N × N block R_aa of R), and the whitened remainder of the measurement, H x ≈ y_white
+  // with unit noise (Hᵀ H = Cᵀ V⊥ C).
   struct Elimination {
     Elimination() {}  // no zero-fill in std::vector<Elimination>(n) (see NodeLinearization)
-    MatPP input_information;  // G = DᵀVD w
-    MatPP input_covariance;   // G⁻¹
-    MatPX KC;                 // K_p C
-    VecP Ky;                  // K_p y
-    MatUX H;                  // whitened measurement matrix U C
-    VecU y_white;             // U y
+    InputFactor factor;
+    Eigen::Matrix<double, N, NX + 1> KaCy;  // K_a [C | y]
+    Eigen::Matrix<double, N, N> Gaa;        // (G⁻¹)_aa, the covariance of a | x
+    MatUX H;                                // whitened measurement matrix U C
+    VecU y_white;                           // U y
+    auto KaC() const { return KaCy.template leftCols<NX>(); }
+    auto Kay() const { return KaCy.col(NX); }
   };
 
   // What the measurement update at a node leaves for the backward sweep: with the whitened
@@ -239,67 +278,44 @@ class RiccatiSweep {
   }
 
   // Eliminates p̄ at a node with weight w (V w); false when DᵀVD is singular. With V = SᵀS and
-  // sqrt(w) S D = [Q1 Q2] [R; 0]: DᵀVD w = RᵀR, K_p = R⁻¹Q1ᵀ sqrt(w) S, U = Q2ᵀ sqrt(w) S.
-  // One Householder QR of the fixed-size array sqrt(w) S [D | C | y] yields R, Q1ᵀ sqrt(w) S [C y]
-  // (→ K_p C, K_p y by back substitution) and [H | y_white] = Q2ᵀ sqrt(w) S [C y] at once, on
-  // the stack, without forming Q.
+  // sqrt(w) S [D | C | y] = Q [R Rc; 0 [H y_white]], one Householder QR on the stack, without
+  // forming Q. Rows of sqrt(w) S D that are zero (measurements p̄ does not enter, e.g. of
+  // positions; common with a diagonal V) are already whitened rows of [H | y_white] and skip the
+  // QR, whose row count is then rounded up to a multiple of 4 (whole SIMD packets).
   bool Eliminate(const Node& node, double node_weight, Elimination* out,
                  std::string* error) const {
-    constexpr int NC = NP + NX + 1;
-    // Rows padded with zeros to a multiple of 4 so that every column operation runs on whole
-    // SIMD packets (a zero row stays zero under the reflections: its v entry is zero).
-    constexpr int NZP = (NZ + 3) / 4 * 4;
-    Eigen::Matrix<double, NZP, NC> M;
-    if constexpr (NZP > NZ) M.template bottomRows<NZP - NZ>().setZero();
+    // sqrt(w) S [D_u | D_a | C | y]: p̄'s columns reordered to [u; a].
+    Weighted weighted;
     const double root_weight = std::sqrt(node_weight);
     if (sqrt_residual_weight_is_diagonal_) {
-      const Eigen::Matrix<double, NZ, 1> scale =
-          root_weight * sqrt_residual_weight_.diagonal();
-      M.template topLeftCorner<NZ, NP>() = scale.asDiagonal() * node.D;
-      M.template block<NZ, NX>(0, NP) = scale.asDiagonal() * node.C;
-      M.template block<NZ, 1>(0, NC - 1) = scale.cwiseProduct(node.y);
+      const Eigen::Matrix<double, NZ, 1> scale = root_weight * sqrt_residual_weight_.diagonal();
+      weighted.template leftCols<NM>() = scale.asDiagonal() * node.D.template rightCols<NM>();
+      weighted.template middleCols<N>(NM) = scale.asDiagonal() * node.D.template leftCols<N>();
+      weighted.template middleCols<NX>(NP) = scale.asDiagonal() * node.C;
+      weighted.col(NC - 1) = scale.cwiseProduct(node.y);
     } else {
       const MatZZ weighted_sqrt = root_weight * sqrt_residual_weight_;
-      M.template topLeftCorner<NZ, NP>() = weighted_sqrt.lazyProduct(node.D);
-      M.template block<NZ, NX>(0, NP) = weighted_sqrt.lazyProduct(node.C);
-      M.template block<NZ, 1>(0, NC - 1) = weighted_sqrt.lazyProduct(node.y);
+      weighted.template leftCols<NM>() =
+          weighted_sqrt.lazyProduct(node.D.template rightCols<NM>());
+      weighted.template middleCols<N>(NM) =
+          weighted_sqrt.lazyProduct(node.D.template leftCols<N>());
+      weighted.template middleCols<NX>(NP) = weighted_sqrt.lazyProduct(node.C);
+      weighted.col(NC - 1) = weighted_sqrt.lazyProduct(node.y);
     }
-    // Householder reflections I − tau v vᵀ (v_j = 1, zero above j) zeroing column j below the
-    // diagonal; v is kept as a full fixed-size column so the updates vectorise.
-    for (int j = 0; j < NP; ++j) {
-      double tail = 0.0;
-      for (int i = j + 1; i < NZ; ++i) tail += M(i, j) * M(i, j);
-      const double alpha = M(j, j);
-      if (tail == 0.0) continue;  // already triangular in this column (tau = 0)
-      const double beta = alpha >= 0.0 ? -std::sqrt(alpha * alpha + tail)
-                                       : std::sqrt(alpha * alpha + tail);
-      const double tau = (beta - alpha) / beta;
-      const double inv = 1.0 / (alpha - beta);
-      Eigen::Matrix<double, NZP, 1> v = M.col(j) * inv;
-      v.head(j).setZero();
-      v(j) = 1.0;
-      M(j, j) = beta;
-      for (int i = j + 1; i < NZ; ++i) M(i, j) = 0.0;
-      for (int c = j + 1; c < NC; ++c) M.col(c) -= (tau * v.dot(M.col(c))) * v;
+    if constexpr (NCP > NC) weighted.template rightCols<NCP - NC>().setZero();
+    RowSplit split;
+    for (int i = 0; i < NZ; ++i) {
+      if (weighted.row(i).template head<NP>().isZero(0.0)) {
+        split.free[split.num_free++] = i;
+      } else {
+        split.coupled[split.num_coupled++] = i;
+      }
     }
-    const MatPP R = M.template topLeftCorner<NP, NP>().template triangularView<Eigen::Upper>();
-    const double scale = R.diagonal().cwiseAbs().maxCoeff();
-    if (!(R.diagonal().cwiseAbs().minCoeff() > 1e-10 * scale)) {
-      *error = "FᵀVF is singular: the inputs p̄ = [a; u] are not determined by the weighted "
-               "equations of motion and measurements (seed 004 §3.2)";
+    if (split.num_coupled < NP) {
+      *error = kSingularInputMessage;
       return false;
     }
-    Eigen::Matrix<double, NP, NX + 1> KCy = M.template topRightCorner<NP, NX + 1>();
-    internal::UpperSolveInPlace(R, &KCy);
-    out->KC = KCy.template leftCols<NX>();
-    out->Ky = KCy.col(NX);
-    out->input_information = R.transpose().lazyProduct(R);
-    MatPP R_inverse = MatPP::Identity();
-    internal::UpperSolveInPlace(R, &R_inverse);
-    out->input_covariance = R_inverse.lazyProduct(R_inverse.transpose());
-    out->H = M.template block<NU, NX>(NP, NP);
-    out->y_white = M.template block<NU, 1>(NP, NC - 1);
-    return true;
+    return FactorRows<4>((split.num_coupled + 3) / 4 * 4, weighted, split, out, error);
   }
 
   // Measurement update from the prior (m, P) at a node (whitened, unit noise).
@@ -347,7 +363,7 @@ class RiccatiSweep {
                VecX* m_prior, MatXX* P_prior, MatXX* transition,
                MatXX* transition_times_covariance) const {
     const double half_h2 = 0.5 * h * h;
-    const Eigen::Matrix<double, N, NX> KC = e.KC.template topRows<N>();
+    const Eigen::Matrix<double, N, NX> KC = e.KaC();
     // Ā = Φ − ΓB K_p C.
     transition->setIdentity();
     for (int i = 0; i < N; ++i) {
@@ -366,10 +382,9 @@ class RiccatiSweep {
                                 const MatXX& P_post, VecX* m_prior, MatXX* P_prior,
                                 MatXX* transition_times_covariance) const {
     const double half_h2 = 0.5 * h * h;
-    const Eigen::Matrix<double, N, NX> KC = e.KC.template topRows<N>();
+    const Eigen::Matrix<double, N, NX> KC = e.KaC();
     // m⁻ = Ā m⁺ + ΓB K_p y.
-    const Eigen::Matrix<double, N, 1> input_mean =
-        e.Ky.template head<N>() - KC.lazyProduct(m_post);
+    const Eigen::Matrix<double, N, 1> input_mean = e.Kay() - KC.lazyProduct(m_post);
     *m_prior = m_post;
     m_prior->template head<N>() +=
         h * m_post.template segment<N>(N) + half_h2 * input_mean;
@@ -405,8 +420,7 @@ class RiccatiSweep {
       }
     }
     // ΓB G⁻¹ ΓBᵀ: only the accelerations' block G⁻¹_aa enters the [s; v] rows.
-    const Eigen::Matrix<double, N, N> Gaa = e.input_covariance.template topLeftCorner<N, N>();
-    internal::AddInputNoiseAndSymmetrize(Gaa, h, &P);
+    internal::AddInputNoiseAndSymmetrize(e.Gaa, h, &P);
   }
 
   // w = Āᵀ λ with Ā = Φ − ΓB K_p C applied through its structure.
@@ -414,23 +428,31 @@ class RiccatiSweep {
     const double half_h2 = 0.5 * h * h;
     Eigen::Matrix<double, N, 1> g;
     for (int i = 0; i < N; ++i) g(i) = half_h2 * lambda(i) + h * lambda(N + i);
-    VecX w = lambda - e.KC.template topRows<N>().transpose().lazyProduct(g);
+    VecX w = lambda - e.KaC().transpose().lazyProduct(g);
     for (int i = 0; i < N; ++i) w(N + i) += h * lambda(i);
     return w;
   }
 
+  // p̄ | x's mean K_p (y − C x).
   VecP FilteredInput(const Elimination& e, const VecX& x) const {
-    return e.Ky - e.KC.lazyProduct(x);
+    return FilteredInput(e.factor, x);
+  }
+
+  VecP FilteredInput(const InputFactor& f, const VecX& x) const {
+    Eigen::Matrix<double, NP, 1> q =
+        f.Rc.col(NX) - f.Rc.template leftCols<NX>().lazyProduct(x);
+    internal::UpperSolveInPlace(f.R, &q);
+    return FromReordered(q);
   }
 
   // argmin |p̄ − K_p(y − Cx)|²_G + h |xi_kin(p̄)|²_W, xi_kin = Γ_kin⁻¹(x' − Φx) − B p̄.
   VecP SmoothedInput(const Elimination& e, double h, const VecX& x, const VecX& x_next) const {
-    return SmoothedInput(e.input_information, e.KC, e.Ky, h, x, x_next);
+    return SmoothedInput(e.factor, h, x, x_next);
   }
 
-  // As above from G, K_p C and K_p y.
-  VecP SmoothedInput(const MatPP& G, const MatPX& KC, const VecP& Ky, double h, const VecX& x,
-                     const VecX& x_next) const {
+  // As above from the input factor; in the order q = [u; a] the normal equations are
+  // (RᵀR + h Bᵀ W B) q = Rᵀ (c − Rc_C x) + h Bᵀ W d, Bᵀ W B the v-block of W on the a-entries.
+  VecP SmoothedInput(const InputFactor& f, double h, const VecX& x, const VecX& x_next) const {
     Eigen::Matrix<double, 2 * N, 1> d;
     for (int i = 0; i < N; ++i) {
       const double delta_s = x_next(i) - x(i) - h * x(N + i);
@@ -438,18 +460,26 @@ class RiccatiSweep {
       d(i) = (delta_s - 0.5 * h * delta_v) / h;
       d(N + i) = delta_v / h;
     }
-    // Bᵀ W B picks the a-rows (first N entries of p̄) of the v-block of W.
-    MatPP lhs = G;
-    lhs.template topLeftCorner<N, N>() += h * W_kinematic_.template bottomRightCorner<N, N>();
-    const VecP filtered = Ky - KC.lazyProduct(x);
-    VecP rhs = G.lazyProduct(filtered);
-    rhs.template head<N>() += h * W_kinematic_.template bottomRows<N>().lazyProduct(d);
-    // G + h W_vv is positive definite.
+    const MatPP Rt = f.R.transpose();
+    MatPP lhs = Rt.lazyProduct(f.R);
+    lhs.template bottomRightCorner<N, N>() += h * W_kinematic_.template bottomRightCorner<N, N>();
+    const VecP residual = f.Rc.col(NX) - f.Rc.template leftCols<NX>().lazyProduct(x);
+    VecP rhs = Rt.lazyProduct(residual);
+    rhs.template tail<N>() += h * W_kinematic_.template bottomRows<N>().lazyProduct(d);
+    // RᵀR + h Bᵀ W B is positive definite (R regular).
     const MatPP lhs_copy = lhs;
-    if (!internal::CholeskyInPlace(&lhs)) return lhs_copy.ldlt().solve(rhs);
+    if (!internal::CholeskyInPlace(&lhs)) return FromReordered(lhs_copy.ldlt().solve(rhs));
     internal::LowerSolveInPlace(lhs, &rhs);
     internal::LowerTransposeSolveInPlace(lhs, &rhs);
-    return rhs;
+    return FromReordered(rhs);
+  }
+
+  // p̄ = [a; u] from q = [u; a].
+  static VecP FromReordered(const VecP& q) {
+    VecP pbar;
+    pbar.template head<N>() = q.template tail<N>();
+    pbar.template tail<NM>() = q.template head<NM>();
+    return pbar;
   }
 
   // Forward sweep + backward sweep: states (NX × N), inputs (NP × N), for linearisations given
@@ -533,9 +563,92 @@ class RiccatiSweep {
   }
 
   const VecX& initial_mean() const { return q0_; }
+
   const MatXX& initial_covariance() const { return P0_; }
 
  private:
+  static constexpr int NC = NP + NX + 1;  // columns of [D | C | y]
+  // Rows of the QR and its columns padded with zeros to multiples of 4: Eigen vectorises a
+  // fixed-size row with its widest packet (4 doubles with AVX) only when that divides its length.
+  static constexpr int NZP = (NZ + 3) / 4 * 4;
+  static constexpr int NCP = (NC + 3) / 4 * 4;
+  using Weighted = Eigen::Matrix<double, NZ, NCP, Eigen::RowMajor>;
+  static constexpr const char* kSingularInputMessage =
+      "FᵀVF is singular: the inputs p̄ = [a; u] are not determined by the weighted equations of "
+      "motion and measurements (seed 004 §3.2)";
+
+  // Rows of sqrt(w) S [D | C | y] on which p̄ acts (coupled) and those it does not (free).
+  struct RowSplit {
+    int coupled[NZ], free[NZ];
+    int num_coupled = 0, num_free = 0;
+  };
+
+  // The QR of the coupled rows, padded with zero rows to RP (a multiple of 4): dispatches on
+  // `padded` at compile time.
+  template <int RP>
+  bool FactorRows(int padded, const Weighted& weighted, const RowSplit& split, Elimination* out,
+                  std::string* error) const {
+    if constexpr (RP > NZP) {
+      LOG(FATAL) << "unexpected row count " << padded;
+      return false;
+    } else {
+      // (RP < NP cannot occur: the caller checked that at least NP rows are coupled.)
+      if (RP < NP || padded != RP) return FactorRows<RP + 4>(padded, weighted, split, out, error);
+      // Row-major: a reflection is applied as whole-row (SIMD) updates.
+      Eigen::Matrix<double, RP, NCP, Eigen::RowMajor> M;
+      for (int r = 0; r < split.num_coupled; ++r) M.row(r) = weighted.row(split.coupled[r]);
+      for (int r = split.num_coupled; r < RP; ++r) M.row(r).setZero();
+      // Householder reflections I − tau v vᵀ (v_j = 1, zero above j) zeroing column j below the
+      // diagonal: w = tau vᵀ M, then M ← M − v w, over rows j.. (columns left of j are zero
+      // from row j on, so they do not change).
+      for (int j = 0; j < NP; ++j) {
+        double tail = 0.0;
+        for (int i = j + 1; i < RP; ++i) tail += M(i, j) * M(i, j);
+        if (tail == 0.0) continue;  // already triangular in this column (tau = 0)
+        const double alpha = M(j, j);
+        const double beta =
+            alpha >= 0.0 ? -std::sqrt(alpha * alpha + tail) : std::sqrt(alpha * alpha + tail);
+        const double tau = (beta - alpha) / beta;
+        const double scale = 1.0 / (alpha - beta);
+        Eigen::Matrix<double, RP, 1> v;
+        v(j) = 1.0;
+        for (int i = j + 1; i < RP; ++i) v(i) = M(i, j) * scale;
+        Eigen::Matrix<double, 1, NCP> w = M.row(j);
+        for (int i = j + 1; i < RP; ++i) w += v(i) * M.row(i);
+        w *= tau;
+        M.row(j) -= w;
+        for (int i = j + 1; i < RP; ++i) M.row(i) -= v(i) * w;
+        M(j, j) = beta;
+        for (int i = j + 1; i < RP; ++i) M(i, j) = 0.0;
+      }
+      MatPP& R = out->factor.R;
+      R = M.template topLeftCorner<NP, NP>().template triangularView<Eigen::Upper>();
+      const double scale = R.diagonal().cwiseAbs().maxCoeff();
+      if (!(R.diagonal().cwiseAbs().minCoeff() > 1e-10 * scale)) {
+        *error = kSingularInputMessage;
+        return false;
+      }
+      out->factor.Rc = M.template block<NP, NX + 1>(0, NP);
+      const Eigen::Matrix<double, N, N> R_aa = R.template bottomRightCorner<N, N>();
+      out->KaCy = out->factor.Rc.template bottomRows<N>();
+      internal::UpperSolveInPlace(R_aa, &out->KaCy);
+      Eigen::Matrix<double, N, N> R_aa_inverse = Eigen::Matrix<double, N, N>::Identity();
+      internal::UpperSolveInPlace(R_aa, &R_aa_inverse);
+      out->Gaa = R_aa_inverse.lazyProduct(R_aa_inverse.transpose());
+      const int reduced = split.num_coupled - NP;
+      if constexpr (RP > NP) {  // (with RP = NP no row is left; spares GCC's -Warray-bounds)
+        for (int r = 0; r < reduced; ++r) {
+          out->H.row(r) = M.template block<1, NX>(NP + r, NP);
+          out->y_white(r) = M(NP + r, NC - 1);
+        }
+      }
+      for (int r = 0; r < split.num_free; ++r) {
+        out->H.row(reduced + r) = weighted.template block<1, NX>(split.free[r], NP);
+        out->y_white(reduced + r) = weighted(split.free[r], NC - 1);
+      }
+      return true;
+    }
+  }
   template <int, int, int, int>
   friend class ConstantParameterSweep;  // shares the weights and the process noise blocks
   problems::ParameterMode mode_;

@@ -14,18 +14,9 @@ namespace {
 using problems::ParameterMode;
 using problems::WeightedResidualVariables;
 using testing_fixtures::MakeMsdExperiment;
+using testing_fixtures::MaxRelativeDifference;
 using testing_fixtures::MsdExperiment;
 using testing_fixtures::StartFromMeasurements;
-
-// max_ij |a − b| / max(|a_i·|, 1e-12), row-wise relative.
-double MaxRelativeDifference(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
-  double worst = 0.0;
-  for (int i = 0; i < a.rows(); ++i) {
-    const double scale = std::max(a.row(i).cwiseAbs().maxCoeff(), 1e-12);
-    worst = std::max(worst, (a.row(i) - b.row(i)).cwiseAbs().maxCoeff() / scale);
-  }
-  return worst;
-}
 
 struct Runs {
   WeightedResidualVariables augmented, conditioned;

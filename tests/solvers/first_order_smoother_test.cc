@@ -22,6 +22,7 @@ using problems::ParameterMode;
 using problems::Transcription;
 using problems::WeightedResidualVariables;
 using testing_fixtures::MakeMsdExperiment;
+using testing_fixtures::MaxRelativeDifference;
 using testing_fixtures::MsdExperiment;
 using testing_fixtures::StartFromMeasurements;
 
@@ -47,15 +48,6 @@ WeightedResidualVariables SolveByCeres(const MsdExperiment& e, Transcription tra
   return variables;
 }
 
-double MaxRelativeDifference(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
-  Eigen::MatrixXd difference = (a - b).cwiseAbs();
-  for (int i = 0; i < a.rows(); ++i) {
-    const double scale = std::max(a.row(i).cwiseAbs().maxCoeff(), 1e-12);
-    difference.row(i) /= scale;
-  }
-  return difference.maxCoeff();
-}
-
 // Linear model (theta fixed): the Riccati sweep solves the same least-squares problem as the
 // Ceres shooting transcription, so they agree to round-off.
 TEST(FirstOrderSmootherTest, RiccatiEqualsCeresShootingOnLinearModel) {
@@ -70,6 +62,73 @@ TEST(FirstOrderSmootherTest, RiccatiEqualsCeresShootingOnLinearModel) {
   EXPECT_LE(summary.iterations, 2);  // linear: exact after one sweep, the second confirms
   EXPECT_LT(MaxRelativeDifference(ceres_solution.states, riccati.states), 1e-8);
   EXPECT_LT(MaxRelativeDifference(ceres_solution.inputs, riccati.inputs), 1e-8);
+}
+
+// A residual weight V that couples the equation of motion and the measurements (not diagonal):
+// the elimination of p̄ then mixes all rows, and the sweep still solves the Ceres problem.
+TEST(FirstOrderSmootherTest, RiccatiEqualsCeresShootingWithCoupledResidualWeight) {
+  MsdExperiment e = MakeMsdExperiment(201, 2.0, false, 22, ParameterMode::kFixed);
+  Eigen::Matrix4d T = Eigen::Matrix4d::Identity();
+  T(1, 0) = 0.3, T(2, 1) = -0.4, T(3, 2) = 0.2, T(3, 0) = 0.1;
+  const Eigen::Matrix4d V = e.weights.residual;
+  e.weights.residual = T * V * T.transpose();
+  const Eigen::Vector3d theta = e.model.NominalParameters();
+  const WeightedResidualVariables ceres_solution =
+      SolveByCeres(e, Transcription::kShooting, ParameterMode::kFixed, theta);
+  WeightedResidualVariables riccati = StartFromMeasurements(e, theta, ParameterMode::kFixed);
+  const FirstOrderSmootherSummary summary =
+      RunFirstOrderSmoother(e.model, e.data, e.weights, FirstOrderSmootherOptions(), &riccati);
+  ASSERT_TRUE(summary.converged) << summary.message;
+  EXPECT_LT(MaxRelativeDifference(ceres_solution.states, riccati.states), 1e-8);
+  EXPECT_LT(MaxRelativeDifference(ceres_solution.inputs, riccati.inputs), 1e-8);
+}
+
+// With two threads (linearisation and elimination on a worker ahead of the sweep, smoothed
+// inputs in parallel) every iterate is bit-for-bit the one-thread iterate.
+TEST(FirstOrderSmootherTest, ThreadCountDoesNotChangeTheIterates) {
+  const MsdExperiment e = MakeMsdExperiment(3001, 6.0, false, 23, ParameterMode::kConstant);
+  FirstOrderSmootherOptions options;
+  options.max_iterations = 3;
+  options.tolerance = 0.0;
+  options.damping = 0.7;
+  WeightedResidualVariables one =
+      StartFromMeasurements(e, Eigen::Vector3d(1.3, 0.3, 35.0), ParameterMode::kConstant);
+  WeightedResidualVariables two = one;
+  ASSERT_EQ(RunFirstOrderSmoother(e.model, e.data, e.weights, options, &one).iterations, 3);
+  options.num_threads = 2;
+  ASSERT_EQ(RunFirstOrderSmoother(e.model, e.data, e.weights, options, &two).iterations, 3);
+  EXPECT_EQ(one.states, two.states);
+  EXPECT_EQ(one.inputs, two.inputs);
+  EXPECT_EQ(one.parameters, two.parameters);
+  EXPECT_GT((two.parameters.col(0) - Eigen::Vector3d(1.3, 0.3, 35.0)).norm(), 0.1);
+}
+
+// Inputs the weighted equations do not determine (the acceleration and force measurements
+// weighted 0, so one equation of motion for two inputs): the message names the node and the
+// cause, with one thread and through the two-thread pipeline.
+TEST(FirstOrderSmootherTest, ReportsUndeterminedInputsWithItsNode) {
+  MsdExperiment e = MakeMsdExperiment(2001, 4.0, false, 24, ParameterMode::kConstant);
+  e.weights.residual(2, 2) = 0.0;
+  e.weights.residual(3, 3) = 0.0;
+  for (int threads : {1, 2}) {
+    WeightedResidualVariables variables =
+        StartFromMeasurements(e, e.model.NominalParameters(), ParameterMode::kConstant);
+    FirstOrderSmootherOptions options;
+    options.num_threads = threads;
+    const FirstOrderSmootherSummary summary =
+        RunFirstOrderSmoother(e.model, e.data, e.weights, options, &variables);
+    EXPECT_FALSE(summary.converged);
+    EXPECT_NE(summary.message.find("node 0: FᵀVF is singular"), std::string::npos)
+        << threads << ": " << summary.message;
+  }
+}
+
+TEST(FirstOrderSmootherTest, RejectsInvalidThreadCount) {
+  FirstOrderSmootherOptions options;
+  options.num_threads = 0;
+  std::string why;
+  EXPECT_FALSE(options.IsValid(&why));
+  EXPECT_NE(why.find("num_threads must be >= 1"), std::string::npos) << why;
 }
 
 // Both transcriptions approximate the same continuous optimum: their difference shrinks with h.

@@ -25,17 +25,9 @@ namespace {
 using problems::ParameterMode;
 using problems::WeightedResidualVariables;
 using testing_fixtures::MakeMsdExperiment;
+using testing_fixtures::MaxRelativeDifference;
 using testing_fixtures::MsdExperiment;
 using testing_fixtures::StartFromMeasurements;
-
-double MaxRelativeDifference(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
-  Eigen::MatrixXd difference = (a - b).cwiseAbs();
-  for (int i = 0; i < a.rows(); ++i) {
-    const double scale = std::max(a.row(i).cwiseAbs().maxCoeff(), 1e-12);
-    difference.row(i) /= scale;
-  }
-  return difference.maxCoeff();
-}
 
 // The fixture with weaker coupling between states and costates: W × 1e3 (kinematic residuals
 // trusted more) and the position measurement weighted 1e-2 of its inverse noise intensity.

@@ -3,6 +3,7 @@
 #ifndef DYNID_TESTS_SOLVERS_WEIGHTED_RESIDUAL_FIXTURES_H_
 #define DYNID_TESTS_SOLVERS_WEIGHTED_RESIDUAL_FIXTURES_H_
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -91,6 +92,17 @@ inline problems::WeightedResidualVariables StartFromMeasurements(const MsdExperi
     variables.inputs(1, k) = e.data.measurements(k, 2);
   }
   return variables;
+}
+
+// max_ij |a_ij − b_ij| / max(max_j |a_ij|, 1e-12): the largest difference relative to the size
+// of each row of a (rows hold one variable over time, so each is compared at its own scale).
+inline double MaxRelativeDifference(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
+  double worst = 0.0;
+  for (int i = 0; i < a.rows(); ++i) {
+    const double scale = std::max(a.row(i).cwiseAbs().maxCoeff(), 1e-12);
+    worst = std::max(worst, (a.row(i) - b.row(i)).cwiseAbs().maxCoeff() / scale);
+  }
+  return worst;
 }
 
 }  // namespace dynid::testing_fixtures
