@@ -20,7 +20,6 @@
 #include <cmath>
 #include <ctime>
 #include <cstdio>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -69,17 +68,10 @@ int main(int argc, char** argv) {
   FLAGS_logtostderr = true;
   using namespace dynid;
   std::vector<int> sizes;
-  {
-    std::stringstream in(FLAGS_sizes);
-    std::string item;
-    while (std::getline(in, item, ',')) {
-      const int size = std::atoi(item.c_str());
-      if (size < 10) {
-        std::fprintf(stderr, "--sizes: expected node counts >= 10, got '%s'\n", item.c_str());
-        return 1;
-      }
-      sizes.push_back(size);
-    }
+  std::string bad_size;
+  if (!experiments::ParseNodeCounts(FLAGS_sizes, &sizes, &bad_size)) {
+    std::fprintf(stderr, "--sizes: expected node counts >= 10, got '%s'\n", bad_size.c_str());
+    return 1;
   }
   if (FLAGS_sparse_library != "suitesparse" && FLAGS_sparse_library != "eigen") {
     std::fprintf(stderr, "--sparse_library: expected suitesparse or eigen, got '%s'\n",

@@ -5,8 +5,13 @@
 #ifndef DYNID_EXPERIMENTS_THREE_INERTIA_DRIVE_H_
 #define DYNID_EXPERIMENTS_THREE_INERTIA_DRIVE_H_
 
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <random>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include <Eigen/Core>
 
@@ -109,6 +114,26 @@ inline ThreeInertiaDriveProblem MakeThreeInertiaDriveProblem(int num_nodes, doub
     problem.start.inputs.col(k).tail(2) = z.tail(2).transpose();
   }
   return problem;
+}
+
+// The benchmarks' --sizes: comma-separated node counts, each an integer >= 10; false with the
+// offending item in *bad_item.
+inline bool ParseNodeCounts(const std::string& text, std::vector<int>* sizes,
+                            std::string* bad_item) {
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    char* end = nullptr;
+    errno = 0;
+    const long size = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || errno != 0 || size < 10 || size > 100000000) {
+      *bad_item = item;
+      return false;
+    }
+    sizes->push_back(static_cast<int>(size));
+  }
+  if (sizes->empty()) *bad_item = text;
+  return !sizes->empty();
 }
 
 }  // namespace dynid::experiments
