@@ -37,6 +37,8 @@ DEFINE_int32(seed, 1, "noise seed");
 DEFINE_string(sweep, "conditioned",
               "conditioned (theta solved outside a 2n-state sweep) or augmented (theta as p "
               "Riccati states); both solve the same problem");
+DEFINE_bool(portable_kernels, false,
+            "run the sweep's portable (SSE2) kernels even where the CPU has AVX2 + FMA");
 DEFINE_int32(further, 3, "further iterations timed after the first (their mean cost is reported)");
 DEFINE_int32(threads, 1,
              "threads of the first-order approximation (FirstOrderSmootherOptions::num_threads)");
@@ -99,9 +101,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   const ThreeInertiaDrive model;
+  solvers::simd::ForcePortableKernels(FLAGS_portable_kernels);
   std::printf("first-order approximation, model n=3 m=2 p=5 l=8, h = %g s, %s sweep, %d "
-              "thread(s)\n",
-              FLAGS_sample_period_s, FLAGS_sweep.c_str(), FLAGS_threads);
+              "thread(s), %s kernels\n",
+              FLAGS_sample_period_s, FLAGS_sweep.c_str(), FLAGS_threads,
+              solvers::simd::UseWideKernels() ? "AVX2 + FMA" : "portable");
   std::printf("%8s %14s %14s %14s %14s\n", "N", "lone_wall_Mn/s", "lone_cpu_Mn/s",
               "more_wall_Mn/s", "more_cpu_Mn/s");
   for (const int num_nodes : sizes) {

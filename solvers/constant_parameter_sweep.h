@@ -39,6 +39,7 @@
 #include "problems/weighted_residual_problem.h"
 #include "solvers/node_pipeline.h"
 #include "solvers/riccati_sweep.h"
+#include "solvers/simd_kernels.h"
 
 namespace dynid::solvers {
 
@@ -98,9 +99,10 @@ class ConstantParameterSweep {
   // Forward sweep, theta-hat, backward sweep: states ((2N + p) × N, theta-hat in the last p
   // rows of every column) and inputs (NP × N), for the linearisation of node k given by
   // linearize(k, &node), called once per node in increasing k. With num_threads > 1 (and enough
-  // nodes), linearize and the elimination of p̄ run on a worker thread ahead of the sweep
-  // (node_pipeline.h), so linearize must then be safe to call from another thread, and the
-  // smoothed inputs are computed on num_threads threads; the result does not depend on it.
+  // nodes), linearize and the elimination of p̄ run ahead of the sweep on a worker thread and,
+  // when the sweep would wait for them, on the sweep's own thread (node_pipeline.h), so
+  // linearize must then be safe to call concurrently, and the smoothed inputs are computed on
+  // num_threads threads; the result does not depend on it.
   template <class Linearize>
   bool SmoothLinearized(const Eigen::VectorXd& time, Linearize&& linearize,
                         Eigen::MatrixXd* states, Eigen::MatrixXd* inputs, std::string* error,
@@ -108,63 +110,41 @@ class ConstantParameterSweep {
     const int num_nodes = static_cast<int>(time.size());
     CHECK_GE(num_nodes, 1) << "expected at least one node";
     const Eigen::VectorXd node_weights = problems::TrapezoidalNodeWeights(time);
-    std::vector<Store>& store = store_;
-    store.resize(num_nodes);
-    Node node;  // used by one thread at a time: the pipeline's worker, or this one
-    auto produce = [&](int k, Elimination* e, std::string* why) {
-      linearize(k, &node);
-      if (!base_.Eliminate(node, node_weights(k), e, why)) {
-        *why = "node " + std::to_string(k) + ": " + *why;
-        return false;
-      }
-      store[k].input = e->factor;
-      return true;
+    store_.resize(num_nodes);
+    const bool wide = simd::UseWideKernels();
+    ProducerScratch scratch[2];  // one per producing thread (node_pipeline.h)
+    auto produce = [&](int k, NodeTerms* terms, std::string* why, int producer) {
+      ProducerScratch* own = &scratch[producer];
+      return wide ? ProduceWide(linearize, time, node_weights, k, own, terms, why)
+                  : ProducePortable(linearize, time, node_weights, k, own, terms, why);
     };
-    std::optional<NodePipeline<Elimination>> pipeline;
+    MatEE gram;
+    bool ok;
     if (num_threads > 1 && num_nodes >= 2 * kMinNodesPerThread) {
-      pipeline.emplace(num_nodes, kPipelineCapacity);
-      pipeline->Start(produce);
+      NodePipeline<NodeTerms> pipeline(num_nodes, kPipelineCapacity);
+      pipeline.Start(produce);
+      auto next = [&](int k, std::string* why) -> const NodeTerms* {
+        const NodeTerms* terms = pipeline.Wait(k);
+        if (terms == nullptr) *why = pipeline.error();
+        return terms;
+      };
+      auto release = [&](int k) {
+        pipeline.Release(k);
+        if (k + 2 < num_nodes) pipeline.Prefetch(k + 2);
+      };
+      ok = wide ? ForwardWide(time, next, release, &gram, error)
+                : ForwardPortable(time, next, release, &gram, error);
+    } else {
+      NodeTerms terms;
+      auto next = [&](int k, std::string* why) -> const NodeTerms* {
+        return produce(k, &terms, why, 0) ? &terms : nullptr;
+      };
+      auto release = [](int) {};
+      ok = wide ? ForwardWide(time, next, release, &gram, error)
+                : ForwardPortable(time, next, release, &gram, error);
     }
-    MatDD P_prior = prior_covariance_, P_post, T;
-    MatDE E_prior = prior_mean_, E_post;
-    MatEE gram = prior_gram_;
-    MatUE Nu;
-    Elimination inline_elimination;
-    for (int k = 0; k < num_nodes; ++k) {
-      const Elimination* node_elimination = &inline_elimination;
-      if (pipeline) {
-        node_elimination = pipeline->Wait(k);
-        if (node_elimination == nullptr) {
-          *error = pipeline->error();
-          return false;
-        }
-      } else if (!produce(k, &inline_elimination, error)) {
-        return false;
-      }
-      const Elimination& e = *node_elimination;
-      Store& s = store[k];
-      Update(e, P_prior, E_prior, &P_post, &E_post, &Nu);
-      gram.template triangularView<Eigen::Lower>() += Nu.transpose().lazyProduct(Nu);
-      if (k + 1 == num_nodes) {
-        s.J.setZero();
-        s.D = E_post;
-        break;
-      }
-      Predict(e, time(k + 1) - time(k), P_post, E_post, &T, &P_prior, &E_prior);
-      if (pipeline) pipeline->Release(k);
-      // Jᵀ = (P⁻)⁻¹ Ā P⁺.
-      MatDD factor = P_prior;
-      if (!internal::CholeskyInPlace(&factor)) {
-        *error = "node " + std::to_string(k + 1) + ": the predicted covariance is not positive "
-                 "definite";
-        return false;
-      }
-      internal::LowerSolveInPlace(factor, &T);
-      internal::LowerTransposeSolveInPlace(factor, &T);
-      s.J = T.transpose();
-      s.D = E_post - s.J.lazyProduct(E_prior);
-    }
-    pipeline.reset();
+    if (!ok) return false;
+    const std::vector<Store>& store = store_;
     // theta-hat minimises [1; theta]ᵀ gram [1; theta].
     const Eigen::Matrix<double, NT, NT> gram_tt =
         gram.template bottomRightCorner<NT, NT>().template selfadjointView<Eigen::Lower>();
@@ -189,7 +169,7 @@ class ConstantParameterSweep {
       states->template block<NT, 1>(ND, k) = one_theta.template tail<NT>();
       x_next = x;
     }
-    auto smoothed_input = [&](int k) {
+    auto smoothed_input = [&](int k) __attribute__((always_inline)) {
       const VecX x = states->template block<NX, 1>(0, k);
       if (k + 1 < num_nodes) {
         const VecX x_next = states->template block<NX, 1>(0, k + 1);
@@ -199,13 +179,53 @@ class ConstantParameterSweep {
         inputs->template block<NP, 1>(0, k) = base_.FilteredInput(store[k].input, x);
       }
     };
-    ParallelFor(num_nodes, num_nodes >= 2 * kMinNodesPerThread ? num_threads : 1,
-                smoothed_input);
+    ParallelRanges(num_nodes, num_nodes >= 2 * kMinNodesPerThread ? num_threads : 1,
+                   [&](int, int begin, int end) {
+                     auto range = [&]() __attribute__((always_inline)) {
+                       for (int k = begin; k < end; ++k) smoothed_input(k);
+                     };
+                     if (wide) {
+                       simd::CallWide(range);
+                     } else {
+                       simd::CallPortable(range);
+                     }
+                   });
     return true;
   }
 
  private:
-  static constexpr int kPipelineCapacity = 256;   // eliminated nodes in flight
+  static constexpr int kPipelineCapacity = 64;   // nodes in flight (~2 kB each)
+  // The per-node blocks are column-major with columns padded to whole packets
+  // (simd_kernels.h); the covariance and the transposed mean coefficients are stacked,
+  // [P; −Eᵀ] (PD + PE rows), so that one product updates both.
+  static constexpr int PD = simd::PaddedRows(ND);
+  static constexpr int PE = simd::PaddedRows(NE);
+  static constexpr int PU = simd::PaddedRows(NU);
+  static constexpr int SR = PD + PE;
+
+  // What the forward sweep needs of node k besides its own recursion, made from the node's
+  // elimination (by either thread of the pipeline when there is one).
+  struct NodeTerms {
+    NodeTerms() {  // padding rows stay zero from here on
+      H.SetZero();
+      Yt.SetZero();
+      Abar.SetZero();
+      Bt.SetZero();
+      Q.SetZero();
+    }
+    simd::Block<PU, ND> H;     // H_d (NU rows)
+    simd::Block<PE, NU> Yt;    // [y_white | −H_θ]ᵀ
+    simd::Block<PD, ND> Abar;  // Ā_d = Φ − ΓB K_a C_d over h_k
+    simd::Block<PE, ND> Bt;    // [ΓB K_a y | −ΓB K_a C_θ]ᵀ
+    simd::Block<PD, ND> Q;     // Γ W⁻¹ Γᵀ / h + ΓB G⁻¹_aa ΓBᵀ
+  };
+
+  struct ProducerScratch {
+    Node node;
+    Elimination elimination;
+    double process_h = -1.0;                 // the step of process_noise
+    simd::Block<PD, ND> process_noise;       // Γ W⁻¹ Γᵀ / h at that step
+  };
 
   // What the forward sweep leaves at a node for the backward sweep.
   struct Store {
@@ -215,59 +235,204 @@ class ConstantParameterSweep {
     typename Base::InputFactor input;  // p̄ | x (square-root form)
   };
 
-  // Measurement update (whitened, unit noise) of P and E, with H = [H_d | H_θ]; Nu gives the
-  // whitened innovation nu(theta) = Nu [1; theta] = L⁻¹ (y_white − H_θ theta − H_d m⁻(theta)),
-  // S = H_d P⁻ H_dᵀ + I = L Lᵀ.
-  void Update(const Elimination& e, const MatDD& P_prior, const MatDE& E_prior, MatDD* P_post,
-              MatDE* E_post, MatUE* Nu) const {
-    const auto H_d = e.H.template leftCols<ND>();
-    // [A | Nu] = L⁻¹ [H_d P⁻ | y_white − H_d E⁻_1 | −H_θ − H_d E⁻_θ], solved together.
-    Eigen::Matrix<double, NU, ND + NE> A_Nu;
-    A_Nu.template leftCols<ND>() = H_d.lazyProduct(P_prior);
-    Eigen::Matrix<double, NU, NU> S = A_Nu.template leftCols<ND>().lazyProduct(H_d.transpose());
-    S.diagonal().array() += 1.0;
-    internal::CholeskyInPlace(&S);  // S ≥ I
-    A_Nu.col(ND) = e.y_white;
-    A_Nu.template rightCols<NT>() = -e.H.template rightCols<NT>();
-    A_Nu.template rightCols<NE>() -= H_d.lazyProduct(E_prior);
-    internal::LowerSolveInPlace(S, &A_Nu);
-    const MatUD A = A_Nu.template leftCols<ND>();
-    *Nu = A_Nu.template rightCols<NE>();
-    *E_post = E_prior + A.transpose().lazyProduct(*Nu);
-    internal::SymmetricDowndate(P_prior, A, P_post);
+  // Linearises node k, eliminates its inputs (the factor goes to the store) and forms its terms.
+  template <class V, class Linearize>
+  DYNID_ALWAYS_INLINE bool Produce(Linearize& linearize, const Eigen::VectorXd& time,
+                                   const Eigen::VectorXd& node_weights, int k,
+                                   ProducerScratch* scratch, NodeTerms* terms,
+                                   std::string* why) const {
+    linearize(k, &scratch->node);
+    Elimination& e = scratch->elimination;
+    if (!base_.template Eliminate<V>(scratch->node, node_weights(k), &e, why)) {
+      *why = "node " + std::to_string(k) + ": " + *why;
+      return false;
+    }
+    store_[k].input = e.factor;
+    for (int c = 0; c < ND; ++c) {
+      for (int r = 0; r < NU; ++r) terms->H(r, c) = e.H(r, c);
+    }
+    for (int j = 0; j < NU; ++j) {
+      terms->Yt(0, j) = e.y_white(j);
+      for (int t = 0; t < NT; ++t) terms->Yt(1 + t, j) = -e.H(j, ND + t);
+    }
+    if (k + 1 == static_cast<int>(time.size())) return true;  // no prediction from the last node
+    const double h = time(k + 1) - time(k), half_h2 = 0.5 * h * h;
+    // Ā_d = Φ − ΓB K_a C_d: Φ = I + h (v into s), ΓB = [h²/2; h] on the accelerations.
+    for (int c = 0; c < ND; ++c) {
+      for (int i = 0; i < N; ++i) {
+        const double kc = e.KaCy(i, c);
+        terms->Abar(i, c) = (c == i ? 1.0 : 0.0) + (c == N + i ? h : 0.0) - half_h2 * kc;
+        terms->Abar(N + i, c) = (c == N + i ? 1.0 : 0.0) - h * kc;
+      }
+    }
+    // Bbar = ΓB [K_a y | −K_a C_θ], stored transposed.
+    for (int i = 0; i < N; ++i) {
+      terms->Bt(0, i) = half_h2 * e.KaCy(i, NX);
+      terms->Bt(0, N + i) = h * e.KaCy(i, NX);
+      for (int t = 0; t < NT; ++t) {
+        terms->Bt(1 + t, i) = -half_h2 * e.KaCy(i, ND + t);
+        terms->Bt(1 + t, N + i) = -h * e.KaCy(i, ND + t);
+      }
+    }
+    // Γ W⁻¹ Γᵀ / h = h (Q + (h/2) Q1 + (h²/4) Q2) (RiccatiSweep::Initialize), kept for equal steps.
+    if (h != scratch->process_h) {
+      scratch->process_h = h;
+      for (int c = 0; c < ND; ++c) {
+        for (int r = 0; r < ND; ++r) {
+          scratch->process_noise(r, c) = h * base_.Q_xi_unit_(r, c) +
+                                         half_h2 * base_.Q_xi_cross_(r, c) +
+                                         (0.5 * h * half_h2) * base_.Q_xi_outer_(r, c);
+        }
+      }
+    }
+    terms->Q = scratch->process_noise;
+    for (int j = 0; j < N; ++j) {
+      for (int i = 0; i < N; ++i) {
+        const double g = e.Gaa(i, j);
+        terms->Q(i, j) += half_h2 * half_h2 * g;
+        terms->Q(i, N + j) += half_h2 * h * g;
+        terms->Q(N + i, j) += h * half_h2 * g;
+        terms->Q(N + i, N + j) += h * h * g;
+      }
+    }
+    return true;
   }
 
-  // Prediction over h: d' = Ā_d d + Ā_θ theta + ΓB K_p y with Ā_d = Φ − ΓB K_p C_d,
-  // Ā_θ = −ΓB K_p C_θ (only the acceleration rows K_a of K_p enter, see RiccatiSweep::Predict).
-  // Also returns T = Ā_d P⁺.
-  void Predict(const Elimination& e, double h, const MatDD& P_post, const MatDE& E_post,
-               MatDD* transition_times_covariance, MatDD* P_prior, MatDE* E_prior) const {
-    const double half_h2 = 0.5 * h * h;
-    const Eigen::Matrix<double, N, ND> KC_d = e.KaCy.template leftCols<ND>();
-    // Input mean as an affine function of theta: K_a (y − C_d m⁺(theta) − C_θ theta).
-    Eigen::Matrix<double, N, NE> input;
-    input.col(0) = e.Kay();
-    input.template rightCols<NT>() = -e.KaCy.template middleCols<NT>(ND);
-    input -= KC_d.lazyProduct(E_post);
-    MatDE& E = *E_prior;
-    E.template topRows<N>() =
-        E_post.template topRows<N>() + h * E_post.template bottomRows<N>() + half_h2 * input;
-    E.template bottomRows<N>() = E_post.template bottomRows<N>() + h * input;
-    // P⁻ = Ā_d P⁺ Ā_dᵀ + ΓB G⁻¹ ΓBᵀ + Γ W⁻¹ Γᵀ / h.
-    const Eigen::Matrix<double, N, ND> KCP = KC_d.lazyProduct(P_post);
-    MatDD& T = *transition_times_covariance;
-    T.template topRows<N>() = P_post.template topRows<N>() +
-                              h * P_post.template bottomRows<N>() - half_h2 * KCP;
-    T.template bottomRows<N>() = P_post.template bottomRows<N>() - h * KCP;
-    const Eigen::Matrix<double, ND, N> TKCt = T.lazyProduct(KC_d.transpose());
-    MatDD& P = *P_prior;
-    P.template leftCols<N>() =
-        T.template leftCols<N>() + h * T.template rightCols<N>() - half_h2 * TKCt;
-    P.template rightCols<N>() = T.template rightCols<N>() - h * TKCt;
-    P += h * base_.Q_xi_unit_.template topLeftCorner<ND, ND>() +
-         half_h2 * base_.Q_xi_cross_.template topLeftCorner<ND, ND>() +
-         (0.5 * h * half_h2) * base_.Q_xi_outer_.template topLeftCorner<ND, ND>();
-    internal::AddInputNoiseAndSymmetrize(e.Gaa, h, &P);
+  template <class Linearize>
+  DYNID_TARGET_WIDE bool ProduceWide(Linearize& linearize, const Eigen::VectorXd& time,
+                                     const Eigen::VectorXd& node_weights, int k,
+                                     ProducerScratch* scratch, NodeTerms* terms,
+                                     std::string* why) const {
+    return Produce<simd::Packet4>(linearize, time, node_weights, k, scratch, terms, why);
+  }
+
+  template <class Linearize>
+  bool ProducePortable(Linearize& linearize, const Eigen::VectorXd& time,
+                       const Eigen::VectorXd& node_weights, int k, ProducerScratch* scratch,
+                       NodeTerms* terms, std::string* why) const {
+    return Produce<simd::Packet2>(linearize, time, node_weights, k, scratch, terms, why);
+  }
+
+  // The forward sweep over the nodes' terms (next(k, &why), then release(k) once node k's
+  // terms are no longer read): measurement update (whitened, unit noise) and prediction of
+  // P and E, the smoother gain J and offset D into the store, and theta's Gram matrix.
+  //   Update, with S = H_d P⁻ H_dᵀ + I = L Lᵀ: Z = [P⁻ H_dᵀ; Yt − E⁻ᵀ H_dᵀ] L⁻ᵀ = [Aᵀ; Nuᵀ]
+  //   (A = L⁻¹ H_d P⁻, Nu [1; theta] the whitened innovation), P⁺ = P⁻ − AᵀA,
+  //   E⁺ = E⁻ + Aᵀ Nu, gram += Nuᵀ Nu.
+  //   Prediction: P⁻ = Ā P⁺ Āᵀ + Q, E⁻ = Ā E⁺ + Bbar; J = P⁺ Āᵀ (P⁻)⁻¹, D = E⁺ − J E⁻.
+  template <class V, class Next, class Release>
+  DYNID_ALWAYS_INLINE bool Forward(const Eigen::VectorXd& time, Next& next, Release& release,
+                                   MatEE* gram_out, std::string* error) const {
+    using simd::Block;
+    using simd::ColumnStart;
+    using simd::MultiplyAccumulate;
+    using simd::ZeroStart;
+    constexpr int W = simd::kWidth<V>;
+    constexpr int kD = PD / W, kE = PE / W, kU = PU / W, kS = SR / W;
+    const int num_nodes = static_cast<int>(time.size());
+    Block<SR, ND> prior, post;  // [P; −Eᵀ] before and after the update
+    Block<SR, NU> Z;
+    Block<PU, NU> S;
+    Block<SR, ND> U;            // [P⁺; −E⁺ᵀ] Āᵀ, then J in its top rows
+    Block<PD, ND> L_prior;      // Cholesky factor of P⁻
+    Block<PE, ND> Dt;           // Dᵀ
+    Block<PE, NE> gram;
+    for (auto* block : {&prior, &post, &U}) block->SetZero();
+    Z.SetZero();
+    S.SetZero();
+    L_prior.SetZero();
+    Dt.SetZero();
+    gram.SetZero();
+    for (int c = 0; c < ND; ++c) {
+      for (int r = 0; r < ND; ++r) prior(r, c) = prior_covariance_(r, c);
+      for (int r = 0; r < NE; ++r) prior(PD + r, c) = -prior_mean_(c, r);
+    }
+    for (int c = 0; c < NE; ++c) {
+      for (int r = 0; r < NE; ++r) gram(r, c) = prior_gram_(r, c);
+    }
+    for (int k = 0; k < num_nodes; ++k) {
+      const NodeTerms* t = next(k, error);
+      if (t == nullptr) return false;
+      Store& s = store_[k];
+      // Z = [0; Yt] + [P⁻; −E⁻ᵀ] H_dᵀ, S = I + H_d (P⁻ H_dᵀ).
+      MultiplyAccumulate<V, kS, ND, NU>(
+          prior, [t](int c, int j) { return t->H(j, c); },
+          [t](int j, V* acc) {
+            ZeroStart<V, kD>()(j, acc);
+            ColumnStart<V, kE, 0, PE, NU>{t->Yt}(j, acc + kD);
+          },
+          &Z);
+      MultiplyAccumulate<V, kU, ND, NU>(t->H, [&Z](int c, int j) { return Z(c, j); },
+                                        ZeroStart<V, kU>(), &S);
+      for (int j = 0; j < NU; ++j) S(j, j) += 1.0;
+      simd::Cholesky<V, NU>(&S);  // S ≥ I
+      simd::SolveTransposedFromRight<V, NU, kS>(S, &Z);
+      // [P⁺; −E⁺ᵀ] = [P⁻; −E⁻ᵀ] − Z A, gram += Nuᵀ Nu.
+      MultiplyAccumulate<V, kS, NU, ND>(Z, [&Z](int i, int j) { return -Z(j, i); },
+                                        ColumnStart<V, kS, 0, SR, ND>{prior}, &post);
+      MultiplyAccumulate<V, kE, NU, NE, kD>(Z, [&Z](int i, int j) { return Z(PD + j, i); },
+                                            ColumnStart<V, kE, 0, PE, NE>{gram}, &gram);
+      if (k + 1 == num_nodes) {
+        s.J.setZero();
+        for (int c = 0; c < NE; ++c) {
+          for (int r = 0; r < ND; ++r) s.D(r, c) = -post(PD + c, r);
+        }
+        break;
+      }
+      // U = [P⁺; −E⁺ᵀ] Āᵀ; P⁻ = Q + Ā (P⁺ Āᵀ), −E⁻ᵀ = −E⁺ᵀ Āᵀ − Bbarᵀ.
+      MultiplyAccumulate<V, kS, ND, ND>(post, [t](int c, int j) { return t->Abar(j, c); },
+                                        ZeroStart<V, kS>(), &U);
+      MultiplyAccumulate<V, kD, ND, ND>(t->Abar, [&U](int c, int j) { return U(c, j); },
+                                        ColumnStart<V, kD, 0, PD, ND>{t->Q}, &prior);
+      for (int j = 0; j < ND; ++j) {
+        for (int p = 0; p < kE; ++p) {
+          prior.template packet<V>(kD + p, j) =
+              U.template packet<V>(kD + p, j) - t->Bt.template packet<V>(p, j);
+        }
+      }
+      release(k);
+      for (int j = 0; j < ND; ++j) {
+        for (int i = j + 1; i < ND; ++i) {
+          const double value = 0.5 * (prior(i, j) + prior(j, i));
+          prior(i, j) = value;
+          prior(j, i) = value;
+        }
+        for (int p = 0; p < kD; ++p) {
+          L_prior.template packet<V>(p, j) = prior.template packet<V>(p, j);
+        }
+      }
+      if (!simd::Cholesky<V, ND>(&L_prior)) {
+        *error = "node " + std::to_string(k + 1) + ": the predicted covariance is not positive "
+                 "definite";
+        return false;
+      }
+      // J = (P⁺ Āᵀ) L⁻ᵀ L⁻¹, in U's top rows.
+      simd::SolveTransposedFromRight<V, ND, kD>(L_prior, &U);
+      simd::SolveFromRight<V, ND, kD>(L_prior, &U);
+      // Dᵀ = E⁺ᵀ − E⁻ᵀ Jᵀ.
+      MultiplyAccumulate<V, kE, ND, ND, kD>(prior, [&U](int c, int j) { return U(j, c); },
+                                            ColumnStart<V, kE, kD, SR, ND>{post, -1.0}, &Dt);
+      for (int c = 0; c < ND; ++c) {
+        for (int r = 0; r < ND; ++r) s.J(r, c) = U(r, c);
+        for (int r = 0; r < NE; ++r) s.D(c, r) = Dt(r, c);
+      }
+    }
+    for (int c = 0; c < NE; ++c) {
+      for (int r = 0; r < NE; ++r) (*gram_out)(r, c) = gram(r, c);
+    }
+    return true;
+  }
+
+  template <class Next, class Release>
+  DYNID_TARGET_WIDE bool ForwardWide(const Eigen::VectorXd& time, Next& next, Release& release,
+                                     MatEE* gram, std::string* error) const {
+    return Forward<simd::Packet4>(time, next, release, gram, error);
+  }
+
+  template <class Next, class Release>
+  bool ForwardPortable(const Eigen::VectorXd& time, Next& next, Release& release, MatEE* gram,
+                       std::string* error) const {
+    return Forward<simd::Packet2>(time, next, release, gram, error);
   }
 
   Base base_;

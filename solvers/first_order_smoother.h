@@ -53,11 +53,13 @@ namespace dynid::solvers {
 
 // Linearises the model's zeta at node `k` about (state, input, theta) into *node; NX = 2n
 // (theta fixed) or 2n + p (theta estimated, then part of the state).
+// (Always inlined: the sweeps call it inside their per-instruction-set node functions.)
 template <class Model, int NX>
-void LinearizeNode(const Model& model, const problems::WeightedResidualData& data, int k,
-                   const double* state, const double* input, const double* theta,
-                   NodeLinearization<NX, Model::kNumPositions + Model::kNumInputs,
-                                     Model::kNumPositions + Model::kNumMeasurements>* node) {
+DYNID_ALWAYS_INLINE void LinearizeNode(
+    const Model& model, const problems::WeightedResidualData& data, int k, const double* state,
+    const double* input, const double* theta,
+    NodeLinearization<NX, Model::kNumPositions + Model::kNumInputs,
+                      Model::kNumPositions + Model::kNumMeasurements>* node) {
   constexpr int n = Model::kNumPositions, m = Model::kNumInputs, l = Model::kNumMeasurements;
   constexpr bool estimated = NX > 2 * n;
   models::ModelLinearization<Model> lin;
@@ -177,7 +179,8 @@ FirstOrderSmootherSummary RunFirstOrderSmootherFixed(
   Eigen::MatrixXd states, inputs;
   for (int iteration = 1; iteration <= options.max_iterations; ++iteration) {
     // Each node is linearised about the current estimate as the forward sweep reaches it.
-    auto linearize = [&](int k, NodeLinearization<NX, n + m, n + l>* node) {
+    auto linearize = [&](int k, NodeLinearization<NX, n + m, n + l>* node)
+                         __attribute__((always_inline)) {
       LinearizeNode<Model, NX>(model, data, k, variables->state(k), variables->input(k),
                                variables->parameter(k), node);
     };

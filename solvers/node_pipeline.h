@@ -1,22 +1,26 @@
 // solvers::NodePipeline — runs the per-node work that does not depend on the recursion (the
 // linearisation of a node and the elimination of its inputs, in the Riccati sweeps) on a worker
-// thread ahead of the sequential sweep that consumes it.
+// thread ahead of the sequential sweep that consumes it, with the consumer's thread helping.
 //
-// The worker calls produce(k, &slot) for k = 0, 1, ..., N − 1 in order, writing into a ring of
-// `capacity` slots; the consumer takes the slots in the same order with Wait(k) and hands each
-// back with Release(k). Both sides publish their progress through one atomic counter each and
-// re-read the other's counter only when their cached copy says they must wait, so the cache
-// line holding a counter changes hands about once per ring's worth of nodes, not once per node.
-// A side that must wait spins briefly, then sleeps on a condition variable (on a machine busy
-// with other work, spinning would take the core its partner needs). If produce() fails at node
-// k, Wait(k) returns nullptr and error() says why; the destructor stops and joins the worker
-// (also when the consumer gives up early).
+// Nodes are claimed in increasing order from one shared counter and produced into a ring of
+// `capacity` slots by produce(k, &slot, &error, producer): the worker (producer 0) claims the
+// next node whenever the ring has room; the consumer takes the nodes in order with Wait(k) and
+// hands each back with Release(k), and while node k is not ready yet it claims and produces
+// the next unclaimed node itself (producer 1), so that neither thread idles when producing a
+// node costs more than consuming it. A node's slot is published by a per-slot "ready" stamp.
+// A side that has nothing to do spins briefly, then sleeps on a condition variable (on a
+// machine busy with other work, spinning would take the core its partner needs). If produce()
+// fails at node k, Wait(k) returns nullptr and error() gives the message of the lowest failing
+// node; the destructor stops and joins the worker (also when the consumer gives up early).
 #ifndef DYNID_SOLVERS_NODE_PIPELINE_H_
 #define DYNID_SOLVERS_NODE_PIPELINE_H_
 
 #include <algorithm>
 #include <atomic>
+#include <climits>
 #include <condition_variable>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -34,8 +38,16 @@ constexpr int kMinNodesPerThread = 512;
 template <class Slot>
 class NodePipeline {
  public:
-  NodePipeline(int num_nodes, int capacity) : num_nodes_(num_nodes), slots_(capacity) {
+  // produce(int k, Slot* slot, std::string* error, int producer) -> bool.
+  using Produce = std::function<bool(int, Slot*, std::string*, int)>;
+
+  NodePipeline(int num_nodes, int capacity)
+      : num_nodes_(num_nodes),
+        capacity_(capacity),
+        slots_(capacity),
+        ready_(new std::atomic<int>[capacity]) {
     CHECK_GE(capacity, 1);
+    for (int i = 0; i < capacity; ++i) ready_[i].store(-1);
   }
   NodePipeline(const NodePipeline&) = delete;
   NodePipeline& operator=(const NodePipeline&) = delete;
@@ -45,24 +57,35 @@ class NodePipeline {
     if (worker_.joinable()) worker_.join();
   }
 
-  // Starts the worker; produce(int k, Slot* slot, std::string* error) -> bool.
-  template <class Produce>
-  void Start(Produce produce) {
+  // Starts the worker. With help = false the consumer only waits (the worker produces all).
+  void Start(Produce produce, bool help = true) {
     CHECK(!worker_.joinable()) << "the pipeline runs once";
-    worker_ = std::thread([this, produce = std::move(produce)]() mutable { Run(produce); });
+    produce_ = std::move(produce);
+    help_ = help;
+    worker_ = std::thread([this]() { RunWorker(); });
   }
 
   // The slot of node k once it is produced (k increasing), or nullptr if production failed.
   const Slot* Wait(int k) {
-    if (k >= known_produced_) {
+    const int slot = k % capacity_;
+    for (;;) {
+      if (ready_[slot].load(std::memory_order_acquire) == k) return &slots_[slot];
+      if (failed_node_.load(std::memory_order_acquire) <= k) return nullptr;
+      if (help_ && ProduceNext(1)) continue;
       SpinThenSleep(consumer_waiting_, [&] {
-        return (known_produced_ = produced_.load(std::memory_order_acquire)) > k ||
-               failed_.load(std::memory_order_acquire);
+        return ready_[slot].load(std::memory_order_acquire) == k ||
+               failed_node_.load(std::memory_order_acquire) <= k ||
+               (help_ && CanClaim());
       });
-      known_produced_ = produced_.load(std::memory_order_acquire);
-      if (known_produced_ <= k) return nullptr;  // failed before node k
     }
-    return &slots_[k % static_cast<int>(slots_.size())];
+  }
+
+  // Asks the cache for node k's slot (read soon; it may still be in production).
+  void Prefetch(int k) const {
+    const char* begin = reinterpret_cast<const char*>(&slots_[k % capacity_]);
+    for (size_t offset = 0; offset < sizeof(Slot); offset += 64) {
+      __builtin_prefetch(begin + offset);
+    }
   }
 
   // The consumer is done with node k's slot (k increasing).
@@ -71,9 +94,49 @@ class NodePipeline {
     Notify(producer_waiting_);
   }
 
-  const std::string& error() const { return error_; }
+  // The message of the lowest failing node.
+  const std::string& error() const {
+    return fail_node_[0].load() <= fail_node_[1].load() ? errors_[0] : errors_[1];
+  }
 
  private:
+  // Whether the next unclaimed node exists and fits the ring.
+  bool CanClaim() const {
+    const int next = next_claim_.load(std::memory_order_relaxed);
+    return next < num_nodes_ && next - consumed_.load(std::memory_order_acquire) < capacity_ &&
+           failed_node_.load(std::memory_order_relaxed) == INT_MAX;
+  }
+
+  // Claims and produces the next node as `producer`; false when there was none to claim.
+  bool ProduceNext(int producer) {
+    int next = next_claim_.load(std::memory_order_relaxed);
+    do {
+      if (next >= num_nodes_ || next - consumed_.load(std::memory_order_acquire) >= capacity_ ||
+          failed_node_.load(std::memory_order_relaxed) != INT_MAX) {
+        return false;
+      }
+    } while (!next_claim_.compare_exchange_weak(next, next + 1));
+    const int slot = next % capacity_;
+    if (!produce_(next, &slots_[slot], &errors_[producer], producer)) {
+      fail_node_[producer].store(next);
+      int failed = failed_node_.load();
+      while (next < failed && !failed_node_.compare_exchange_weak(failed, next)) {
+      }
+    } else {
+      ready_[slot].store(next, std::memory_order_release);
+    }
+    Notify(consumer_waiting_);
+    return true;
+  }
+
+  void RunWorker() {
+    while (!stop_.load(std::memory_order_relaxed)) {
+      if (ProduceNext(0)) continue;
+      if (next_claim_.load() >= num_nodes_ || failed_node_.load() != INT_MAX) return;
+      SpinThenSleep(producer_waiting_, [&] { return CanClaim() || stop_.load(); });
+    }
+  }
+
   // Waits until ready() is true: spins first, then sleeps until the other side notifies.
   template <class Ready>
   void SpinThenSleep(std::atomic<bool>& waiting, const Ready& ready) {
@@ -94,38 +157,20 @@ class NodePipeline {
     }
   }
 
-  template <class Produce>
-  void Run(Produce& produce) {
-    const int capacity = static_cast<int>(slots_.size());
-    int known_consumed = 0;
-    for (int k = 0; k < num_nodes_; ++k) {
-      if (k - known_consumed >= capacity) {
-        SpinThenSleep(producer_waiting_, [&] {
-          return k - (known_consumed = consumed_.load(std::memory_order_acquire)) < capacity ||
-                 stop_.load();
-        });
-      }
-      if (stop_.load(std::memory_order_relaxed)) return;
-      if (!produce(k, &slots_[k % capacity], &error_)) {
-        failed_.store(true);
-        Notify(consumer_waiting_);
-        return;
-      }
-      produced_.store(k + 1);
-      Notify(consumer_waiting_);
-    }
-  }
-
   static constexpr int kSpins = 4096;
   const int num_nodes_;
+  const int capacity_;
   std::vector<Slot> slots_;
-  std::string error_;  // written by the worker before failed_ is set
-  int known_produced_ = 0;  // consumer's copy of produced_
-  alignas(64) std::atomic<int> produced_{0};
-  std::atomic<bool> consumer_waiting_{false};
+  std::unique_ptr<std::atomic<int>[]> ready_;  // per slot: the node it holds (−1: none yet)
+  Produce produce_;
+  bool help_ = true;
+  std::string errors_[2];  // per producer, written before failed_node_ is lowered
+  std::atomic<int> fail_node_[2] = {INT_MAX, INT_MAX};  // per producer, its failing node
+  alignas(64) std::atomic<int> next_claim_{0};
   alignas(64) std::atomic<int> consumed_{0};
   std::atomic<bool> producer_waiting_{false};
-  alignas(64) std::atomic<bool> failed_{false};
+  alignas(64) std::atomic<int> failed_node_{INT_MAX};
+  std::atomic<bool> consumer_waiting_{false};
   std::atomic<bool> stop_{false};
   std::mutex mutex_;
   std::condition_variable wake_;

@@ -23,6 +23,7 @@
 #include <glog/logging.h>
 
 #include "problems/weighted_residual_problem.h"
+#include "solvers/simd_kernels.h"
 
 namespace dynid::solvers {
 
@@ -41,7 +42,7 @@ namespace internal {
 // A = L Lᵀ in place (L in the lower triangle; the strict upper triangle is left untouched);
 // false when A is not numerically positive definite.
 template <int K>
-bool CholeskyInPlace(Eigen::Matrix<double, K, K>* matrix) {
+DYNID_ALWAYS_INLINE bool CholeskyInPlace(Eigen::Matrix<double, K, K>* matrix) {
   Eigen::Matrix<double, K, K>& a = *matrix;
   DYNID_UNROLL
   for (int j = 0; j < K; ++j) {
@@ -67,7 +68,8 @@ bool CholeskyInPlace(Eigen::Matrix<double, K, K>* matrix) {
 // They work on a row-major copy of B, so that each row operation is a contiguous SIMD update
 // across B's columns; on the column-major B those rows are strided.)
 template <int K, int C>
-void LowerSolveInPlace(const Eigen::Matrix<double, K, K>& lower, Eigen::Matrix<double, K, C>* b) {
+DYNID_ALWAYS_INLINE void LowerSolveInPlace(const Eigen::Matrix<double, K, K>& lower,
+                                           Eigen::Matrix<double, K, C>* b) {
   const Eigen::Matrix<double, K, 1> inverse = lower.diagonal().cwiseInverse();
   Eigen::Matrix<double, K, C, C == 1 ? Eigen::ColMajor : Eigen::RowMajor> rows = *b;
   DYNID_UNROLL
@@ -81,7 +83,7 @@ void LowerSolveInPlace(const Eigen::Matrix<double, K, K>& lower, Eigen::Matrix<d
 
 // B ← L⁻ᵀ B for L lower triangular.
 template <int K, int C>
-void LowerTransposeSolveInPlace(const Eigen::Matrix<double, K, K>& lower,
+DYNID_ALWAYS_INLINE void LowerTransposeSolveInPlace(const Eigen::Matrix<double, K, K>& lower,
                                 Eigen::Matrix<double, K, C>* b) {
   const Eigen::Matrix<double, K, 1> inverse = lower.diagonal().cwiseInverse();
   Eigen::Matrix<double, K, C, C == 1 ? Eigen::ColMajor : Eigen::RowMajor> rows = *b;
@@ -96,7 +98,8 @@ void LowerTransposeSolveInPlace(const Eigen::Matrix<double, K, K>& lower,
 
 // B ← R⁻¹ B for R upper triangular (the upper triangle of `upper`).
 template <int K, int C>
-void UpperSolveInPlace(const Eigen::Matrix<double, K, K>& upper, Eigen::Matrix<double, K, C>* b) {
+DYNID_ALWAYS_INLINE void UpperSolveInPlace(const Eigen::Matrix<double, K, K>& upper,
+                                           Eigen::Matrix<double, K, C>* b) {
   const Eigen::Matrix<double, K, 1> inverse = upper.diagonal().cwiseInverse();
   Eigen::Matrix<double, K, C, C == 1 ? Eigen::ColMajor : Eigen::RowMajor> rows = *b;
   DYNID_UNROLL
@@ -282,18 +285,31 @@ class RiccatiSweep {
   // forming Q. Rows of sqrt(w) S D that are zero (measurements p̄ does not enter, e.g. of
   // positions; common with a diagonal V) are already whitened rows of [H | y_white] and skip the
   // QR, whose row count is then rounded up to a multiple of 4 (whole SIMD packets).
-  bool Eliminate(const Node& node, double node_weight, Elimination* out,
-                 std::string* error) const {
-    // sqrt(w) S [D_u | D_a | C | y]: p̄'s columns reordered to [u; a].
-    Weighted weighted;
+  // V: the packet type of the QR (simd_kernels.h; Packet4 only inside DYNID_TARGET_WIDE code).
+  template <class V = simd::Packet2>
+  DYNID_ALWAYS_INLINE bool Eliminate(const Node& node, double node_weight, Elimination* out,
+                                     std::string* error) const {
+    // The rows of sqrt(w) S [D_u | D_a | C | y | 0] (p̄'s columns reordered to [u; a]), one
+    // simd::Block column per row: those p̄ enters (coupled) in order into `coupled`, the others
+    // into `free`.
+    simd::Block<NCP, NZP> coupled;
+    simd::Block<NCP, NZ> free;
+    int num_coupled = 0, num_free = 0;
     const double root_weight = std::sqrt(node_weight);
     if (sqrt_residual_weight_is_diagonal_) {
-      const Eigen::Matrix<double, NZ, 1> scale = root_weight * sqrt_residual_weight_.diagonal();
-      weighted.template leftCols<NM>() = scale.asDiagonal() * node.D.template rightCols<NM>();
-      weighted.template middleCols<N>(NM) = scale.asDiagonal() * node.D.template leftCols<N>();
-      weighted.template middleCols<NX>(NP) = scale.asDiagonal() * node.C;
-      weighted.col(NC - 1) = scale.cwiseProduct(node.y);
+      for (int i = 0; i < NZ; ++i) {
+        const double scale = root_weight * sqrt_residual_weight_(i, i);
+        bool enters = false;
+        for (int c = 0; c < NP; ++c) enters |= node.D(i, c) != 0.0;  // (no branch per entry)
+        double* row = enters && scale != 0.0 ? coupled.v[num_coupled++] : free.v[num_free++];
+        for (int c = 0; c < NM; ++c) row[c] = scale * node.D(i, N + c);
+        for (int c = 0; c < N; ++c) row[NM + c] = scale * node.D(i, c);
+        for (int c = 0; c < NX; ++c) row[NP + c] = scale * node.C(i, c);
+        row[NC - 1] = scale * node.y(i);
+        for (int c = NC; c < NCP; ++c) row[c] = 0.0;
+      }
     } else {
+      Weighted weighted;
       const MatZZ weighted_sqrt = root_weight * sqrt_residual_weight_;
       weighted.template leftCols<NM>() =
           weighted_sqrt.lazyProduct(node.D.template rightCols<NM>());
@@ -301,21 +317,18 @@ class RiccatiSweep {
           weighted_sqrt.lazyProduct(node.D.template leftCols<N>());
       weighted.template middleCols<NX>(NP) = weighted_sqrt.lazyProduct(node.C);
       weighted.col(NC - 1) = weighted_sqrt.lazyProduct(node.y);
-    }
-    if constexpr (NCP > NC) weighted.template rightCols<NCP - NC>().setZero();
-    RowSplit split;
-    for (int i = 0; i < NZ; ++i) {
-      if (weighted.row(i).template head<NP>().isZero(0.0)) {
-        split.free[split.num_free++] = i;
-      } else {
-        split.coupled[split.num_coupled++] = i;
+      if constexpr (NCP > NC) weighted.template rightCols<NCP - NC>().setZero();
+      for (int i = 0; i < NZ; ++i) {
+        const bool enters = !weighted.row(i).template head<NP>().isZero(0.0);
+        double* row = enters ? coupled.v[num_coupled++] : free.v[num_free++];
+        for (int c = 0; c < NCP; ++c) row[c] = weighted(i, c);
       }
     }
-    if (split.num_coupled < NP) {
+    if (num_coupled < NP) {
       *error = kSingularInputMessage;
       return false;
     }
-    return FactorRows<4>((split.num_coupled + 3) / 4 * 4, weighted, split, out, error);
+    return FactorRows<V>(num_coupled, num_free, &coupled, free, out, error);
   }
 
   // Measurement update from the prior (m, P) at a node (whitened, unit noise).
@@ -438,7 +451,7 @@ class RiccatiSweep {
     return FilteredInput(e.factor, x);
   }
 
-  VecP FilteredInput(const InputFactor& f, const VecX& x) const {
+  DYNID_ALWAYS_INLINE VecP FilteredInput(const InputFactor& f, const VecX& x) const {
     Eigen::Matrix<double, NP, 1> q =
         f.Rc.col(NX) - f.Rc.template leftCols<NX>().lazyProduct(x);
     internal::UpperSolveInPlace(f.R, &q);
@@ -452,7 +465,8 @@ class RiccatiSweep {
 
   // As above from the input factor; in the order q = [u; a] the normal equations are
   // (RᵀR + h Bᵀ W B) q = Rᵀ (c − Rc_C x) + h Bᵀ W d, Bᵀ W B the v-block of W on the a-entries.
-  VecP SmoothedInput(const InputFactor& f, double h, const VecX& x, const VecX& x_next) const {
+  DYNID_ALWAYS_INLINE VecP SmoothedInput(const InputFactor& f, double h, const VecX& x,
+                                         const VecX& x_next) const {
     Eigen::Matrix<double, 2 * N, 1> d;
     for (int i = 0; i < N; ++i) {
       const double delta_s = x_next(i) - x(i) - h * x(N + i);
@@ -577,74 +591,95 @@ class RiccatiSweep {
       "FᵀVF is singular: the inputs p̄ = [a; u] are not determined by the weighted equations of "
       "motion and measurements (seed 004 §3.2)";
 
-  // Rows of sqrt(w) S [D | C | y] on which p̄ acts (coupled) and those it does not (free).
-  struct RowSplit {
-    int coupled[NZ], free[NZ];
-    int num_coupled = 0, num_free = 0;
-  };
-
-  // The QR of the coupled rows, padded with zero rows to RP (a multiple of 4): dispatches on
-  // `padded` at compile time.
-  template <int RP>
-  bool FactorRows(int padded, const Weighted& weighted, const RowSplit& split, Elimination* out,
-                  std::string* error) const {
-    if constexpr (RP > NZP) {
-      LOG(FATAL) << "unexpected row count " << padded;
-      return false;
-    } else {
-      // (RP < NP cannot occur: the caller checked that at least NP rows are coupled.)
-      if (RP < NP || padded != RP) return FactorRows<RP + 4>(padded, weighted, split, out, error);
-      // Row-major: a reflection is applied as whole-row (SIMD) updates.
-      Eigen::Matrix<double, RP, NCP, Eigen::RowMajor> M;
-      for (int r = 0; r < split.num_coupled; ++r) M.row(r) = weighted.row(split.coupled[r]);
-      for (int r = split.num_coupled; r < RP; ++r) M.row(r).setZero();
+  // The QR of the coupled rows (the first num_coupled >= NP rows of *rows), and the
+  // elimination's blocks from it and from the free rows. (The row loops have run-time bounds and
+  // only the packet loops are unrolled: a sweep's per-node code must fit the instruction cache.)
+  template <class V>
+  DYNID_ALWAYS_INLINE bool FactorRows(int num_coupled, int num_free,
+                                      simd::Block<NCP, NZP>* rows,
+                                      const simd::Block<NCP, NZ>& free, Elimination* out,
+                                      std::string* error) const {
+    {
+      const int RP = num_coupled;
+      // M(c, r) is row r, column c of the matrix being factored; a reflection is applied as
+      // whole-row packet updates.
+      simd::Block<NCP, NZP>& M = *rows;
       // Householder reflections I − tau v vᵀ (v_j = 1, zero above j) zeroing column j below the
       // diagonal: w = tau vᵀ M, then M ← M − v w, over rows j.. (columns left of j are zero
-      // from row j on, so they do not change).
+      // from row j on and stay zero).
+      constexpr int W = simd::kWidth<V>;
+      constexpr int kRowPackets = NCP / W;
       for (int j = 0; j < NP; ++j) {
         double tail = 0.0;
-        for (int i = j + 1; i < RP; ++i) tail += M(i, j) * M(i, j);
+        for (int i = j + 1; i < RP; ++i) tail += M(j, i) * M(j, i);
         if (tail == 0.0) continue;  // already triangular in this column (tau = 0)
         const double alpha = M(j, j);
         const double beta =
             alpha >= 0.0 ? -std::sqrt(alpha * alpha + tail) : std::sqrt(alpha * alpha + tail);
         const double tau = (beta - alpha) / beta;
         const double scale = 1.0 / (alpha - beta);
-        Eigen::Matrix<double, RP, 1> v;
-        v(j) = 1.0;
-        for (int i = j + 1; i < RP; ++i) v(i) = M(i, j) * scale;
-        Eigen::Matrix<double, 1, NCP> w = M.row(j);
-        for (int i = j + 1; i < RP; ++i) w += v(i) * M.row(i);
-        w *= tau;
-        M.row(j) -= w;
-        for (int i = j + 1; i < RP; ++i) M.row(i) -= v(i) * w;
+        double v[NZP];
+        for (int i = j + 1; i < RP; ++i) v[i] = M(j, i) * scale;
+        // w = tau (row j + Σ v_i row i), then row i −= v_i w, on whole packets.
+        V w[kRowPackets];
+        DYNID_UNROLL
+        for (int p = 0; p < kRowPackets; ++p) w[p] = M.template packet<V>(p, j);
+        for (int i = j + 1; i < RP; ++i) {
+          DYNID_UNROLL
+          for (int p = 0; p < kRowPackets; ++p) w[p] += v[i] * M.template packet<V>(p, i);
+        }
+        DYNID_UNROLL
+        for (int p = 0; p < kRowPackets; ++p) {
+          w[p] *= tau;
+          M.template packet<V>(p, j) -= w[p];
+        }
+        for (int i = j + 1; i < RP; ++i) {
+          DYNID_UNROLL
+          for (int p = 0; p < kRowPackets; ++p) M.template packet<V>(p, i) -= v[i] * w[p];
+        }
         M(j, j) = beta;
-        for (int i = j + 1; i < RP; ++i) M(i, j) = 0.0;
+        for (int i = j + 1; i < RP; ++i) M(j, i) = 0.0;
       }
       MatPP& R = out->factor.R;
-      R = M.template topLeftCorner<NP, NP>().template triangularView<Eigen::Upper>();
+      for (int c = 0; c < NP; ++c) {
+        for (int r = 0; r < NP; ++r) R(r, c) = r <= c ? M(c, r) : 0.0;
+      }
       const double scale = R.diagonal().cwiseAbs().maxCoeff();
       if (!(R.diagonal().cwiseAbs().minCoeff() > 1e-10 * scale)) {
         *error = kSingularInputMessage;
         return false;
       }
-      out->factor.Rc = M.template block<NP, NX + 1>(0, NP);
+      for (int c = 0; c <= NX; ++c) {
+        for (int r = 0; r < NP; ++r) out->factor.Rc(r, c) = M(NP + c, r);
+      }
+      // K_a [C | y] = R_aa⁻¹ Rc_a by back substitution on the whole acceleration rows (their
+      // columns left of NP become scratch).
+      for (int i = NP - 1; i >= NM; --i) {
+        double coefficient[NP];
+        for (int j = i + 1; j < NP; ++j) coefficient[j] = M(j, i);
+        const double inverse = 1.0 / M(i, i);
+        DYNID_UNROLL
+        for (int p = 0; p < kRowPackets; ++p) {
+          V row = M.template packet<V>(p, i);
+          for (int j = i + 1; j < NP; ++j) row -= coefficient[j] * M.template packet<V>(p, j);
+          M.template packet<V>(p, i) = row * inverse;
+        }
+      }
+      for (int c = 0; c <= NX; ++c) {
+        for (int r = 0; r < N; ++r) out->KaCy(r, c) = M(NP + c, NM + r);
+      }
       const Eigen::Matrix<double, N, N> R_aa = R.template bottomRightCorner<N, N>();
-      out->KaCy = out->factor.Rc.template bottomRows<N>();
-      internal::UpperSolveInPlace(R_aa, &out->KaCy);
       Eigen::Matrix<double, N, N> R_aa_inverse = Eigen::Matrix<double, N, N>::Identity();
       internal::UpperSolveInPlace(R_aa, &R_aa_inverse);
       out->Gaa = R_aa_inverse.lazyProduct(R_aa_inverse.transpose());
-      const int reduced = split.num_coupled - NP;
-      if constexpr (RP > NP) {  // (with RP = NP no row is left; spares GCC's -Warray-bounds)
-        for (int r = 0; r < reduced; ++r) {
-          out->H.row(r) = M.template block<1, NX>(NP + r, NP);
-          out->y_white(r) = M(NP + r, NC - 1);
-        }
+      const int reduced = num_coupled - NP;
+      for (int r = 0; r < reduced; ++r) {
+        for (int c = 0; c < NX; ++c) out->H(r, c) = M(NP + c, NP + r);
+        out->y_white(r) = M(NC - 1, NP + r);
       }
-      for (int r = 0; r < split.num_free; ++r) {
-        out->H.row(reduced + r) = weighted.template block<1, NX>(split.free[r], NP);
-        out->y_white(reduced + r) = weighted(split.free[r], NC - 1);
+      for (int r = 0; r < num_free; ++r) {
+        for (int c = 0; c < NX; ++c) out->H(reduced + r, c) = free(NP + c, r);
+        out->y_white(reduced + r) = free(NC - 1, r);
       }
       return true;
     }

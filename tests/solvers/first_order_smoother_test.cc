@@ -103,6 +103,31 @@ TEST(FirstOrderSmootherTest, ThreadCountDoesNotChangeTheIterates) {
   EXPECT_GT((two.parameters.col(0) - Eigen::Vector3d(1.3, 0.3, 35.0)).norm(), 0.1);
 }
 
+// The sweep's AVX2 + FMA kernels (when the CPU has them) and its portable ones
+// (solvers/simd_kernels.h) compute the same iterates up to round-off, with one and two threads.
+TEST(FirstOrderSmootherTest, PortableAndWideKernelsAgree) {
+  const MsdExperiment e = MakeMsdExperiment(2001, 4.0, false, 25, ParameterMode::kConstant);
+  FirstOrderSmootherOptions options;
+  options.max_iterations = 3;
+  options.tolerance = 0.0;
+  for (int threads : {1, 2}) {
+    options.num_threads = threads;
+    WeightedResidualVariables wide =
+        StartFromMeasurements(e, Eigen::Vector3d(1.3, 0.3, 35.0), ParameterMode::kConstant);
+    WeightedResidualVariables portable = wide;
+    ASSERT_EQ(RunFirstOrderSmoother(e.model, e.data, e.weights, options, &wide).iterations, 3);
+    simd::ForcePortableKernels(true);
+    EXPECT_FALSE(simd::UseWideKernels());
+    const FirstOrderSmootherSummary summary =
+        RunFirstOrderSmoother(e.model, e.data, e.weights, options, &portable);
+    simd::ForcePortableKernels(false);
+    ASSERT_EQ(summary.iterations, 3) << summary.message;
+    EXPECT_LT(MaxRelativeDifference(wide.states, portable.states), 1e-9) << threads;
+    EXPECT_LT(MaxRelativeDifference(wide.inputs, portable.inputs), 1e-9) << threads;
+    EXPECT_LT(MaxRelativeDifference(wide.parameters, portable.parameters), 1e-9) << threads;
+  }
+}
+
 // Inputs the weighted equations do not determine (the acceleration and force measurements
 // weighted 0, so one equation of motion for two inputs): the message names the node and the
 // cause, with one thread and through the two-thread pipeline.
