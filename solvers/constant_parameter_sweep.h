@@ -28,8 +28,11 @@
 #ifndef DYNID_SOLVERS_CONSTANT_PARAMETER_SWEEP_H_
 #define DYNID_SOLVERS_CONSTANT_PARAMETER_SWEEP_H_
 
-#include <optional>
+#include <algorithm>
+#include <atomic>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <Eigen/Cholesky>
@@ -101,8 +104,8 @@ class ConstantParameterSweep {
   // linearize(k, &node), called once per node in increasing k. With num_threads > 1 (and enough
   // nodes), linearize and the elimination of p̄ run ahead of the sweep on a worker thread and,
   // when the sweep would wait for them, on the sweep's own thread (node_pipeline.h), so
-  // linearize must then be safe to call concurrently, and the smoothed inputs are computed on
-  // num_threads threads; the result does not depend on it.
+  // linearize must then be safe to call concurrently, and the smoothed inputs are computed on a
+  // second thread behind the backward sweep; the result does not depend on num_threads.
   template <class Linearize>
   bool SmoothLinearized(const Eigen::VectorXd& time, Linearize&& linearize,
                         Eigen::MatrixXd* states, Eigen::MatrixXd* inputs, std::string* error,
@@ -156,19 +159,13 @@ class ConstantParameterSweep {
     VecE one_theta;
     one_theta(0) = 1.0;
     one_theta.template tail<NT>() = -llt.solve(gram.template bottomLeftCorner<NT, 1>());
-    // Backward sweep at theta-hat: the states in order, then the inputs (independent per node).
+    // Backward sweep at theta-hat (sequential), then the smoothed inputs (independent per node
+    // once x_k and x_{k+1} are known), in chunks of kInputChunk nodes. With more than one thread
+    // a second thread computes the inputs right behind the backward sweep, from the last chunk
+    // down, while this thread runs the sweep and then takes chunks from the first one up; each
+    // chunk is claimed once through its flag.
     states->resize(NX, num_nodes);
     inputs->resize(NP, num_nodes);
-    VecD x_next = VecD::Zero();  // (not read at the last node)
-    for (int k = num_nodes - 1; k >= 0; --k) {
-      const Store& s = store[k];
-      VecD x = s.D.lazyProduct(one_theta);
-      if (k + 1 < num_nodes) x += s.J.lazyProduct(x_next);
-      // Fixed-size destination blocks (a dynamic column trips GCC 12's -Wstringop-overread).
-      states->template block<ND, 1>(0, k) = x;
-      states->template block<NT, 1>(ND, k) = one_theta.template tail<NT>();
-      x_next = x;
-    }
     auto smoothed_input = [&](int k) __attribute__((always_inline)) {
       const VecX x = states->template block<NX, 1>(0, k);
       if (k + 1 < num_nodes) {
@@ -179,22 +176,56 @@ class ConstantParameterSweep {
         inputs->template block<NP, 1>(0, k) = base_.FilteredInput(store[k].input, x);
       }
     };
-    ParallelRanges(num_nodes, num_nodes >= 2 * kMinNodesPerThread ? num_threads : 1,
-                   [&](int, int begin, int end) {
-                     auto range = [&]() __attribute__((always_inline)) {
-                       for (int k = begin; k < end; ++k) smoothed_input(k);
-                     };
-                     if (wide) {
-                       simd::CallWide(range);
-                     } else {
-                       simd::CallPortable(range);
-                     }
-                   });
+    const int num_chunks = (num_nodes + kInputChunk - 1) / kInputChunk;
+    std::unique_ptr<std::atomic<bool>[]> claimed(new std::atomic<bool>[num_chunks]);
+    for (int c = 0; c < num_chunks; ++c) claimed[c].store(false, std::memory_order_relaxed);
+    // Claims chunk c; computes its inputs if that succeeded.
+    auto inputs_of_chunk = [&](int c) {
+      if (claimed[c].exchange(true)) return false;
+      auto chunk = [&]() __attribute__((always_inline)) {
+        const int end = std::min(num_nodes, (c + 1) * kInputChunk);
+        for (int k = c * kInputChunk; k < end; ++k) smoothed_input(k);
+      };
+      if (wide) {
+        simd::CallWide(chunk);
+      } else {
+        simd::CallPortable(chunk);
+      }
+      return true;
+    };
+    std::atomic<int> solved_from{num_nodes};  // states of nodes >= solved_from are final
+    std::thread follower;
+    if (num_threads > 1 && num_nodes >= 2 * kMinNodesPerThread) {
+      follower = std::thread([&]() {
+        for (int c = num_chunks - 1; c >= 0; --c) {
+          while (solved_from.load(std::memory_order_acquire) > c * kInputChunk) {
+            std::this_thread::yield();
+          }
+          if (!inputs_of_chunk(c)) return;  // the sweep's thread got here first
+        }
+      });
+    }
+    VecD x_next = VecD::Zero();  // (not read at the last node)
+    for (int k = num_nodes - 1; k >= 0; --k) {
+      const Store& s = store[k];
+      VecD x = s.D.lazyProduct(one_theta);
+      if (k + 1 < num_nodes) x += s.J.lazyProduct(x_next);
+      // Fixed-size destination blocks (a dynamic column trips GCC 12's -Wstringop-overread).
+      states->template block<ND, 1>(0, k) = x;
+      states->template block<NT, 1>(ND, k) = one_theta.template tail<NT>();
+      x_next = x;
+      if (k % kInputChunk == 0) solved_from.store(k, std::memory_order_release);
+    }
+    for (int c = 0; c < num_chunks; ++c) {
+      if (!inputs_of_chunk(c)) break;  // the follower computed the rest
+    }
+    if (follower.joinable()) follower.join();
     return true;
   }
 
  private:
   static constexpr int kPipelineCapacity = 64;   // nodes in flight (~2 kB each)
+  static constexpr int kInputChunk = 64;         // nodes per claim of the smoothed inputs
   // The per-node blocks are column-major with columns padded to whole packets
   // (simd_kernels.h); the covariance and the transposed mean coefficients are stacked,
   // [P; −Eᵀ] (PD + PE rows), so that one product updates both.

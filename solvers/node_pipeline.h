@@ -9,7 +9,8 @@
 // the next unclaimed node itself (producer 1), so that neither thread idles when producing a
 // node costs more than consuming it. A node's slot is published by a per-slot "ready" stamp.
 // A side that has nothing to do spins briefly, then sleeps on a condition variable (on a
-// machine busy with other work, spinning would take the core its partner needs). If produce()
+// machine busy with other work, spinning would take the core its partner needs), waking at
+// least every 0.5 ms to look again. If produce()
 // fails at node k, Wait(k) returns nullptr and error() gives the message of the lowest failing
 // node; the destructor stops and joins the worker (also when the consumer gives up early).
 #ifndef DYNID_SOLVERS_NODE_PIPELINE_H_
@@ -17,6 +18,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <climits>
 #include <condition_variable>
 #include <functional>
@@ -45,9 +47,9 @@ class NodePipeline {
       : num_nodes_(num_nodes),
         capacity_(capacity),
         slots_(capacity),
-        ready_(new std::atomic<int>[capacity]) {
+        ready_(new Stamp[capacity]) {
     CHECK_GE(capacity, 1);
-    for (int i = 0; i < capacity; ++i) ready_[i].store(-1);
+    for (int i = 0; i < capacity; ++i) ready_[i].node.store(-1);
   }
   NodePipeline(const NodePipeline&) = delete;
   NodePipeline& operator=(const NodePipeline&) = delete;
@@ -69,11 +71,12 @@ class NodePipeline {
   const Slot* Wait(int k) {
     const int slot = k % capacity_;
     for (;;) {
-      if (ready_[slot].load(std::memory_order_acquire) == k) return &slots_[slot];
+      if (ready_[slot].node.load(std::memory_order_acquire) == k) return &slots_[slot];
       if (failed_node_.load(std::memory_order_acquire) <= k) return nullptr;
-      if (help_ && ProduceNext(1)) continue;
+      int consumed = consumed_.load(std::memory_order_relaxed);  // (this thread writes it)
+      if (help_ && ProduceNext(1, &consumed)) continue;
       SpinThenSleep(consumer_waiting_, [&] {
-        return ready_[slot].load(std::memory_order_acquire) == k ||
+        return ready_[slot].node.load(std::memory_order_acquire) == k ||
                failed_node_.load(std::memory_order_acquire) <= k ||
                (help_ && CanClaim());
       });
@@ -90,7 +93,7 @@ class NodePipeline {
 
   // The consumer is done with node k's slot (k increasing).
   void Release(int k) {
-    consumed_.store(k + 1);
+    consumed_.store(k + 1, std::memory_order_release);
     Notify(producer_waiting_);
   }
 
@@ -108,12 +111,17 @@ class NodePipeline {
   }
 
   // Claims and produces the next node as `producer`; false when there was none to claim.
-  bool ProduceNext(int producer) {
+  // *known_consumed is the caller's copy of consumed_, re-read only when the ring looks full
+  // (so that the consumer's counter line does not travel between the cores at every node).
+  bool ProduceNext(int producer, int* known_consumed) {
     int next = next_claim_.load(std::memory_order_relaxed);
     do {
-      if (next >= num_nodes_ || next - consumed_.load(std::memory_order_acquire) >= capacity_ ||
-          failed_node_.load(std::memory_order_relaxed) != INT_MAX) {
+      if (next >= num_nodes_ || failed_node_.load(std::memory_order_relaxed) != INT_MAX) {
         return false;
+      }
+      if (next - *known_consumed >= capacity_) {
+        *known_consumed = consumed_.load(std::memory_order_acquire);
+        if (next - *known_consumed >= capacity_) return false;
       }
     } while (!next_claim_.compare_exchange_weak(next, next + 1));
     const int slot = next % capacity_;
@@ -123,33 +131,39 @@ class NodePipeline {
       while (next < failed && !failed_node_.compare_exchange_weak(failed, next)) {
       }
     } else {
-      ready_[slot].store(next, std::memory_order_release);
+      ready_[slot].node.store(next, std::memory_order_release);
     }
     Notify(consumer_waiting_);
     return true;
   }
 
   void RunWorker() {
+    int known_consumed = 0;
     while (!stop_.load(std::memory_order_relaxed)) {
-      if (ProduceNext(0)) continue;
+      if (ProduceNext(0, &known_consumed)) continue;
       if (next_claim_.load() >= num_nodes_ || failed_node_.load() != INT_MAX) return;
       SpinThenSleep(producer_waiting_, [&] { return CanClaim() || stop_.load(); });
     }
   }
 
-  // Waits until ready() is true: spins first, then sleeps until the other side notifies.
+  // Waits until ready() is true: spins first, then sleeps until the other side notifies. The
+  // progress a side waits for is published with release stores (a full barrier per node would
+  // stall the producer behind its slot's stores), so a notification can be lost when the other
+  // side publishes just as this one goes to sleep; the sleeper therefore also looks again every
+  // kSleepCheck.
   template <class Ready>
   void SpinThenSleep(std::atomic<bool>& waiting, const Ready& ready) {
     for (int spin = 0; spin < kSpins; ++spin) {
       if (ready()) return;
     }
     std::unique_lock<std::mutex> lock(mutex_);
-    waiting.store(true);  // seq_cst: ordered against the other side's publish-then-check
-    wake_.wait(lock, ready);
+    waiting.store(true);
+    while (!wake_.wait_for(lock, kSleepCheck, ready)) {
+    }
     waiting.store(false);
   }
 
-  // Wakes the other side if it sleeps (after a seq_cst publish of the progress it waits for).
+  // Wakes the other side if it sleeps.
   void Notify(const std::atomic<bool>& waiting) {
     if (waiting.load()) {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -158,20 +172,28 @@ class NodePipeline {
   }
 
   static constexpr int kSpins = 4096;
+  static constexpr std::chrono::microseconds kSleepCheck{500};
   const int num_nodes_;
   const int capacity_;
   std::vector<Slot> slots_;
-  std::unique_ptr<std::atomic<int>[]> ready_;  // per slot: the node it holds (−1: none yet)
+  // Per slot: the node it holds (−1: none yet), one cache line each (a shared line would travel
+  // between the cores twice per node).
+  struct alignas(64) Stamp {
+    std::atomic<int> node;
+  };
+  std::unique_ptr<Stamp[]> ready_;
   Produce produce_;
   bool help_ = true;
   std::string errors_[2];  // per producer, written before failed_node_ is lowered
   std::atomic<int> fail_node_[2] = {INT_MAX, INT_MAX};  // per producer, its failing node
+  // One cache line per writer: the claim counter (claimers), the consumer's progress, the
+  // rarely written failure and stop flags, and the sleep flags.
   alignas(64) std::atomic<int> next_claim_{0};
   alignas(64) std::atomic<int> consumed_{0};
-  std::atomic<bool> producer_waiting_{false};
   alignas(64) std::atomic<int> failed_node_{INT_MAX};
-  std::atomic<bool> consumer_waiting_{false};
   std::atomic<bool> stop_{false};
+  alignas(64) std::atomic<bool> producer_waiting_{false};
+  std::atomic<bool> consumer_waiting_{false};
   std::mutex mutex_;
   std::condition_variable wake_;
   std::thread worker_;
