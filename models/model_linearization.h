@@ -23,12 +23,18 @@ struct ModelLinearization {
   static constexpr int p = Model::kNumParameters;
   static constexpr int l = Model::kNumMeasurements;
 
+  // Jacobians are stored row by row (one residual's derivatives contiguous, as automatic
+  // differentiation produces them and as the first-order approximation's elimination reads them).
+  template <int Rows, int Cols>
+  using RowMatrix = Eigen::Matrix<double, Rows, Cols,
+                                  Cols == 1 && Rows != 1 ? Eigen::ColMajor : Eigen::RowMajor>;
+
   Eigen::Matrix<double, n, 1> equations;          // r = M a + h + H u
   Eigen::Matrix<double, l, 1> measurements;       // z = g + G a + R u
-  Eigen::Matrix<double, n, 2 * n + p> J_r_x;      // ∂r/∂[s; v; theta]
-  Eigen::Matrix<double, n, n + m> J_r_pbar;       // ∂r/∂[a; u] = [M, H]
-  Eigen::Matrix<double, l, 2 * n + p> J_z_x;      // ∂z/∂[s; v; theta]
-  Eigen::Matrix<double, l, n + m> J_z_pbar;       // ∂z/∂[a; u] = [G, R]
+  RowMatrix<n, 2 * n + p> J_r_x;                  // ∂r/∂[s; v; theta]
+  RowMatrix<n, n + m> J_r_pbar;                   // ∂r/∂[a; u] = [M, H]
+  RowMatrix<l, 2 * n + p> J_z_x;                  // ∂z/∂[s; v; theta]
+  RowMatrix<l, n + m> J_z_pbar;                   // ∂z/∂[a; u] = [G, R]
 };
 
 // Evaluates r, z and their Jacobians at (s, v, a, u, theta, t) by forward-mode automatic

@@ -32,6 +32,22 @@ namespace internal {
 // Full unrolling of the fixed-trip-count loops of the kernels below (their triangular inner loops
 // have constant trip counts only once the outer loop is unrolled).
 #define DYNID_UNROLL _Pragma("GCC unroll 16")
+// Lambdas do not inherit a caller's target attribute (DYNID_TARGET_WIDE): those of per-node code
+// are always inlined.
+#define DYNID_LAMBDA_INLINE __attribute__((always_inline))
+
+// f(i) for i in [begin, end): a loop unrolled completely when kUnroll (for bounds that are
+// compile-time constants once the enclosing loops are unrolled), a plain loop otherwise (an
+// unroll request on a run-time trip count only multiplies code).
+template <bool kUnroll, class F>
+DYNID_ALWAYS_INLINE void ForEach(int begin, int end, const F& f) {
+  if constexpr (kUnroll) {
+    DYNID_UNROLL
+    for (int i = begin; i < end; ++i) f(i);
+  } else {
+    for (int i = begin; i < end; ++i) f(i);
+  }
+}
 
 // Small fixed-size dense kernels (Eigen's LLT and triangular solves route fixed sizes through
 // dynamic-block code paths, which dominated the profile of the sweep at these sizes). All are
@@ -299,12 +315,18 @@ class RiccatiSweep {
     if (sqrt_residual_weight_is_diagonal_) {
       for (int i = 0; i < NZ; ++i) {
         const double scale = root_weight * sqrt_residual_weight_(i, i);
-        bool enters = false;
-        for (int c = 0; c < NP; ++c) enters |= node.D(i, c) != 0.0;  // (no branch per entry)
-        double* row = enters && scale != 0.0 ? coupled.v[num_coupled++] : free.v[num_free++];
-        for (int c = 0; c < NM; ++c) row[c] = scale * node.D(i, N + c);
-        for (int c = 0; c < N; ++c) row[NM + c] = scale * node.D(i, c);
-        for (int c = 0; c < NX; ++c) row[NP + c] = scale * node.C(i, c);
+        const double* d = node.D.data() + i * NP;    // row i of D (row-major, or a 1-column D)
+        const double* c_row = node.C.data() + i * NX;
+        // Zero exactly when p̄ does not enter the row (a sum of magnitudes: no branch per entry).
+        double magnitude = 0.0;
+        for (int c = 0; c < NP; ++c) magnitude += std::abs(d[c]);
+        const bool enters = magnitude != 0.0 && scale != 0.0;
+        double* row = enters ? coupled.v[num_coupled] : free.v[num_free];
+        num_coupled += enters;
+        num_free += !enters;
+        for (int c = 0; c < NM; ++c) row[c] = scale * d[N + c];
+        for (int c = 0; c < N; ++c) row[NM + c] = scale * d[c];
+        for (int c = 0; c < NX; ++c) row[NP + c] = scale * c_row[c];
         row[NC - 1] = scale * node.y(i);
         for (int c = NC; c < NCP; ++c) row[c] = 0.0;
       }
@@ -328,7 +350,7 @@ class RiccatiSweep {
       *error = kSingularInputMessage;
       return false;
     }
-    return FactorRows<V>(num_coupled, num_free, &coupled, free, out, error);
+    return FactorCoupledRows<V, NP>(num_coupled, num_free, &coupled, free, out, error);
   }
 
   // Measurement update from the prior (m, P) at a node (whitened, unit noise).
@@ -591,98 +613,120 @@ class RiccatiSweep {
       "FᵀVF is singular: the inputs p̄ = [a; u] are not determined by the weighted equations of "
       "motion and measurements (seed 004 §3.2)";
 
-  // The QR of the coupled rows (the first num_coupled >= NP rows of *rows), and the
-  // elimination's blocks from it and from the free rows. (The row loops have run-time bounds and
-  // only the packet loops are unrolled: a sweep's per-node code must fit the instruction cache.)
-  template <class V>
-  DYNID_ALWAYS_INLINE bool FactorRows(int num_coupled, int num_free,
-                                      simd::Block<NCP, NZP>* rows,
+  // FactorRows for num_coupled (in [kRows, NZ]) coupled rows. With the wide kernels the count
+  // becomes a compile-time constant, so that the QR's row loops unroll completely: every count
+  // has its own code, but a sweep runs one of them (the rows p̄ enters are the same at every
+  // node of a model). The portable kernels keep one copy with run-time row loops.
+  template <class V, int kRows>
+  DYNID_ALWAYS_INLINE bool FactorCoupledRows(int num_coupled, int num_free,
+                                             simd::Block<NCP, NZP>* rows,
+                                             const simd::Block<NCP, NZ>& free, Elimination* out,
+                                             std::string* error) const {
+    if constexpr (simd::kWidth<V> < 4) {
+      return FactorRows<V, 0>(num_coupled, num_free, rows, free, out, error);
+    } else {
+      if constexpr (kRows < NZ) {
+        if (num_coupled != kRows) {
+          return FactorCoupledRows<V, kRows + 1>(num_coupled, num_free, rows, free, out, error);
+        }
+      }
+      return FactorRows<V, kRows>(num_coupled, num_free, rows, free, out, error);
+    }
+  }
+
+  // The QR of the RP = num_coupled >= NP coupled rows (the first RP rows of *rows; kRows = RP,
+  // or 0 for a run-time count), and the elimination's blocks from it and from the num_free free
+  // rows.
+  template <class V, int kRows>
+  DYNID_ALWAYS_INLINE bool FactorRows(int num_coupled, int num_free, simd::Block<NCP, NZP>* rows,
                                       const simd::Block<NCP, NZ>& free, Elimination* out,
                                       std::string* error) const {
-    {
-      const int RP = num_coupled;
-      // M(c, r) is row r, column c of the matrix being factored; a reflection is applied as
-      // whole-row packet updates.
-      simd::Block<NCP, NZP>& M = *rows;
-      // Householder reflections I − tau v vᵀ (v_j = 1, zero above j) zeroing column j below the
-      // diagonal: w = tau vᵀ M, then M ← M − v w, over rows j.. (columns left of j are zero
-      // from row j on and stay zero).
-      constexpr int W = simd::kWidth<V>;
-      constexpr int kRowPackets = NCP / W;
-      for (int j = 0; j < NP; ++j) {
-        double tail = 0.0;
-        for (int i = j + 1; i < RP; ++i) tail += M(j, i) * M(j, i);
-        if (tail == 0.0) continue;  // already triangular in this column (tau = 0)
-        const double alpha = M(j, j);
-        const double beta =
-            alpha >= 0.0 ? -std::sqrt(alpha * alpha + tail) : std::sqrt(alpha * alpha + tail);
-        const double tau = (beta - alpha) / beta;
-        const double scale = 1.0 / (alpha - beta);
-        double v[NZP];
-        for (int i = j + 1; i < RP; ++i) v[i] = M(j, i) * scale;
-        // w = tau (row j + Σ v_i row i), then row i −= v_i w, on whole packets.
-        V w[kRowPackets];
+    const int RP = kRows > 0 ? kRows : num_coupled;
+    // M(c, r) is row r, column c of the matrix being factored; a reflection is applied as
+    // whole-row packet updates.
+    simd::Block<NCP, NZP>& M = *rows;
+    // Householder reflections I − tau v vᵀ (v_j = 1, zero above j) zeroing column j below the
+    // diagonal: w = tau vᵀ M, then M ← M − v w, over rows j.. (columns left of j are zero
+    // from row j on and stay zero).
+    constexpr int W = simd::kWidth<V>;
+    constexpr int kRowPackets = NCP / W;
+    constexpr bool kUnroll = kRows > 0;
+    internal::ForEach<kUnroll>(0, NP, [&](int j) DYNID_LAMBDA_INLINE {
+      double tail = 0.0;
+      internal::ForEach<kUnroll>(j + 1, RP, [&](int i) DYNID_LAMBDA_INLINE {
+        tail += M(j, i) * M(j, i);
+      });
+      if (tail == 0.0) return;  // already triangular in this column (tau = 0)
+      const double alpha = M(j, j);
+      const double beta =
+          alpha >= 0.0 ? -std::sqrt(alpha * alpha + tail) : std::sqrt(alpha * alpha + tail);
+      const double tau = (beta - alpha) / beta;
+      const double scale = 1.0 / (alpha - beta);
+      // w = tau (row j + Σ v_i row i) with v_i = M(j, i) scale, then row i −= v_i w, on whole
+      // packets; column j below the diagonal becomes zero.
+      V w[kRowPackets];
+      DYNID_UNROLL
+      for (int p = 0; p < kRowPackets; ++p) w[p] = M.template packet<V>(p, j);
+      internal::ForEach<kUnroll>(j + 1, RP, [&](int i) DYNID_LAMBDA_INLINE {
+        const double v = M(j, i) * scale;
         DYNID_UNROLL
-        for (int p = 0; p < kRowPackets; ++p) w[p] = M.template packet<V>(p, j);
-        for (int i = j + 1; i < RP; ++i) {
-          DYNID_UNROLL
-          for (int p = 0; p < kRowPackets; ++p) w[p] += v[i] * M.template packet<V>(p, i);
-        }
+        for (int p = 0; p < kRowPackets; ++p) w[p] += v * M.template packet<V>(p, i);
+      });
+      DYNID_UNROLL
+      for (int p = 0; p < kRowPackets; ++p) {
+        w[p] *= tau;
+        M.template packet<V>(p, j) -= w[p];
+      }
+      internal::ForEach<kUnroll>(j + 1, RP, [&](int i) DYNID_LAMBDA_INLINE {
+        const double v = M(j, i) * scale;
         DYNID_UNROLL
-        for (int p = 0; p < kRowPackets; ++p) {
-          w[p] *= tau;
-          M.template packet<V>(p, j) -= w[p];
-        }
-        for (int i = j + 1; i < RP; ++i) {
-          DYNID_UNROLL
-          for (int p = 0; p < kRowPackets; ++p) M.template packet<V>(p, i) -= v[i] * w[p];
-        }
-        M(j, j) = beta;
-        for (int i = j + 1; i < RP; ++i) M(j, i) = 0.0;
-      }
-      MatPP& R = out->factor.R;
-      for (int c = 0; c < NP; ++c) {
-        for (int r = 0; r < NP; ++r) R(r, c) = r <= c ? M(c, r) : 0.0;
-      }
-      const double scale = R.diagonal().cwiseAbs().maxCoeff();
-      if (!(R.diagonal().cwiseAbs().minCoeff() > 1e-10 * scale)) {
-        *error = kSingularInputMessage;
-        return false;
-      }
-      for (int c = 0; c <= NX; ++c) {
-        for (int r = 0; r < NP; ++r) out->factor.Rc(r, c) = M(NP + c, r);
-      }
-      // K_a [C | y] = R_aa⁻¹ Rc_a by back substitution on the whole acceleration rows (their
-      // columns left of NP become scratch).
-      for (int i = NP - 1; i >= NM; --i) {
-        double coefficient[NP];
-        for (int j = i + 1; j < NP; ++j) coefficient[j] = M(j, i);
-        const double inverse = 1.0 / M(i, i);
-        DYNID_UNROLL
-        for (int p = 0; p < kRowPackets; ++p) {
-          V row = M.template packet<V>(p, i);
-          for (int j = i + 1; j < NP; ++j) row -= coefficient[j] * M.template packet<V>(p, j);
-          M.template packet<V>(p, i) = row * inverse;
-        }
-      }
-      for (int c = 0; c <= NX; ++c) {
-        for (int r = 0; r < N; ++r) out->KaCy(r, c) = M(NP + c, NM + r);
-      }
-      const Eigen::Matrix<double, N, N> R_aa = R.template bottomRightCorner<N, N>();
-      Eigen::Matrix<double, N, N> R_aa_inverse = Eigen::Matrix<double, N, N>::Identity();
-      internal::UpperSolveInPlace(R_aa, &R_aa_inverse);
-      out->Gaa = R_aa_inverse.lazyProduct(R_aa_inverse.transpose());
-      const int reduced = num_coupled - NP;
-      for (int r = 0; r < reduced; ++r) {
-        for (int c = 0; c < NX; ++c) out->H(r, c) = M(NP + c, NP + r);
-        out->y_white(r) = M(NC - 1, NP + r);
-      }
-      for (int r = 0; r < num_free; ++r) {
-        for (int c = 0; c < NX; ++c) out->H(reduced + r, c) = free(NP + c, r);
-        out->y_white(reduced + r) = free(NC - 1, r);
-      }
-      return true;
+        for (int p = 0; p < kRowPackets; ++p) M.template packet<V>(p, i) -= v * w[p];
+        M(j, i) = 0.0;
+      });
+      M(j, j) = beta;
+    });
+    MatPP& R = out->factor.R;
+    for (int c = 0; c < NP; ++c) {
+      for (int r = 0; r < NP; ++r) R(r, c) = r <= c ? M(c, r) : 0.0;
     }
+    const double scale = R.diagonal().cwiseAbs().maxCoeff();
+    if (!(R.diagonal().cwiseAbs().minCoeff() > 1e-10 * scale)) {
+      *error = kSingularInputMessage;
+      return false;
+    }
+    for (int c = 0; c <= NX; ++c) {
+      for (int r = 0; r < NP; ++r) out->factor.Rc(r, c) = M(NP + c, r);
+    }
+    // K_a [C | y] = R_aa⁻¹ Rc_a by back substitution on the whole acceleration rows (their
+    // columns left of NP become scratch).
+    for (int i = NP - 1; i >= NM; --i) {
+      double coefficient[NP];
+      for (int j = i + 1; j < NP; ++j) coefficient[j] = M(j, i);
+      const double inverse = 1.0 / M(i, i);
+      DYNID_UNROLL
+      for (int p = 0; p < kRowPackets; ++p) {
+        V row = M.template packet<V>(p, i);
+        for (int j = i + 1; j < NP; ++j) row -= coefficient[j] * M.template packet<V>(p, j);
+        M.template packet<V>(p, i) = row * inverse;
+      }
+    }
+    for (int c = 0; c <= NX; ++c) {
+      for (int r = 0; r < N; ++r) out->KaCy(r, c) = M(NP + c, NM + r);
+    }
+    const Eigen::Matrix<double, N, N> R_aa = R.template bottomRightCorner<N, N>();
+    Eigen::Matrix<double, N, N> R_aa_inverse = Eigen::Matrix<double, N, N>::Identity();
+    internal::UpperSolveInPlace(R_aa, &R_aa_inverse);
+    out->Gaa = R_aa_inverse.lazyProduct(R_aa_inverse.transpose());
+    const int reduced = RP - NP;
+    for (int r = 0; r < reduced; ++r) {
+      for (int c = 0; c < NX; ++c) out->H(r, c) = M(NP + c, NP + r);
+      out->y_white(r) = M(NC - 1, NP + r);
+    }
+    for (int r = 0; r < num_free; ++r) {
+      for (int c = 0; c < NX; ++c) out->H(reduced + r, c) = free(NP + c, r);
+      out->y_white(reduced + r) = free(NC - 1, r);
+    }
+    return true;
   }
   template <int, int, int, int>
   friend class ConstantParameterSweep;  // shares the weights and the process noise blocks

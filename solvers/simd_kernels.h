@@ -26,8 +26,9 @@
 #else
 #define DYNID_TARGET_WIDE
 #endif
-// Full unrolling of the kernels' inner fixed-trip-count loops (their outer loops stay rolled: the
-// per-node code of a sweep must fit the instruction cache, which full unrolling overflowed).
+// Full unrolling of the kernels' fixed-trip-count loops. MultiplyAccumulate's outer loop stays
+// rolled: the per-node code of a sweep must fit the instruction cache, which unrolling every
+// product overflowed; the factorisation and the solves are small enough to unroll whole.
 #define DYNID_SIMD_UNROLL _Pragma("GCC unroll 16")
 
 namespace dynid::solvers::simd {
@@ -141,6 +142,7 @@ DYNID_ALWAYS_INLINE bool Cholesky(Block<LD, C>* a) {
   constexpr int W = kWidth<V>;
   constexpr int P = (K + W - 1) / W;
   static_assert(K <= C && P * W <= LD, "block sizes");
+  DYNID_SIMD_UNROLL
   for (int j = 0; j < K; ++j) {
     const double d = (*a)(j, j);
     if (!(d > 0.0)) return false;
@@ -163,6 +165,7 @@ DYNID_ALWAYS_INLINE bool Cholesky(Block<LD, C>* a) {
 template <class V, int K, int P, int LDX, int CX, int LDL, int CL>
 DYNID_ALWAYS_INLINE void SolveTransposedFromRight(const Block<LDL, CL>& lower,
                                                   Block<LDX, CX>* x) {
+  DYNID_SIMD_UNROLL
   for (int i = 0; i < K; ++i) {
     const double inverse = 1.0 / lower(i, i);
     DYNID_SIMD_UNROLL
@@ -181,6 +184,7 @@ DYNID_ALWAYS_INLINE void SolveTransposedFromRight(const Block<LDL, CL>& lower,
 // X ← X L⁻¹ (solves Y L = X by columns) for the K columns of X, P packets each; L lower.
 template <class V, int K, int P, int LDX, int CX, int LDL, int CL>
 DYNID_ALWAYS_INLINE void SolveFromRight(const Block<LDL, CL>& lower, Block<LDX, CX>* x) {
+  DYNID_SIMD_UNROLL
   for (int i = K - 1; i >= 0; --i) {
     const double inverse = 1.0 / lower(i, i);
     DYNID_SIMD_UNROLL
