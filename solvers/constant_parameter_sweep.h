@@ -166,7 +166,7 @@ class ConstantParameterSweep {
     // chunk is claimed once through its flag.
     states->resize(NX, num_nodes);
     inputs->resize(NP, num_nodes);
-    auto smoothed_input = [&](int k) __attribute__((always_inline)) {
+    auto smoothed_input = [&](int k) DYNID_LAMBDA_INLINE {
       const VecX x = states->template block<NX, 1>(0, k);
       if (k + 1 < num_nodes) {
         const VecX x_next = states->template block<NX, 1>(0, k + 1);
@@ -182,7 +182,7 @@ class ConstantParameterSweep {
     // Claims chunk c; computes its inputs if that succeeded.
     auto inputs_of_chunk = [&](int c) {
       if (claimed[c].exchange(true)) return false;
-      auto chunk = [&]() __attribute__((always_inline)) {
+      auto chunk = [&]() DYNID_LAMBDA_INLINE {
         const int end = std::min(num_nodes, (c + 1) * kInputChunk);
         for (int k = c * kInputChunk; k < end; ++k) smoothed_input(k);
       };

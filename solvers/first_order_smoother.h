@@ -48,6 +48,7 @@
 #include "solvers/constant_parameter_sweep.h"
 #include "solvers/node_pipeline.h"
 #include "solvers/riccati_sweep.h"
+#include "solvers/simd_kernels.h"
 
 namespace dynid::solvers {
 
@@ -183,7 +184,7 @@ FirstOrderSmootherSummary RunFirstOrderSmootherFixed(
   for (int iteration = 1; iteration <= options.max_iterations; ++iteration) {
     // Each node is linearised about the current estimate as the forward sweep reaches it.
     auto linearize = [&](int k, NodeLinearization<NX, n + m, n + l>* node)
-                         __attribute__((always_inline)) {
+                         DYNID_LAMBDA_INLINE {
       LinearizeNode<Model, NX>(model, data, k, variables->state(k), variables->input(k),
                                variables->parameter(k), node);
     };

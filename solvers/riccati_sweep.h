@@ -29,25 +29,8 @@ namespace dynid::solvers {
 
 namespace internal {
 
-// Full unrolling of the fixed-trip-count loops of the kernels below (their triangular inner loops
-// have constant trip counts only once the outer loop is unrolled).
-#define DYNID_UNROLL _Pragma("GCC unroll 16")
-// Lambdas do not inherit a caller's target attribute (DYNID_TARGET_WIDE): those of per-node code
-// are always inlined.
-#define DYNID_LAMBDA_INLINE __attribute__((always_inline))
-
-// f(i) for i in [begin, end): a loop unrolled completely when kUnroll (for bounds that are
-// compile-time constants once the enclosing loops are unrolled), a plain loop otherwise (an
-// unroll request on a run-time trip count only multiplies code).
-template <bool kUnroll, class F>
-DYNID_ALWAYS_INLINE void ForEach(int begin, int end, const F& f) {
-  if constexpr (kUnroll) {
-    DYNID_UNROLL
-    for (int i = begin; i < end; ++i) f(i);
-  } else {
-    for (int i = begin; i < end; ++i) f(i);
-  }
-}
+// (The kernels below unroll their fixed-trip-count loops with DYNID_UNROLL, simd_kernels.h: their
+// triangular inner loops have constant trip counts only once the outer loop is unrolled.)
 
 // Small fixed-size dense kernels (Eigen's LLT and triangular solves route fixed sizes through
 // dynamic-block code paths, which dominated the profile of the sweep at these sizes). All are
@@ -300,7 +283,7 @@ class RiccatiSweep {
   // sqrt(w) S [D | C | y] = Q [R Rc; 0 [H y_white]], one Householder QR on the stack, without
   // forming Q. Rows of sqrt(w) S D that are zero (measurements p̄ does not enter, e.g. of
   // positions; common with a diagonal V) are already whitened rows of [H | y_white] and skip the
-  // QR, whose row count is then rounded up to a multiple of 4 (whole SIMD packets).
+  // QR (FactorCoupledRows).
   // V: the packet type of the QR (simd_kernels.h; Packet4 only inside DYNID_TARGET_WIDE code).
   template <class V = simd::Packet2>
   DYNID_ALWAYS_INLINE bool Eliminate(const Node& node, double node_weight, Elimination* out,
@@ -308,7 +291,7 @@ class RiccatiSweep {
     // The rows of sqrt(w) S [D_u | D_a | C | y | 0] (p̄'s columns reordered to [u; a]), one
     // simd::Block column per row: those p̄ enters (coupled) in order into `coupled`, the others
     // into `free`.
-    simd::Block<NCP, NZP> coupled;
+    simd::Block<NCP, NZ> coupled;
     simd::Block<NCP, NZ> free;
     int num_coupled = 0, num_free = 0;
     const double root_weight = std::sqrt(node_weight);
@@ -604,10 +587,9 @@ class RiccatiSweep {
 
  private:
   static constexpr int NC = NP + NX + 1;  // columns of [D | C | y]
-  // Rows of the QR and its columns padded with zeros to multiples of 4: Eigen vectorises a
-  // fixed-size row with its widest packet (4 doubles with AVX) only when that divides its length.
-  static constexpr int NZP = (NZ + 3) / 4 * 4;
-  static constexpr int NCP = (NC + 3) / 4 * 4;
+  // Columns of [D | C | y] padded with zeros to whole packets: each row of the QR is one
+  // simd::Block column, updated packet by packet.
+  static constexpr int NCP = simd::PaddedRows(NC);
   using Weighted = Eigen::Matrix<double, NZ, NCP, Eigen::RowMajor>;
   static constexpr const char* kSingularInputMessage =
       "FᵀVF is singular: the inputs p̄ = [a; u] are not determined by the weighted equations of "
@@ -619,7 +601,7 @@ class RiccatiSweep {
   // node of a model). The portable kernels keep one copy with run-time row loops.
   template <class V, int kRows>
   DYNID_ALWAYS_INLINE bool FactorCoupledRows(int num_coupled, int num_free,
-                                             simd::Block<NCP, NZP>* rows,
+                                             simd::Block<NCP, NZ>* rows,
                                              const simd::Block<NCP, NZ>& free, Elimination* out,
                                              std::string* error) const {
     if constexpr (simd::kWidth<V> < 4) {
@@ -638,22 +620,22 @@ class RiccatiSweep {
   // or 0 for a run-time count), and the elimination's blocks from it and from the num_free free
   // rows.
   template <class V, int kRows>
-  DYNID_ALWAYS_INLINE bool FactorRows(int num_coupled, int num_free, simd::Block<NCP, NZP>* rows,
+  DYNID_ALWAYS_INLINE bool FactorRows(int num_coupled, int num_free, simd::Block<NCP, NZ>* rows,
                                       const simd::Block<NCP, NZ>& free, Elimination* out,
                                       std::string* error) const {
     const int RP = kRows > 0 ? kRows : num_coupled;
     // M(c, r) is row r, column c of the matrix being factored; a reflection is applied as
     // whole-row packet updates.
-    simd::Block<NCP, NZP>& M = *rows;
+    simd::Block<NCP, NZ>& M = *rows;
     // Householder reflections I − tau v vᵀ (v_j = 1, zero above j) zeroing column j below the
     // diagonal: w = tau vᵀ M, then M ← M − v w, over rows j.. (columns left of j are zero
     // from row j on and stay zero).
     constexpr int W = simd::kWidth<V>;
     constexpr int kRowPackets = NCP / W;
     constexpr bool kUnroll = kRows > 0;
-    internal::ForEach<kUnroll>(0, NP, [&](int j) DYNID_LAMBDA_INLINE {
+    simd::ForEach<kUnroll>(0, NP, [&](int j) DYNID_LAMBDA_INLINE {
       double tail = 0.0;
-      internal::ForEach<kUnroll>(j + 1, RP, [&](int i) DYNID_LAMBDA_INLINE {
+      simd::ForEach<kUnroll>(j + 1, RP, [&](int i) DYNID_LAMBDA_INLINE {
         tail += M(j, i) * M(j, i);
       });
       if (tail == 0.0) return;  // already triangular in this column (tau = 0)
@@ -667,7 +649,7 @@ class RiccatiSweep {
       V w[kRowPackets];
       DYNID_UNROLL
       for (int p = 0; p < kRowPackets; ++p) w[p] = M.template packet<V>(p, j);
-      internal::ForEach<kUnroll>(j + 1, RP, [&](int i) DYNID_LAMBDA_INLINE {
+      simd::ForEach<kUnroll>(j + 1, RP, [&](int i) DYNID_LAMBDA_INLINE {
         const double v = M(j, i) * scale;
         DYNID_UNROLL
         for (int p = 0; p < kRowPackets; ++p) w[p] += v * M.template packet<V>(p, i);
@@ -677,7 +659,7 @@ class RiccatiSweep {
         w[p] *= tau;
         M.template packet<V>(p, j) -= w[p];
       }
-      internal::ForEach<kUnroll>(j + 1, RP, [&](int i) DYNID_LAMBDA_INLINE {
+      simd::ForEach<kUnroll>(j + 1, RP, [&](int i) DYNID_LAMBDA_INLINE {
         const double v = M(j, i) * scale;
         DYNID_UNROLL
         for (int p = 0; p < kRowPackets; ++p) M.template packet<V>(p, i) -= v * w[p];
@@ -728,6 +710,7 @@ class RiccatiSweep {
     }
     return true;
   }
+
   template <int, int, int, int>
   friend class ConstantParameterSweep;  // shares the weights and the process noise blocks
   problems::ParameterMode mode_;

@@ -26,10 +26,13 @@
 #else
 #define DYNID_TARGET_WIDE
 #endif
-// Full unrolling of the kernels' fixed-trip-count loops. MultiplyAccumulate's outer loop stays
-// rolled: the per-node code of a sweep must fit the instruction cache, which unrolling every
-// product overflowed; the factorisation and the solves are small enough to unroll whole.
-#define DYNID_SIMD_UNROLL _Pragma("GCC unroll 16")
+// Lambdas do not inherit their enclosing function's target attribute (DYNID_TARGET_WIDE): those
+// of per-node code are always inlined, so that they are compiled for the caller's instruction set.
+#define DYNID_LAMBDA_INLINE __attribute__((always_inline))
+// Full unrolling of a fixed-trip-count loop. MultiplyAccumulate's outer loop stays rolled: the
+// per-node code of a sweep must fit the instruction cache, which unrolling every product
+// overflowed; the factorisation and the solves are small enough to unroll whole.
+#define DYNID_UNROLL _Pragma("GCC unroll 16")
 
 namespace dynid::solvers::simd {
 
@@ -65,6 +68,19 @@ struct Block {
     return *reinterpret_cast<const V*>(&v[c][kWidth<V> * p]);
   }
 };
+
+// f(i) for i in [begin, end): a loop unrolled completely when kUnroll (for bounds that are
+// compile-time constants once the enclosing loops are unrolled), a plain loop otherwise (an
+// unroll request on a run-time trip count only multiplies code).
+template <bool kUnroll, class F>
+DYNID_ALWAYS_INLINE void ForEach(int begin, int end, const F& f) {
+  if constexpr (kUnroll) {
+    DYNID_UNROLL
+    for (int i = begin; i < end; ++i) f(i);
+  } else {
+    for (int i = begin; i < end; ++i) f(i);
+  }
+}
 
 // Whether the sweeps run their AVX2 + FMA instantiation: the CPU has both, and the plain one was
 // not forced (ForcePortableKernels, for tests comparing the two).
@@ -106,13 +122,13 @@ DYNID_ALWAYS_INLINE void MultiplyAccumulate(const Block<LDA, KA>& a, const Scala
   for (int j = 0; j < C; ++j) {  // (only the inner loops are unrolled: code size)
     V acc[P];
     start(j, acc);
-    DYNID_SIMD_UNROLL
+    DYNID_UNROLL
     for (int k = 0; k < K; ++k) {
       const double scale = s(k, j);
-      DYNID_SIMD_UNROLL
+      DYNID_UNROLL
       for (int p = 0; p < P; ++p) acc[p] += a.template packet<V>(A0 + p, k) * scale;
     }
-    DYNID_SIMD_UNROLL
+    DYNID_UNROLL
     for (int p = 0; p < P; ++p) out->template packet<V>(O0 + p, j) = acc[p];
   }
 }
@@ -121,7 +137,7 @@ DYNID_ALWAYS_INLINE void MultiplyAccumulate(const Block<LDA, KA>& a, const Scala
 template <class V, int P>
 struct ZeroStart {
   DYNID_ALWAYS_INLINE void operator()(int, V* acc) const {
-    DYNID_SIMD_UNROLL
+    DYNID_UNROLL
     for (int p = 0; p < P; ++p) acc[p] = V{};
   }
 };
@@ -130,7 +146,7 @@ struct ColumnStart {
   const Block<LD, C>& from;
   double sign = 1.0;
   DYNID_ALWAYS_INLINE void operator()(int j, V* acc) const {
-    DYNID_SIMD_UNROLL
+    DYNID_UNROLL
     for (int p = 0; p < P; ++p) acc[p] = sign * from.template packet<V>(F0 + p, j);
   }
 };
@@ -142,17 +158,17 @@ DYNID_ALWAYS_INLINE bool Cholesky(Block<LD, C>* a) {
   constexpr int W = kWidth<V>;
   constexpr int P = (K + W - 1) / W;
   static_assert(K <= C && P * W <= LD, "block sizes");
-  DYNID_SIMD_UNROLL
+  DYNID_UNROLL
   for (int j = 0; j < K; ++j) {
     const double d = (*a)(j, j);
     if (!(d > 0.0)) return false;
     const double inverse = 1.0 / std::sqrt(d);
-    DYNID_SIMD_UNROLL
+    DYNID_UNROLL
     for (int p = j / W; p < P; ++p) a->template packet<V>(p, j) *= inverse;
-    DYNID_SIMD_UNROLL
+    DYNID_UNROLL
     for (int c = j + 1; c < K; ++c) {
       const double l = (*a)(c, j);
-      DYNID_SIMD_UNROLL
+      DYNID_UNROLL
       for (int p = c / W; p < P; ++p) {
         a->template packet<V>(p, c) -= a->template packet<V>(p, j) * l;
       }
@@ -165,15 +181,15 @@ DYNID_ALWAYS_INLINE bool Cholesky(Block<LD, C>* a) {
 template <class V, int K, int P, int LDX, int CX, int LDL, int CL>
 DYNID_ALWAYS_INLINE void SolveTransposedFromRight(const Block<LDL, CL>& lower,
                                                   Block<LDX, CX>* x) {
-  DYNID_SIMD_UNROLL
+  DYNID_UNROLL
   for (int i = 0; i < K; ++i) {
     const double inverse = 1.0 / lower(i, i);
-    DYNID_SIMD_UNROLL
+    DYNID_UNROLL
     for (int p = 0; p < P; ++p) x->template packet<V>(p, i) *= inverse;
-    DYNID_SIMD_UNROLL
+    DYNID_UNROLL
     for (int j = i + 1; j < K; ++j) {
       const double l = lower(j, i);
-      DYNID_SIMD_UNROLL
+      DYNID_UNROLL
       for (int p = 0; p < P; ++p) {
         x->template packet<V>(p, j) -= x->template packet<V>(p, i) * l;
       }
@@ -184,15 +200,15 @@ DYNID_ALWAYS_INLINE void SolveTransposedFromRight(const Block<LDL, CL>& lower,
 // X ← X L⁻¹ (solves Y L = X by columns) for the K columns of X, P packets each; L lower.
 template <class V, int K, int P, int LDX, int CX, int LDL, int CL>
 DYNID_ALWAYS_INLINE void SolveFromRight(const Block<LDL, CL>& lower, Block<LDX, CX>* x) {
-  DYNID_SIMD_UNROLL
+  DYNID_UNROLL
   for (int i = K - 1; i >= 0; --i) {
     const double inverse = 1.0 / lower(i, i);
-    DYNID_SIMD_UNROLL
+    DYNID_UNROLL
     for (int p = 0; p < P; ++p) x->template packet<V>(p, i) *= inverse;
-    DYNID_SIMD_UNROLL
+    DYNID_UNROLL
     for (int j = 0; j < i; ++j) {
       const double l = lower(i, j);
-      DYNID_SIMD_UNROLL
+      DYNID_UNROLL
       for (int p = 0; p < P; ++p) {
         x->template packet<V>(p, j) -= x->template packet<V>(p, i) * l;
       }
