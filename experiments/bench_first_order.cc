@@ -56,9 +56,9 @@ struct Timing {
 
 }  // namespace
 
-template void dynid::models::LinearizeModel<ThreeInertiaDrive>(
+template void dynid::models::LinearizeModelInto<ThreeInertiaDrive>(
     const ThreeInertiaDrive&, const double*, const double*, const double*, const double*,
-    const double*, double, dynid::models::ModelLinearization<ThreeInertiaDrive>*);
+    const double*, double, const dynid::models::LinearizationTarget&);
 
 int main(int argc, char** argv) {
   gflags::ParseCommandLineFlags(&argc, &argv, true);

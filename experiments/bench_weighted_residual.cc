@@ -58,9 +58,9 @@ double CpuSeconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC;
 }  // namespace
 
 DYNID_INSTANTIATE_WEIGHTED_RESIDUAL_PROBLEM(ThreeInertiaDrive);
-template void dynid::models::LinearizeModel<ThreeInertiaDrive>(
+template void dynid::models::LinearizeModelInto<ThreeInertiaDrive>(
     const ThreeInertiaDrive&, const double*, const double*, const double*, const double*,
-    const double*, double, dynid::models::ModelLinearization<ThreeInertiaDrive>*);
+    const double*, double, const dynid::models::LinearizationTarget&);
 
 int main(int argc, char** argv) {
   google::ParseCommandLineFlags(&argc, &argv, true);

@@ -144,8 +144,8 @@ void SimulateStickSlip(const StickSlipParameters& parameters, const InputFunctio
   }
 }
 
-template void LinearizeModel<FrictionMass>(const FrictionMass&, const double*, const double*,
-                                           const double*, const double*, const double*, double,
-                                           ModelLinearization<FrictionMass>*);
+template void LinearizeModelInto<FrictionMass>(
+    const FrictionMass&, const double*, const double*, const double*, const double*,
+    const double*, double, const LinearizationTarget&);
 
 }  // namespace dynid::models

@@ -72,10 +72,9 @@ void SimulateStickSlip(const StickSlipParameters& parameters, const InputFunctio
                        const Eigen::VectorXd& times, double s0, double v0, double max_step_s,
                        Trajectory* trajectory, Eigen::VectorXd* friction_force);
 
-extern template void LinearizeModel<FrictionMass>(const FrictionMass&, const double*,
-                                                  const double*, const double*, const double*,
-                                                  const double*, double,
-                                                  ModelLinearization<FrictionMass>*);
+extern template void LinearizeModelInto<FrictionMass>(
+    const FrictionMass&, const double*, const double*, const double*, const double*,
+    const double*, double, const LinearizationTarget&);
 
 }  // namespace dynid::models
 

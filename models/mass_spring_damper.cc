@@ -20,9 +20,8 @@ MassSpringDamper::ParameterVector MassSpringDamper::NominalParameters() const {
                          parameters_.stiffness_n_per_m);
 }
 
-template void LinearizeModel<MassSpringDamper>(const MassSpringDamper&, const double*,
-                                               const double*, const double*, const double*,
-                                               const double*, double,
-                                               ModelLinearization<MassSpringDamper>*);
+template void LinearizeModelInto<MassSpringDamper>(
+    const MassSpringDamper&, const double*, const double*, const double*, const double*,
+    const double*, double, const LinearizationTarget&);
 
 }  // namespace dynid::models

@@ -51,10 +51,9 @@ class MassSpringDamper : public MechanicalModelBase<1, 1, 3, 3> {
   Parameters parameters_;
 };
 
-extern template void LinearizeModel<MassSpringDamper>(const MassSpringDamper&, const double*,
-                                                      const double*, const double*,
-                                                      const double*, const double*, double,
-                                                      ModelLinearization<MassSpringDamper>*);
+extern template void LinearizeModelInto<MassSpringDamper>(
+    const MassSpringDamper&, const double*, const double*, const double*, const double*,
+    const double*, double, const LinearizationTarget&);
 
 }  // namespace dynid::models
 

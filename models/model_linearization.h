@@ -8,7 +8,7 @@
 //   [J_r_pbar; J_z_pbar] = D = F                 ((n + l) × (n + m))
 //
 // The definition (Ceres Jets) is in model_linearization_impl.h and is instantiated once per model
-// in the model's .cc file; callers include only this header.
+// (LinearizeModelInto) in the model's .cc file; callers include only this header.
 #ifndef DYNID_MODELS_MODEL_LINEARIZATION_H_
 #define DYNID_MODELS_MODEL_LINEARIZATION_H_
 
@@ -37,12 +37,36 @@ struct ModelLinearization {
   RowMatrix<l, n + m> J_z_pbar;                   // ∂z/∂[a; u] = [G, R]
 };
 
+// Where LinearizeModelInto writes: r (n values), z (l values) and the Jacobians' rows, row-major
+// with contiguous rows (∂r/∂x: n rows of 2n + p, ∂r/∂p̄: n rows of n + m, ∂z/∂x: l rows of
+// 2n + p, ∂z/∂p̄: l rows of n + m), so that a caller may place them in its own stacked matrices.
+struct LinearizationTarget {
+  double* equations;
+  double* measurements;
+  double* J_r_x;
+  double* J_r_pbar;
+  double* J_z_x;
+  double* J_z_pbar;
+};
+
 // Evaluates r, z and their Jacobians at (s, v, a, u, theta, t) by forward-mode automatic
 // differentiation (one pass with a Jet of size 3n + m + p). Pointers have n, n, n, m, p values.
+// Defined in model_linearization_impl.h and instantiated once per model.
+template <class Model>
+void LinearizeModelInto(const Model& model, const double* s, const double* v, const double* a,
+                        const double* u, const double* theta, double t,
+                        const LinearizationTarget& out);
+
+// As above, into a ModelLinearization.
 template <class Model>
 void LinearizeModel(const Model& model, const double* s, const double* v, const double* a,
                     const double* u, const double* theta, double t,
-                    ModelLinearization<Model>* out);
+                    ModelLinearization<Model>* out) {
+  LinearizeModelInto(model, s, v, a, u, theta, t,
+                     LinearizationTarget{out->equations.data(), out->measurements.data(),
+                                         out->J_r_x.data(), out->J_r_pbar.data(),
+                                         out->J_z_x.data(), out->J_z_pbar.data()});
+}
 
 }  // namespace dynid::models
 

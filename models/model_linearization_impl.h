@@ -1,4 +1,4 @@
-// Definition of models::LinearizeModel (see model_linearization.h). Include this only from the
+// Definition of models::LinearizeModelInto (see model_linearization.h). Include this only from the
 // .cc file that explicitly instantiates it for a model: it pulls in Ceres Jets.
 #ifndef DYNID_MODELS_MODEL_LINEARIZATION_IMPL_H_
 #define DYNID_MODELS_MODEL_LINEARIZATION_IMPL_H_
@@ -11,10 +11,9 @@
 namespace dynid::models {
 
 template <class Model>
-void LinearizeModel(const Model& model, const double* s, const double* v, const double* a,
-                    const double* u, const double* theta, double t,
-                    ModelLinearization<Model>* out) {
-  CHECK(out != nullptr) << "expected an output linearization, got nullptr";
+void LinearizeModelInto(const Model& model, const double* s, const double* v, const double* a,
+                        const double* u, const double* theta, double t,
+                        const LinearizationTarget& out) {
   constexpr int n = Model::kNumPositions;
   constexpr int m = Model::kNumInputs;
   constexpr int p = Model::kNumParameters;
@@ -22,6 +21,7 @@ void LinearizeModel(const Model& model, const double* s, const double* v, const 
   // Derivative slots: [s (n), v (n), theta (p), a (n), u (m)] so that the first 2n + p slots are
   // x and the last n + m are p̄.
   constexpr int kSize = 3 * n + m + p;
+  constexpr int kX = 2 * n + p, kP = n + m;
   using Jet = ceres::Jet<double, kSize>;
   Jet js[n], jv[n], ja[n], ju[m], jtheta[p], jr[n], jz[l];
   for (int i = 0; i < n; ++i) js[i] = Jet(s[i], i);
@@ -31,15 +31,17 @@ void LinearizeModel(const Model& model, const double* s, const double* v, const 
   for (int i = 0; i < m; ++i) ju[i] = Jet(u[i], 3 * n + p + i);
   model.EquationsOfMotion(js, jv, ja, ju, jtheta, t, jr);
   model.Measurements(js, jv, ja, ju, jtheta, t, jz);
+  using RowX = Eigen::Map<Eigen::Matrix<double, 1, kX>>;
+  using RowP = Eigen::Map<Eigen::Matrix<double, 1, kP>>;
   for (int i = 0; i < n; ++i) {
-    out->equations(i) = jr[i].a;
-    out->J_r_x.row(i) = jr[i].v.template head<2 * n + p>().transpose();
-    out->J_r_pbar.row(i) = jr[i].v.template tail<n + m>().transpose();
+    out.equations[i] = jr[i].a;
+    RowX(out.J_r_x + i * kX) = jr[i].v.template head<kX>().transpose();
+    RowP(out.J_r_pbar + i * kP) = jr[i].v.template tail<kP>().transpose();
   }
   for (int i = 0; i < l; ++i) {
-    out->measurements(i) = jz[i].a;
-    out->J_z_x.row(i) = jz[i].v.template head<2 * n + p>().transpose();
-    out->J_z_pbar.row(i) = jz[i].v.template tail<n + m>().transpose();
+    out.measurements[i] = jz[i].a;
+    RowX(out.J_z_x + i * kX) = jz[i].v.template head<kX>().transpose();
+    RowP(out.J_z_pbar + i * kP) = jz[i].v.template tail<kP>().transpose();
   }
 }
 

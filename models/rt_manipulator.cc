@@ -79,13 +79,11 @@ Eigen::Vector2d RtManipulatorReferenceInputs(const RtManipulatorParameters& para
   return r;
 }
 
-template void LinearizeModel<RtManipulatorRigid>(const RtManipulatorRigid&, const double*,
-                                                 const double*, const double*, const double*,
-                                                 const double*, double,
-                                                 ModelLinearization<RtManipulatorRigid>*);
-template void LinearizeModel<RtManipulatorFlexible>(const RtManipulatorFlexible&, const double*,
-                                                    const double*, const double*, const double*,
-                                                    const double*, double,
-                                                    ModelLinearization<RtManipulatorFlexible>*);
+template void LinearizeModelInto<RtManipulatorRigid>(
+    const RtManipulatorRigid&, const double*, const double*, const double*, const double*,
+    const double*, double, const LinearizationTarget&);
+template void LinearizeModelInto<RtManipulatorFlexible>(
+    const RtManipulatorFlexible&, const double*, const double*, const double*, const double*,
+    const double*, double, const LinearizationTarget&);
 
 }  // namespace dynid::models

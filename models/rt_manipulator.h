@@ -127,14 +127,12 @@ RtReference RtManipulatorReference(double t, double epsilon = 1e-6);
 Eigen::Vector2d RtManipulatorReferenceInputs(const RtManipulatorParameters& parameters, double t,
                                              double epsilon = 1e-6);
 
-extern template void LinearizeModel<RtManipulatorRigid>(const RtManipulatorRigid&,
-                                                        const double*, const double*,
-                                                        const double*, const double*,
-                                                        const double*, double,
-                                                        ModelLinearization<RtManipulatorRigid>*);
-extern template void LinearizeModel<RtManipulatorFlexible>(
+extern template void LinearizeModelInto<RtManipulatorRigid>(
+    const RtManipulatorRigid&, const double*, const double*, const double*, const double*,
+    const double*, double, const LinearizationTarget&);
+extern template void LinearizeModelInto<RtManipulatorFlexible>(
     const RtManipulatorFlexible&, const double*, const double*, const double*, const double*,
-    const double*, double, ModelLinearization<RtManipulatorFlexible>*);
+    const double*, double, const LinearizationTarget&);
 
 }  // namespace dynid::models
 

@@ -25,8 +25,8 @@ ModelInfo Scara3TorqueModel::Info() const {
   return info;
 }
 
-template void LinearizeModel<Scara3Model>(const Scara3Model&, const double*, const double*,
-                                          const double*, const double*, const double*, double,
-                                          ModelLinearization<Scara3Model>*);
+template void LinearizeModelInto<Scara3Model>(
+    const Scara3Model&, const double*, const double*, const double*, const double*,
+    const double*, double, const LinearizationTarget&);
 
 }  // namespace dynid::models

@@ -85,10 +85,9 @@ class Scara3TorqueModel : public MechanicalModelBase<3, 3, 4, 9> {
   Scara3Model base_;
 };
 
-extern template void LinearizeModel<Scara3Model>(const Scara3Model&, const double*,
-                                                 const double*, const double*, const double*,
-                                                 const double*, double,
-                                                 ModelLinearization<Scara3Model>*);
+extern template void LinearizeModelInto<Scara3Model>(
+    const Scara3Model&, const double*, const double*, const double*, const double*,
+    const double*, double, const LinearizationTarget&);
 
 }  // namespace dynid::models
 

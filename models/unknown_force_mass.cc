@@ -26,9 +26,8 @@ UnknownForceMass::ParameterVector UnknownForceMass::NominalParameters() const {
   return ParameterVector(parameters_.nominal_force_n);
 }
 
-template void LinearizeModel<UnknownForceMass>(const UnknownForceMass&, const double*,
-                                               const double*, const double*, const double*,
-                                               const double*, double,
-                                               ModelLinearization<UnknownForceMass>*);
+template void LinearizeModelInto<UnknownForceMass>(
+    const UnknownForceMass&, const double*, const double*, const double*, const double*,
+    const double*, double, const LinearizationTarget&);
 
 }  // namespace dynid::models

@@ -56,10 +56,9 @@ class UnknownForceMass : public MechanicalModelBase<1, 1, 1, 3> {
   Parameters parameters_;
 };
 
-extern template void LinearizeModel<UnknownForceMass>(const UnknownForceMass&, const double*,
-                                                      const double*, const double*, const double*,
-                                                      const double*, double,
-                                                      ModelLinearization<UnknownForceMass>*);
+extern template void LinearizeModelInto<UnknownForceMass>(
+    const UnknownForceMass&, const double*, const double*, const double*, const double*,
+    const double*, double, const LinearizationTarget&);
 
 }  // namespace dynid::models
 

@@ -174,12 +174,11 @@ Eigen::Vector2d XyTableLagrangian::EffectorAcceleration(const Eigen::VectorXd& q
       radius * a(1));
 }
 
-template void LinearizeModel<XyTableRigid>(const XyTableRigid&, const double*, const double*,
-                                           const double*, const double*, const double*, double,
-                                           ModelLinearization<XyTableRigid>*);
-template void LinearizeModel<XyTableFlexible>(const XyTableFlexible&, const double*,
-                                              const double*, const double*, const double*,
-                                              const double*, double,
-                                              ModelLinearization<XyTableFlexible>*);
+template void LinearizeModelInto<XyTableRigid>(
+    const XyTableRigid&, const double*, const double*, const double*, const double*,
+    const double*, double, const LinearizationTarget&);
+template void LinearizeModelInto<XyTableFlexible>(
+    const XyTableFlexible&, const double*, const double*, const double*, const double*,
+    const double*, double, const LinearizationTarget&);
 
 }  // namespace dynid::models

@@ -236,14 +236,12 @@ class XyTableLagrangian {
   double spindle_end_inertia_;
 };
 
-extern template void LinearizeModel<XyTableRigid>(const XyTableRigid&, const double*,
-                                                  const double*, const double*, const double*,
-                                                  const double*, double,
-                                                  ModelLinearization<XyTableRigid>*);
-extern template void LinearizeModel<XyTableFlexible>(const XyTableFlexible&, const double*,
-                                                     const double*, const double*, const double*,
-                                                     const double*, double,
-                                                     ModelLinearization<XyTableFlexible>*);
+extern template void LinearizeModelInto<XyTableRigid>(
+    const XyTableRigid&, const double*, const double*, const double*, const double*,
+    const double*, double, const LinearizationTarget&);
+extern template void LinearizeModelInto<XyTableFlexible>(
+    const XyTableFlexible&, const double*, const double*, const double*, const double*,
+    const double*, double, const LinearizationTarget&);
 
 }  // namespace dynid::models
 

@@ -96,6 +96,14 @@ class ConstantParameterSweep {
     prior_gram_.template bottomLeftCorner<NT, 1>() = -Lambda * q0_theta;
     prior_gram_.template topRightCorner<1, NT>() = (-Lambda * q0_theta).transpose();
     prior_gram_.template bottomRightCorner<NT, NT>() = Lambda;
+    for (auto* block : {&process_unit_, &process_cross_, &process_outer_}) block->SetZero();
+    for (int c = 0; c < ND; ++c) {
+      for (int r = 0; r < ND; ++r) {
+        process_unit_(r, c) = base_.Q_xi_unit_(r, c);
+        process_cross_(r, c) = base_.Q_xi_cross_(r, c);
+        process_outer_(r, c) = base_.Q_xi_outer_(r, c);
+      }
+    }
     return true;
   }
 
@@ -227,42 +235,41 @@ class ConstantParameterSweep {
   static constexpr int kPipelineCapacity = 64;   // nodes in flight (~2 kB each)
   static constexpr int kInputChunk = 64;         // nodes per claim of the smoothed inputs
   // The per-node blocks are column-major with columns padded to whole packets
-  // (simd_kernels.h); the covariance and the transposed mean coefficients are stacked,
-  // [P; −Eᵀ] (PD + PE rows), so that one product updates both.
+  // (simd_kernels.h). The covariance and the transposed mean coefficients are stacked without
+  // padding between them, [P; −Eᵀ] (rows 0..ND−1 and ND..ND+NE−1 of SR), so that one product
+  // updates both on the fewest packets; a packet may hold the last rows of P and the first of
+  // −Eᵀ (with 4-wide packets and ND = 6), and the operations on one of the two parts then also
+  // compute, and ignore, some rows of the other.
   static constexpr int PD = simd::PaddedRows(ND);
-  static constexpr int PE = simd::PaddedRows(NE);
   static constexpr int PU = simd::PaddedRows(NU);
-  static constexpr int SR = PD + PE;
+  static constexpr int SR = simd::PaddedRows(ND + NE);
 
   // What the forward sweep needs of node k besides its own recursion, made from the node's
-  // elimination (by either thread of the pipeline when there is one).
+  // elimination (by either thread of the pipeline when there is one). Stacked blocks have SR
+  // rows laid out like [P; −Eᵀ].
   struct NodeTerms {
-    NodeTerms() {  // padding rows stay zero from here on
+    NodeTerms() {  // rows not written per node stay zero from here on
       H.SetZero();
-      Yt.SetZero();
+      Y.SetZero();
       Abar.SetZero();
-      Bt.SetZero();
-      Q.SetZero();
+      QB.SetZero();
     }
     simd::Block<PU, ND> H;     // H_d (NU rows)
-    simd::Block<PE, NU> Yt;    // [y_white | −H_θ]ᵀ
+    simd::Block<SR, NU> Y;     // [0; [y_white | −H_θ]ᵀ]
     simd::Block<PD, ND> Abar;  // Ā_d = Φ − ΓB K_a C_d over h_k
-    simd::Block<PE, ND> Bt;    // [ΓB K_a y | −ΓB K_a C_θ]ᵀ
-    simd::Block<PD, ND> Q;     // Γ W⁻¹ Γᵀ / h + ΓB G⁻¹_aa ΓBᵀ
+    simd::Block<SR, ND> QB;    // [Γ W⁻¹ Γᵀ / h + ΓB G⁻¹_aa ΓBᵀ; −Bbarᵀ], Bbar = ΓB [K_a y | −K_a C_θ]
   };
 
   struct ProducerScratch {
     Node node;
     Elimination elimination;
-    double process_h = -1.0;                 // the step of process_noise
-    simd::Block<PD, ND> process_noise;       // Γ W⁻¹ Γᵀ / h at that step
   };
 
   // What the forward sweep leaves at a node for the backward sweep.
   struct Store {
     Store() {}  // no zero-fill in std::vector<Store>(n)
-    MatDD J;   // smoother gain P⁺ Āᵀ (P⁻_{k+1})⁻¹ (zero at the last node)
-    MatDE D;   // E⁺_k − J E⁻_{k+1}
+    MatDD J;    // smoother gain P⁺ Āᵀ (P⁻_{k+1})⁻¹ (zero at the last node)
+    Eigen::Matrix<double, ND, NE, NE == 1 ? Eigen::ColMajor : Eigen::RowMajor> D;  // E⁺_k − J E⁻_{k+1}
     typename Base::InputFactor input;  // p̄ | x (square-root form)
   };
 
@@ -273,58 +280,61 @@ class ConstantParameterSweep {
                                    ProducerScratch* scratch, NodeTerms* terms,
                                    std::string* why) const {
     linearize(k, &scratch->node);
-    Elimination& e = scratch->elimination;
-    if (!base_.template Eliminate<V>(scratch->node, node_weights(k), &e, why)) {
-      *why = "node " + std::to_string(k) + ": " + *why;
-      return false;
-    }
-    store_[k].input = e.factor;
-    for (int c = 0; c < ND; ++c) {
-      for (int r = 0; r < NU; ++r) terms->H(r, c) = e.H(r, c);
-    }
-    for (int j = 0; j < NU; ++j) {
-      terms->Yt(0, j) = e.y_white(j);
-      for (int t = 0; t < NT; ++t) terms->Yt(1 + t, j) = -e.H(j, ND + t);
-    }
-    if (k + 1 == static_cast<int>(time.size())) return true;  // no prediction from the last node
-    const double h = time(k + 1) - time(k), half_h2 = 0.5 * h * h;
-    // Ā_d = Φ − ΓB K_a C_d: Φ = I + h (v into s), ΓB = [h²/2; h] on the accelerations.
-    for (int c = 0; c < ND; ++c) {
-      for (int i = 0; i < N; ++i) {
-        const double kc = e.KaCy(i, c);
-        terms->Abar(i, c) = (c == i ? 1.0 : 0.0) + (c == N + i ? h : 0.0) - half_h2 * kc;
-        terms->Abar(N + i, c) = (c == N + i ? 1.0 : 0.0) - h * kc;
+    const bool last = k + 1 == static_cast<int>(time.size());  // no prediction from it
+    const double h = last ? 0.0 : time(k + 1) - time(k), half_h2 = 0.5 * h * h;
+    // The terms straight from the factored rows (Elimination's H, y_white and K_a [C | y] are
+    // not written).
+    auto write_terms = [&](const typename Base::FactoredRows& rows, const Elimination* e)
+                           DYNID_LAMBDA_INLINE {
+      for (int r = 0; r < NU; ++r) {
+        const double* row = rows.RemainderRow(r);  // [H | y_white] row r
+        for (int c = 0; c < ND; ++c) terms->H(r, c) = row[c];
+        terms->Y(ND, r) = row[NX];
+        for (int t = 0; t < NT; ++t) terms->Y(ND + 1 + t, r) = -row[ND + t];
       }
-    }
-    // Bbar = ΓB [K_a y | −K_a C_θ], stored transposed.
-    for (int i = 0; i < N; ++i) {
-      terms->Bt(0, i) = half_h2 * e.KaCy(i, NX);
-      terms->Bt(0, N + i) = h * e.KaCy(i, NX);
-      for (int t = 0; t < NT; ++t) {
-        terms->Bt(1 + t, i) = -half_h2 * e.KaCy(i, ND + t);
-        terms->Bt(1 + t, N + i) = -h * e.KaCy(i, ND + t);
-      }
-    }
-    // Γ W⁻¹ Γᵀ / h = h (Q + (h/2) Q1 + (h²/4) Q2) (RiccatiSweep::Initialize), kept for equal steps.
-    if (h != scratch->process_h) {
-      scratch->process_h = h;
+      if (last) return;
+      // Γ W⁻¹ Γᵀ / h = h (Q + (h/2) Q1 + (h²/4) Q2) (RiccatiSweep::Initialize), on whole
+      // packets of the covariance's rows (the process noise blocks' padding rows are zero; the
+      // rows of −Bbarᵀ sharing the last packet are written after).
+      constexpr int W = simd::kWidth<V>;
+      const double h3_4 = 0.5 * h * half_h2;
       for (int c = 0; c < ND; ++c) {
-        for (int r = 0; r < ND; ++r) {
-          scratch->process_noise(r, c) = h * base_.Q_xi_unit_(r, c) +
-                                         half_h2 * base_.Q_xi_cross_(r, c) +
-                                         (0.5 * h * half_h2) * base_.Q_xi_outer_(r, c);
+        DYNID_UNROLL
+        for (int p = 0; p < (ND + W - 1) / W; ++p) {
+          terms->QB.template packet<V>(p, c) = h * process_unit_.template packet<V>(p, c) +
+                                               half_h2 * process_cross_.template packet<V>(p, c) +
+                                               h3_4 * process_outer_.template packet<V>(p, c);
         }
       }
-    }
-    terms->Q = scratch->process_noise;
-    for (int j = 0; j < N; ++j) {
-      for (int i = 0; i < N; ++i) {
-        const double g = e.Gaa(i, j);
-        terms->Q(i, j) += half_h2 * half_h2 * g;
-        terms->Q(i, N + j) += half_h2 * h * g;
-        terms->Q(N + i, j) += h * half_h2 * g;
-        terms->Q(N + i, N + j) += h * h * g;
+      for (int j = 0; j < N; ++j) {
+        for (int i = 0; i < N; ++i) {
+          const double g = e->Gaa(i, j);
+          terms->QB(i, j) += half_h2 * half_h2 * g;
+          terms->QB(i, N + j) += half_h2 * h * g;
+          terms->QB(N + i, j) += h * half_h2 * g;
+          terms->QB(N + i, N + j) += h * h * g;
+        }
       }
+      // Ā_d = Φ − ΓB K_a C_d: Φ = I + h (v into s), ΓB = [h²/2; h] on the accelerations.
+      for (int i = 0; i < N; ++i) {
+        const double* kacy = rows.KaCyRow(i);  // row i of K_a [C | y]
+        for (int c = 0; c < ND; ++c) {
+          terms->Abar(i, c) = (c == i ? 1.0 : 0.0) + (c == N + i ? h : 0.0) - half_h2 * kacy[c];
+          terms->Abar(N + i, c) = (c == N + i ? 1.0 : 0.0) - h * kacy[c];
+        }
+        // −Bbarᵀ = −[ΓB K_a y | −ΓB K_a C_θ]ᵀ.
+        terms->QB(ND, i) = -half_h2 * kacy[NX];
+        terms->QB(ND, N + i) = -h * kacy[NX];
+        for (int t = 0; t < NT; ++t) {
+          terms->QB(ND + 1 + t, i) = half_h2 * kacy[ND + t];
+          terms->QB(ND + 1 + t, N + i) = h * kacy[ND + t];
+        }
+      }
+    };
+    if (!base_.template Eliminate<V>(scratch->node, node_weights(k), &scratch->elimination, why,
+                                     &store_[k].input, write_terms)) {
+      *why = "node " + std::to_string(k) + ": " + *why;
+      return false;
     }
     return true;
   }
@@ -359,27 +369,34 @@ class ConstantParameterSweep {
     using simd::MultiplyAccumulate;
     using simd::ZeroStart;
     constexpr int W = simd::kWidth<V>;
-    constexpr int kD = PD / W, kE = PE / W, kU = PU / W, kS = SR / W;
+    constexpr int kS = SR / W;                // packets of a stacked column
+    constexpr int kP = (ND + W - 1) / W;      // packets holding P's rows
+    constexpr int kE0 = ND / W;               // first packet holding rows of −Eᵀ
+    constexpr int kE = kS - kE0;              // packets holding them
+    constexpr bool kShared = kP > kE0;        // packet kE0 holds rows of both
+    constexpr int kU = PU / W;
+    // 1 on the rows of −Eᵀ in the shared packet.
+    V lower_of_e = V{};
+    for (int lane = 0; lane < W; ++lane) lower_of_e[lane] = kE0 * W + lane >= ND ? 1.0 : 0.0;
     const int num_nodes = static_cast<int>(time.size());
     Block<SR, ND> prior, post;  // [P; −Eᵀ] before and after the update
     Block<SR, NU> Z;
     Block<PU, NU> S;
     Block<SR, ND> U;            // [P⁺; −E⁺ᵀ] Āᵀ, then J in its top rows
     Block<PD, ND> L_prior;      // Cholesky factor of P⁻
-    Block<PE, ND> Dt;           // Dᵀ
-    Block<PE, NE> gram;
-    for (auto* block : {&prior, &post, &U}) block->SetZero();
+    Block<SR, ND> Dt;           // Dᵀ in the rows of −Eᵀ
+    Block<SR, NE> gram;         // in the rows of −Eᵀ (lower triangle)
+    for (auto* block : {&prior, &post, &U, &Dt}) block->SetZero();
     Z.SetZero();
     S.SetZero();
     L_prior.SetZero();
-    Dt.SetZero();
     gram.SetZero();
     for (int c = 0; c < ND; ++c) {
       for (int r = 0; r < ND; ++r) prior(r, c) = prior_covariance_(r, c);
-      for (int r = 0; r < NE; ++r) prior(PD + r, c) = -prior_mean_(c, r);
+      for (int r = 0; r < NE; ++r) prior(ND + r, c) = -prior_mean_(c, r);
     }
     for (int c = 0; c < NE; ++c) {
-      for (int r = 0; r < NE; ++r) gram(r, c) = prior_gram_(r, c);
+      for (int r = 0; r < NE; ++r) gram(ND + r, c) = prior_gram_(r, c);
     }
     for (int k = 0; k < num_nodes; ++k) {
       const NodeTerms* t = next(k, error);
@@ -389,46 +406,55 @@ class ConstantParameterSweep {
       MultiplyAccumulate<V, kS, ND, NU>(
           prior, [t](int c, int j) { return t->H(j, c); },
           [t](int j, V* acc) {
-            ZeroStart<V, kD>()(j, acc);
-            ColumnStart<V, kE, 0, PE, NU>{t->Yt}(j, acc + kD);
+            DYNID_UNROLL
+            for (int p = 0; p < kS; ++p) acc[p] = p < kE0 ? V{} : t->Y.template packet<V>(p, j);
           },
           &Z);
-      MultiplyAccumulate<V, kU, ND, NU>(t->H, [&Z](int c, int j) { return Z(c, j); },
-                                        ZeroStart<V, kU>(), &S);
+      // (S's lower triangle: all that its Cholesky factorisation reads.)
+      simd::LowerMultiplyAccumulate<V, kU, ND, NU, 0, false>(
+          t->H, [&Z](int c, int j) { return Z(c, j); }, &S);
       for (int j = 0; j < NU; ++j) S(j, j) += 1.0;
       simd::Cholesky<V, NU>(&S);  // S ≥ I
       simd::SolveTransposedFromRight<V, NU, kS>(S, &Z);
       // [P⁺; −E⁺ᵀ] = [P⁻; −E⁻ᵀ] − Z A, gram += Nuᵀ Nu.
       MultiplyAccumulate<V, kS, NU, ND>(Z, [&Z](int i, int j) { return -Z(j, i); },
                                         ColumnStart<V, kS, 0, SR, ND>{prior}, &post);
-      MultiplyAccumulate<V, kE, NU, NE, kD>(Z, [&Z](int i, int j) { return Z(PD + j, i); },
-                                            ColumnStart<V, kE, 0, PE, NE>{gram}, &gram);
+      simd::LowerMultiplyAccumulate<V, kS, NU, NE, ND, true>(
+          Z, [&Z](int i, int j) { return Z(ND + j, i); }, &gram);  // (lower triangle)
       if (k + 1 == num_nodes) {
         s.J.setZero();
         for (int c = 0; c < NE; ++c) {
-          for (int r = 0; r < ND; ++r) s.D(r, c) = -post(PD + c, r);
+          for (int r = 0; r < ND; ++r) s.D(r, c) = -post(ND + c, r);
         }
         break;
       }
       // U = [P⁺; −E⁺ᵀ] Āᵀ; P⁻ = Q + Ā (P⁺ Āᵀ), −E⁻ᵀ = −E⁺ᵀ Āᵀ − Bbarᵀ.
       MultiplyAccumulate<V, kS, ND, ND>(post, [t](int c, int j) { return t->Abar(j, c); },
                                         ZeroStart<V, kS>(), &U);
-      MultiplyAccumulate<V, kD, ND, ND>(t->Abar, [&U](int c, int j) { return U(c, j); },
-                                        ColumnStart<V, kD, 0, PD, ND>{t->Q}, &prior);
+      MultiplyAccumulate<V, kP, ND, ND>(t->Abar, [&U](int c, int j) { return U(c, j); },
+                                        ColumnStart<V, kP, 0, SR, ND>{t->QB}, &prior);
       for (int j = 0; j < ND; ++j) {
-        for (int p = 0; p < kE; ++p) {
-          prior.template packet<V>(kD + p, j) =
-              U.template packet<V>(kD + p, j) - t->Bt.template packet<V>(p, j);
+        // (Ā's padding rows are zero: the shared packet holds −Bbarᵀ's rows so far.)
+        if constexpr (kShared) {
+          prior.template packet<V>(kE0, j) += lower_of_e * U.template packet<V>(kE0, j);
+        }
+        DYNID_UNROLL
+        for (int p = kP; p < kS; ++p) {
+          prior.template packet<V>(p, j) =
+              U.template packet<V>(p, j) + t->QB.template packet<V>(p, j);
         }
       }
       release(k);
+      DYNID_UNROLL
       for (int j = 0; j < ND; ++j) {
+        DYNID_UNROLL
         for (int i = j + 1; i < ND; ++i) {
           const double value = 0.5 * (prior(i, j) + prior(j, i));
           prior(i, j) = value;
           prior(j, i) = value;
         }
-        for (int p = 0; p < kD; ++p) {
+        DYNID_UNROLL
+        for (int p = 0; p < kP; ++p) {
           L_prior.template packet<V>(p, j) = prior.template packet<V>(p, j);
         }
       }
@@ -437,19 +463,24 @@ class ConstantParameterSweep {
                  "definite";
         return false;
       }
-      // J = (P⁺ Āᵀ) L⁻ᵀ L⁻¹, in U's top rows.
-      simd::SolveTransposedFromRight<V, ND, kD>(L_prior, &U);
-      simd::SolveFromRight<V, ND, kD>(L_prior, &U);
+      // J = (P⁺ Āᵀ) L⁻ᵀ L⁻¹, in U's rows of P (the rows of −Eᵀ in a shared packet become
+      // scratch).
+      simd::SolveTransposedFromRight<V, ND, kP>(L_prior, &U);
+      simd::SolveFromRight<V, ND, kP>(L_prior, &U);
       // Dᵀ = E⁺ᵀ − E⁻ᵀ Jᵀ.
-      MultiplyAccumulate<V, kE, ND, ND, kD>(prior, [&U](int c, int j) { return U(j, c); },
-                                            ColumnStart<V, kE, kD, SR, ND>{post, -1.0}, &Dt);
+      MultiplyAccumulate<V, kE, ND, ND, kE0, kE0>(
+          prior, [&U](int c, int j) { return U(j, c); },
+          ColumnStart<V, kE, kE0, SR, ND>{post, -1.0}, &Dt);
       for (int c = 0; c < ND; ++c) {
-        for (int r = 0; r < ND; ++r) s.J(r, c) = U(r, c);
-        for (int r = 0; r < NE; ++r) s.D(c, r) = Dt(r, c);
+        std::copy_n(&U(0, c), ND, s.J.data() + ND * c);
+        std::copy_n(&Dt(ND, c), NE, s.D.data() + NE * c);  // row c of D
       }
     }
     for (int c = 0; c < NE; ++c) {
-      for (int r = 0; r < NE; ++r) (*gram_out)(r, c) = gram(r, c);
+      for (int r = c; r < NE; ++r) {
+        (*gram_out)(r, c) = gram(ND + r, c);
+        (*gram_out)(c, r) = gram(ND + r, c);
+      }
     }
     return true;
   }
@@ -467,6 +498,8 @@ class ConstantParameterSweep {
   }
 
   Base base_;
+  // The [s; v] blocks of Γ W⁻¹ Γᵀ / h's three terms (RiccatiSweep::Initialize), padding zero.
+  simd::Block<PD, ND> process_unit_, process_cross_, process_outer_;
   MatDD prior_covariance_;
   MatDE prior_mean_;
   MatEE prior_gram_;

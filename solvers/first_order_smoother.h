@@ -63,12 +63,24 @@ DYNID_ALWAYS_INLINE void LinearizeNode(
                       Model::kNumPositions + Model::kNumMeasurements>* node) {
   constexpr int n = Model::kNumPositions, m = Model::kNumInputs, l = Model::kNumMeasurements;
   constexpr bool estimated = NX > 2 * n;
-  models::ModelLinearization<Model> lin;
-  models::LinearizeModel(model, state, state + n, input, input + n, theta, data.time(k), &lin);
-  node->C.template topRows<n>() = lin.J_r_x.template leftCols<NX>();
-  node->C.template bottomRows<l>() = lin.J_z_x.template leftCols<NX>();
-  node->D.template topRows<n>() = lin.J_r_pbar;
-  node->D.template bottomRows<l>() = lin.J_z_pbar;
+  if constexpr (estimated && n + m > 1) {
+    // The Jacobians' rows go straight into C and D (same row-major rows), r and z into y.
+    double* const y = node->y.data();
+    models::LinearizeModelInto(
+        model, state, state + n, input, input + n, theta, data.time(k),
+        models::LinearizationTarget{y, y + n, node->C.data(), node->D.data(),
+                                    node->C.data() + n * NX, node->D.data() + n * (n + m)});
+  } else {
+    models::ModelLinearization<Model> lin;
+    models::LinearizeModel(model, state, state + n, input, input + n, theta, data.time(k),
+                           &lin);
+    node->C.template topRows<n>() = lin.J_r_x.template leftCols<NX>();
+    node->C.template bottomRows<l>() = lin.J_z_x.template leftCols<NX>();
+    node->D.template topRows<n>() = lin.J_r_pbar;
+    node->D.template bottomRows<l>() = lin.J_z_pbar;
+    node->y.template head<n>() = lin.equations;
+    node->y.template tail<l>() = lin.measurements;
+  }
   Eigen::Matrix<double, NX, 1> x;
   x.template head<2 * n>() = Eigen::Map<const Eigen::Matrix<double, 2 * n, 1>>(state);
   if constexpr (estimated) {
@@ -78,8 +90,8 @@ DYNID_ALWAYS_INLINE void LinearizeNode(
       Eigen::Map<const Eigen::Matrix<double, n + m, 1>>(input);
   // y = zeta + C x + D p̄ with zeta = [−r; z_measured − z]; lazyProduct: coefficient-based
   // (Eigen's default sends these through its GEMV kernel).
-  node->y.template head<n>() = -lin.equations;
-  node->y.template tail<l>() = data.measurements.row(k).transpose() - lin.measurements;
+  node->y.template head<n>() = -node->y.template head<n>();
+  node->y.template tail<l>() = data.measurements.row(k).transpose() - node->y.template tail<l>();
   node->y += node->C.lazyProduct(x) + node->D.lazyProduct(pbar);
 }
 

@@ -210,6 +210,35 @@ class RiccatiSweep {
     auto Kay() const { return KaCy.col(NX); }
   };
 
+  // The rows of the elimination's QR as it leaves them, for a caller that reads the gain and the
+  // whitened remainder in place (Eliminate's `sink`) instead of from an Elimination.
+  struct FactoredRows {
+    const simd::Block<simd::PaddedRows(NP + NX + 1), NZ>& coupled;
+    const simd::Block<simd::PaddedRows(NP + NX + 1), NZ>& free;
+    int reduced;  // rows of the remainder among the coupled rows
+    // Row i of K_a [C | y] (NX + 1 values).
+    const double* KaCyRow(int i) const { return coupled.v[NM + i] + NP; }
+    // Row r of [H | y_white] (NX + 1 values), r < NU.
+    const double* RemainderRow(int r) const {
+      return r < reduced ? coupled.v[NP + r] + NP : free.v[r - reduced] + NP;
+    }
+  };
+
+  // Eliminate's default sink: K_a [C | y], H and y_white into the Elimination.
+  struct WriteElimination {
+    void operator()(const FactoredRows& rows, Elimination* out) const {
+      for (int i = 0; i < N; ++i) {
+        const double* row = rows.KaCyRow(i);
+        for (int c = 0; c <= NX; ++c) out->KaCy(i, c) = row[c];
+      }
+      for (int r = 0; r < NU; ++r) {
+        const double* row = rows.RemainderRow(r);
+        for (int c = 0; c < NX; ++c) out->H(r, c) = row[c];
+        out->y_white(r) = row[NX];
+      }
+    }
+  };
+
   // What the measurement update at a node leaves for the backward sweep: with the whitened
   // innovation covariance S = H P⁻ Hᵀ + I = L Lᵀ, A = L⁻¹ H P⁻ and the whitened innovation
   // nu = L⁻¹ (y_white − H m⁻).
@@ -285,9 +314,12 @@ class RiccatiSweep {
   // positions; common with a diagonal V) are already whitened rows of [H | y_white] and skip the
   // QR (FactorCoupledRows).
   // V: the packet type of the QR (simd_kernels.h; Packet4 only inside DYNID_TARGET_WIDE code).
-  template <class V = simd::Packet2>
+  // The input factor goes to *factor (out->factor when null); K_a [C | y], H and y_white go
+  // through sink(rows, out) (FactoredRows; by default into *out), called once Gaa is in *out.
+  template <class V = simd::Packet2, class Sink = WriteElimination>
   DYNID_ALWAYS_INLINE bool Eliminate(const Node& node, double node_weight, Elimination* out,
-                                     std::string* error) const {
+                                     std::string* error, InputFactor* factor = nullptr,
+                                     const Sink& sink = Sink()) const {
     // The rows of sqrt(w) S [D_u | D_a | C | y | 0] (p̄'s columns reordered to [u; a]), one
     // simd::Block column per row: those p̄ enters (coupled) in order into `coupled`, the others
     // into `free`.
@@ -300,9 +332,10 @@ class RiccatiSweep {
         const double scale = root_weight * sqrt_residual_weight_(i, i);
         const double* d = node.D.data() + i * NP;    // row i of D (row-major, or a 1-column D)
         const double* c_row = node.C.data() + i * NX;
-        // Zero exactly when p̄ does not enter the row (a sum of magnitudes: no branch per entry).
+        // Zero when p̄ does not enter the row (a sum of squares: no branch per entry; entries
+        // below ~1e-154, whose squares underflow, count as zero).
         double magnitude = 0.0;
-        for (int c = 0; c < NP; ++c) magnitude += std::abs(d[c]);
+        for (int c = 0; c < NP; ++c) magnitude += d[c] * d[c];
         const bool enters = magnitude != 0.0 && scale != 0.0;
         double* row = enters ? coupled.v[num_coupled] : free.v[num_free];
         num_coupled += enters;
@@ -333,7 +366,8 @@ class RiccatiSweep {
       *error = kSingularInputMessage;
       return false;
     }
-    return FactorCoupledRows<V, NP>(num_coupled, num_free, &coupled, free, out, error);
+    return FactorCoupledRows<V, NP>(num_coupled, &coupled, free, out,
+                                    factor != nullptr ? factor : &out->factor, sink, error);
   }
 
   // Measurement update from the prior (m, P) at a node (whitened, unit noise).
@@ -468,8 +502,12 @@ class RiccatiSweep {
     return SmoothedInput(e.factor, h, x, x_next);
   }
 
-  // As above from the input factor; in the order q = [u; a] the normal equations are
-  // (RᵀR + h Bᵀ W B) q = Rᵀ (c − Rc_C x) + h Bᵀ W d, Bᵀ W B the v-block of W on the a-entries.
+  // As above from the input factor. In the order q = [u; a], with r = c − Rc_C x, the cost is
+  // |R q − r|² + h |q_a − t|²_{W_vv} (t = d_v + W_vv⁻¹ W_vs d_s, B q = [0; q_a]): R is upper
+  // triangular with the accelerations last, so for given q_a the u-rows are solved exactly,
+  // q_u = R_uu⁻¹ (r_u − R_ua q_a), and q_a solves the N × N system
+  // (R_aaᵀ R_aa + h W_vv) q_a = R_aaᵀ r_a + h W_v: d (the normal equations of the whole cost
+  // reduced to the accelerations).
   DYNID_ALWAYS_INLINE VecP SmoothedInput(const InputFactor& f, double h, const VecX& x,
                                          const VecX& x_next) const {
     Eigen::Matrix<double, 2 * N, 1> d;
@@ -479,18 +517,34 @@ class RiccatiSweep {
       d(i) = (delta_s - 0.5 * h * delta_v) / h;
       d(N + i) = delta_v / h;
     }
-    const MatPP Rt = f.R.transpose();
-    MatPP lhs = Rt.lazyProduct(f.R);
-    lhs.template bottomRightCorner<N, N>() += h * W_kinematic_.template bottomRightCorner<N, N>();
-    const VecP residual = f.Rc.col(NX) - f.Rc.template leftCols<NX>().lazyProduct(x);
-    VecP rhs = Rt.lazyProduct(residual);
-    rhs.template tail<N>() += h * W_kinematic_.template bottomRows<N>().lazyProduct(d);
-    // RᵀR + h Bᵀ W B is positive definite (R regular).
-    const MatPP lhs_copy = lhs;
-    if (!internal::CholeskyInPlace(&lhs)) return FromReordered(lhs_copy.ldlt().solve(rhs));
-    internal::LowerSolveInPlace(lhs, &rhs);
-    internal::LowerTransposeSolveInPlace(lhs, &rhs);
-    return FromReordered(rhs);
+    const VecP r = f.Rc.col(NX) - f.Rc.template leftCols<NX>().lazyProduct(x);
+    using MatNN = Eigen::Matrix<double, N, N>;
+    using VecN = Eigen::Matrix<double, N, 1>;
+    const MatNN R_aa = f.R.template bottomRightCorner<N, N>();
+    MatNN lhs = R_aa.transpose().lazyProduct(R_aa) +
+                h * W_kinematic_.template bottomRightCorner<N, N>();
+    VecN q_a = R_aa.transpose().lazyProduct(r.template tail<N>()) +
+               h * W_kinematic_.template bottomRows<N>().lazyProduct(d);
+    // Positive definite (W is): Cholesky fails only on non-finite input.
+    const MatNN lhs_copy = lhs;
+    if (internal::CholeskyInPlace(&lhs)) {
+      internal::LowerSolveInPlace(lhs, &q_a);
+      internal::LowerTransposeSolveInPlace(lhs, &q_a);
+    } else if constexpr (N == 1) {
+      q_a(0) /= lhs_copy(0, 0);
+    } else {
+      q_a = lhs_copy.ldlt().solve(q_a).eval();
+    }
+    VecP pbar;
+    pbar.template head<N>() = q_a;
+    if constexpr (NM > 0) {
+      Eigen::Matrix<double, NM, 1> q_u =
+          r.template head<NM>() - f.R.template topRightCorner<NM, N>().lazyProduct(q_a);
+      const Eigen::Matrix<double, NM, NM> R_uu = f.R.template topLeftCorner<NM, NM>();
+      internal::UpperSolveInPlace(R_uu, &q_u);
+      pbar.template tail<NM>() = q_u;
+    }
+    return pbar;
   }
 
   // p̄ = [a; u] from q = [u; a].
@@ -599,29 +653,31 @@ class RiccatiSweep {
   // becomes a compile-time constant, so that the QR's row loops unroll completely: every count
   // has its own code, but a sweep runs one of them (the rows p̄ enters are the same at every
   // node of a model). The portable kernels keep one copy with run-time row loops.
-  template <class V, int kRows>
-  DYNID_ALWAYS_INLINE bool FactorCoupledRows(int num_coupled, int num_free,
-                                             simd::Block<NCP, NZ>* rows,
+  template <class V, int kRows, class Sink>
+  DYNID_ALWAYS_INLINE bool FactorCoupledRows(int num_coupled, simd::Block<NCP, NZ>* rows,
                                              const simd::Block<NCP, NZ>& free, Elimination* out,
+                                             InputFactor* factor, const Sink& sink,
                                              std::string* error) const {
     if constexpr (simd::kWidth<V> < 4) {
-      return FactorRows<V, 0>(num_coupled, num_free, rows, free, out, error);
+      return FactorRows<V, 0>(num_coupled, rows, free, out, factor, sink, error);
     } else {
       if constexpr (kRows < NZ) {
         if (num_coupled != kRows) {
-          return FactorCoupledRows<V, kRows + 1>(num_coupled, num_free, rows, free, out, error);
+          return FactorCoupledRows<V, kRows + 1>(num_coupled, rows, free, out, factor, sink,
+                                                 error);
         }
       }
-      return FactorRows<V, kRows>(num_coupled, num_free, rows, free, out, error);
+      return FactorRows<V, kRows>(num_coupled, rows, free, out, factor, sink, error);
     }
   }
 
   // The QR of the RP = num_coupled >= NP coupled rows (the first RP rows of *rows; kRows = RP,
-  // or 0 for a run-time count), and the elimination's blocks from it and from the num_free free
-  // rows.
-  template <class V, int kRows>
-  DYNID_ALWAYS_INLINE bool FactorRows(int num_coupled, int num_free, simd::Block<NCP, NZ>* rows,
+  // or 0 for a run-time count), and the elimination's blocks from it and from the free rows
+  // (the NU − (RP − NP) first of `free`).
+  template <class V, int kRows, class Sink>
+  DYNID_ALWAYS_INLINE bool FactorRows(int num_coupled, simd::Block<NCP, NZ>* rows,
                                       const simd::Block<NCP, NZ>& free, Elimination* out,
+                                      InputFactor* factor, const Sink& sink,
                                       std::string* error) const {
     const int RP = kRows > 0 ? kRows : num_coupled;
     // M(c, r) is row r, column c of the matrix being factored; a reflection is applied as
@@ -667,7 +723,7 @@ class RiccatiSweep {
       });
       M(j, j) = beta;
     });
-    MatPP& R = out->factor.R;
+    MatPP& R = factor->R;
     for (int c = 0; c < NP; ++c) {
       for (int r = 0; r < NP; ++r) R(r, c) = r <= c ? M(c, r) : 0.0;
     }
@@ -677,7 +733,7 @@ class RiccatiSweep {
       return false;
     }
     for (int c = 0; c <= NX; ++c) {
-      for (int r = 0; r < NP; ++r) out->factor.Rc(r, c) = M(NP + c, r);
+      for (int r = 0; r < NP; ++r) factor->Rc(r, c) = M(NP + c, r);
     }
     // K_a [C | y] = R_aa⁻¹ Rc_a by back substitution on the whole acceleration rows (their
     // columns left of NP become scratch).
@@ -692,22 +748,11 @@ class RiccatiSweep {
         M.template packet<V>(p, i) = row * inverse;
       }
     }
-    for (int c = 0; c <= NX; ++c) {
-      for (int r = 0; r < N; ++r) out->KaCy(r, c) = M(NP + c, NM + r);
-    }
     const Eigen::Matrix<double, N, N> R_aa = R.template bottomRightCorner<N, N>();
     Eigen::Matrix<double, N, N> R_aa_inverse = Eigen::Matrix<double, N, N>::Identity();
     internal::UpperSolveInPlace(R_aa, &R_aa_inverse);
     out->Gaa = R_aa_inverse.lazyProduct(R_aa_inverse.transpose());
-    const int reduced = RP - NP;
-    for (int r = 0; r < reduced; ++r) {
-      for (int c = 0; c < NX; ++c) out->H(r, c) = M(NP + c, NP + r);
-      out->y_white(r) = M(NC - 1, NP + r);
-    }
-    for (int r = 0; r < num_free; ++r) {
-      for (int c = 0; c < NX; ++c) out->H(reduced + r, c) = free(NP + c, r);
-      out->y_white(reduced + r) = free(NC - 1, r);
-    }
+    sink(FactoredRows{M, free, RP - NP}, out);
     return true;
   }
 

@@ -133,6 +133,38 @@ DYNID_ALWAYS_INLINE void MultiplyAccumulate(const Block<LDA, KA>& a, const Scala
   }
 }
 
+// The lower triangle of a symmetric out (+)= a · s (out's rows are a's rows): column j of out,
+// whose diagonal entry is row D0 + j, from the packet holding that entry on (some entries above
+// it come along); out's other rows are left as they were. Columns J0..C−1, grouped by their
+// first packet; accumulates into out when kAccumulate, else overwrites.
+template <class V, int P, int K, int C, int D0, bool kAccumulate, int J0 = 0, int LDA, int KA,
+          int LDO, int CO, class Scalar>
+DYNID_ALWAYS_INLINE void LowerMultiplyAccumulate(const Block<LDA, KA>& a, const Scalar& s,
+                                                 Block<LDO, CO>* out) {
+  constexpr int W = kWidth<V>;
+  constexpr int p0 = (D0 + J0) / W;
+  constexpr int J1 = (p0 + 1) * W - D0 < C ? (p0 + 1) * W - D0 : C;
+  static_assert(P * W <= LDA && P * W <= LDO && K <= KA && C <= CO && p0 < P, "block sizes");
+  for (int j = J0; j < J1; ++j) {
+    V acc[P - p0];
+    DYNID_UNROLL
+    for (int p = 0; p < P - p0; ++p) {
+      acc[p] = kAccumulate ? out->template packet<V>(p0 + p, j) : V{};
+    }
+    DYNID_UNROLL
+    for (int k = 0; k < K; ++k) {
+      const double scale = s(k, j);
+      DYNID_UNROLL
+      for (int p = 0; p < P - p0; ++p) acc[p] += a.template packet<V>(p0 + p, k) * scale;
+    }
+    DYNID_UNROLL
+    for (int p = 0; p < P - p0; ++p) out->template packet<V>(p0 + p, j) = acc[p];
+  }
+  if constexpr (J1 < C) {
+    LowerMultiplyAccumulate<V, P, K, C, D0, kAccumulate, J1>(a, s, out);
+  }
+}
+
 // Start values for MultiplyAccumulate: zero, or packets F0.. of a block's columns (sign ±1).
 template <class V, int P>
 struct ZeroStart {

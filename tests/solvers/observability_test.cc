@@ -82,12 +82,12 @@ class SplitMass : public dynid::models::MechanicalModelBase<1, 1, 4, 3> {
 }  // namespace
 
 DYNID_INSTANTIATE_WEIGHTED_RESIDUAL_PROBLEM(SplitMass);
-template void dynid::models::LinearizeModel<MassSpring>(
-    const MassSpring&, const double*, const double*, const double*, const double*, const double*,
-    double, dynid::models::ModelLinearization<MassSpring>*);
-template void dynid::models::LinearizeModel<SplitMass>(
-    const SplitMass&, const double*, const double*, const double*, const double*, const double*,
-    double, dynid::models::ModelLinearization<SplitMass>*);
+template void dynid::models::LinearizeModelInto<MassSpring>(
+    const MassSpring&, const double*, const double*, const double*, const double*,
+    const double*, double, const dynid::models::LinearizationTarget&);
+template void dynid::models::LinearizeModelInto<SplitMass>(
+    const SplitMass&, const double*, const double*, const double*, const double*,
+    const double*, double, const dynid::models::LinearizationTarget&);
 
 namespace dynid::solvers {
 namespace {
