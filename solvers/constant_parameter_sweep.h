@@ -357,7 +357,8 @@ class ConstantParameterSweep {
   // The forward sweep over the nodes' terms (next(k, &why), then release(k) once node k's
   // terms are no longer read): measurement update (whitened, unit noise) and prediction of
   // P and E, the smoother gain J and offset D into the store, and theta's Gram matrix.
-  //   Update, with S = H_d P⁻ H_dᵀ + I = L Lᵀ: Z = [P⁻ H_dᵀ; Yt − E⁻ᵀ H_dᵀ] L⁻ᵀ = [Aᵀ; Nuᵀ]
+  //   Update, with S = H_d P⁻ H_dᵀ + I = L Lᵀ and Yt = [y_white | −H_θ]ᵀ:
+  //   Z = [P⁻ H_dᵀ; Yt − E⁻ᵀ H_dᵀ] L⁻ᵀ = [Aᵀ; Nuᵀ]
   //   (A = L⁻¹ H_d P⁻, Nu [1; theta] the whitened innovation), P⁺ = P⁻ − AᵀA,
   //   E⁺ = E⁻ + Aᵀ Nu, gram += Nuᵀ Nu.
   //   Prediction: P⁻ = Ā P⁺ Āᵀ + Q, E⁻ = Ā E⁺ + Bbar; J = P⁺ Āᵀ (P⁻)⁻¹, D = E⁺ − J E⁻.
@@ -402,7 +403,7 @@ class ConstantParameterSweep {
       const NodeTerms* t = next(k, error);
       if (t == nullptr) return false;
       Store& s = store_[k];
-      // Z = [0; Yt] + [P⁻; −E⁻ᵀ] H_dᵀ, S = I + H_d (P⁻ H_dᵀ).
+      // Z = [0; Yt] + [P⁻; −E⁻ᵀ] H_dᵀ (terms Y), S = I + H_d (P⁻ H_dᵀ).
       MultiplyAccumulate<V, kS, ND, NU>(
           prior, [t](int c, int j) { return t->H(j, c); },
           [t](int j, V* acc) {
