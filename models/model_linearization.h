@@ -13,6 +13,7 @@
 #define DYNID_MODELS_MODEL_LINEARIZATION_H_
 
 #include <Eigen/Core>
+#include <glog/logging.h>
 
 namespace dynid::models {
 
@@ -62,6 +63,7 @@ template <class Model>
 void LinearizeModel(const Model& model, const double* s, const double* v, const double* a,
                     const double* u, const double* theta, double t,
                     ModelLinearization<Model>* out) {
+  CHECK(out != nullptr) << "expected an output linearization, got nullptr";
   LinearizeModelInto(model, s, v, a, u, theta, t,
                      LinearizationTarget{out->equations.data(), out->measurements.data(),
                                          out->J_r_x.data(), out->J_r_pbar.data(),

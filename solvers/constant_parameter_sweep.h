@@ -257,7 +257,8 @@ class ConstantParameterSweep {
     simd::Block<PU, ND> H;     // H_d (NU rows)
     simd::Block<SR, NU> Y;     // [0; [y_white | −H_θ]ᵀ]
     simd::Block<PD, ND> Abar;  // Ā_d = Φ − ΓB K_a C_d over h_k
-    simd::Block<SR, ND> QB;    // [Γ W⁻¹ Γᵀ / h + ΓB G⁻¹_aa ΓBᵀ; −Bbarᵀ], Bbar = ΓB [K_a y | −K_a C_θ]
+    // [Γ W⁻¹ Γᵀ / h + ΓB G⁻¹_aa ΓBᵀ; −Bbarᵀ], Bbar = ΓB [K_a y | −K_a C_θ]
+    simd::Block<SR, ND> QB;
   };
 
   struct ProducerScratch {
@@ -269,7 +270,8 @@ class ConstantParameterSweep {
   struct Store {
     Store() {}  // no zero-fill in std::vector<Store>(n)
     MatDD J;    // smoother gain P⁺ Āᵀ (P⁻_{k+1})⁻¹ (zero at the last node)
-    Eigen::Matrix<double, ND, NE, NE == 1 ? Eigen::ColMajor : Eigen::RowMajor> D;  // E⁺_k − J E⁻_{k+1}
+    // E⁺_k − J E⁻_{k+1}, row-major (rows are copied from the sweep's columns of Dᵀ)
+    Eigen::Matrix<double, ND, NE, NE == 1 ? Eigen::ColMajor : Eigen::RowMajor> D;
     typename Base::InputFactor input;  // p̄ | x (square-root form)
   };
 

@@ -109,17 +109,17 @@ void CallPortable(const F& f) {
   f();
 }
 
-// out.col(j) = start_j + Σ_{k<K} a.col(k) · s(k, j) for j < C, over P packets of each column
-// (a's from packet A0 on, out's from packet O0 on: row offsets of stacked blocks);
+// out.col(j) = start_j + Σ_{k<K} a.col(k) · s(k, j) for J0 <= j < C, over P packets of each
+// column (a's from packet A0 on, out's from packet O0 on: row offsets of stacked blocks);
 // start(j, acc) writes the P packets of start_j into acc (zero, or another block's column).
-template <class V, int P, int K, int C, int A0 = 0, int O0 = 0, int LDA, int KA, int LDO,
-          int CO, class Scalar, class Start>
+template <class V, int P, int K, int C, int A0 = 0, int O0 = 0, int J0 = 0, int LDA, int KA,
+          int LDO, int CO, class Scalar, class Start>
 DYNID_ALWAYS_INLINE void MultiplyAccumulate(const Block<LDA, KA>& a, const Scalar& s,
                                             const Start& start, Block<LDO, CO>* out) {
   constexpr int W = kWidth<V>;
   static_assert((A0 + P) * W <= LDA && (O0 + P) * W <= LDO && K <= KA && C <= CO,
                 "block sizes");
-  for (int j = 0; j < C; ++j) {  // (only the inner loops are unrolled: code size)
+  for (int j = J0; j < C; ++j) {  // (only the inner loops are unrolled: code size)
     V acc[P];
     start(j, acc);
     DYNID_UNROLL
@@ -130,38 +130,6 @@ DYNID_ALWAYS_INLINE void MultiplyAccumulate(const Block<LDA, KA>& a, const Scala
     }
     DYNID_UNROLL
     for (int p = 0; p < P; ++p) out->template packet<V>(O0 + p, j) = acc[p];
-  }
-}
-
-// The lower triangle of a symmetric out (+)= a · s (out's rows are a's rows): column j of out,
-// whose diagonal entry is row D0 + j, from the packet holding that entry on (some entries above
-// it come along); out's other rows are left as they were. Columns J0..C−1, grouped by their
-// first packet; accumulates into out when kAccumulate, else overwrites.
-template <class V, int P, int K, int C, int D0, bool kAccumulate, int J0 = 0, int LDA, int KA,
-          int LDO, int CO, class Scalar>
-DYNID_ALWAYS_INLINE void LowerMultiplyAccumulate(const Block<LDA, KA>& a, const Scalar& s,
-                                                 Block<LDO, CO>* out) {
-  constexpr int W = kWidth<V>;
-  constexpr int p0 = (D0 + J0) / W;
-  constexpr int J1 = (p0 + 1) * W - D0 < C ? (p0 + 1) * W - D0 : C;
-  static_assert(P * W <= LDA && P * W <= LDO && K <= KA && C <= CO && p0 < P, "block sizes");
-  for (int j = J0; j < J1; ++j) {
-    V acc[P - p0];
-    DYNID_UNROLL
-    for (int p = 0; p < P - p0; ++p) {
-      acc[p] = kAccumulate ? out->template packet<V>(p0 + p, j) : V{};
-    }
-    DYNID_UNROLL
-    for (int k = 0; k < K; ++k) {
-      const double scale = s(k, j);
-      DYNID_UNROLL
-      for (int p = 0; p < P - p0; ++p) acc[p] += a.template packet<V>(p0 + p, k) * scale;
-    }
-    DYNID_UNROLL
-    for (int p = 0; p < P - p0; ++p) out->template packet<V>(p0 + p, j) = acc[p];
-  }
-  if constexpr (J1 < C) {
-    LowerMultiplyAccumulate<V, P, K, C, D0, kAccumulate, J1>(a, s, out);
   }
 }
 
@@ -182,6 +150,29 @@ struct ColumnStart {
     for (int p = 0; p < P; ++p) acc[p] = sign * from.template packet<V>(F0 + p, j);
   }
 };
+
+// The lower triangle of a symmetric out (+)= a · s (out's rows are a's rows): column j of out,
+// whose diagonal entry is row D0 + j, from the packet holding that entry on (some entries above
+// it come along); out's other rows are left as they were. Columns J0..C−1, grouped by their
+// first packet; accumulates into out when kAccumulate, else overwrites.
+template <class V, int P, int K, int C, int D0, bool kAccumulate, int J0 = 0, int LDA, int KA,
+          int LDO, int CO, class Scalar>
+DYNID_ALWAYS_INLINE void LowerMultiplyAccumulate(const Block<LDA, KA>& a, const Scalar& s,
+                                                 Block<LDO, CO>* out) {
+  constexpr int W = kWidth<V>;
+  constexpr int p0 = (D0 + J0) / W;
+  constexpr int J1 = (p0 + 1) * W - D0 < C ? (p0 + 1) * W - D0 : C;
+  static_assert(p0 < P, "block sizes");
+  if constexpr (kAccumulate) {
+    MultiplyAccumulate<V, P - p0, K, J1, p0, p0, J0>(
+        a, s, ColumnStart<V, P - p0, p0, LDO, CO>{*out}, out);
+  } else {
+    MultiplyAccumulate<V, P - p0, K, J1, p0, p0, J0>(a, s, ZeroStart<V, P - p0>(), out);
+  }
+  if constexpr (J1 < C) {
+    LowerMultiplyAccumulate<V, P, K, C, D0, kAccumulate, J1>(a, s, out);
+  }
+}
 
 // A = L Lᵀ in place on the leading K × K block (L in its lower triangle; entries above the
 // diagonal are left as scratch); false when A is not numerically positive definite.

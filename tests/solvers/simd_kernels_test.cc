@@ -53,6 +53,20 @@ void CheckKernels() {
     EXPECT_EQ(out(11, c), 0.0);
   }
 
+  // The lower triangle of a symmetric product whose diagonal starts at row 4 of a 12-row block
+  // (a packet shared with the rows above): Gram += Y Yᵀ over rows 4..9 of x, Y = those rows.
+  const Eigen::MatrixXd Y = X.middleRows(4, 6);
+  Block<12, 6> gram = ToBlock<12, 6>(Eigen::MatrixXd::Zero(10, 6));
+  for (int c = 0; c < 6; ++c) {
+    for (int r = 0; r < 6; ++r) gram(4 + r, c) = A(r, c);
+  }
+  LowerMultiplyAccumulate<V, 12 / W, 6, 6, 4, true>(
+      x, [&x](int k, int j) { return x(4 + j, k); }, &gram);
+  const Eigen::MatrixXd expected = A + Y * Y.transpose();
+  for (int c = 0; c < 6; ++c) {
+    for (int r = c; r < 6; ++r) EXPECT_NEAR(gram(4 + r, c), expected(r, c), 1e-13);
+  }
+
   Block<8, 6> lower = ToBlock<8, 6>(A);
   ASSERT_TRUE((Cholesky<V, 6>(&lower)));
   const Eigen::MatrixXd L = A.llt().matrixL();
