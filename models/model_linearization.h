@@ -39,8 +39,8 @@ struct ModelLinearization {
 };
 
 // Where LinearizeModelInto writes: r (n values), z (l values) and the Jacobians' rows, row-major
-// with contiguous rows (∂r/∂x: n rows of 2n + p, ∂r/∂p̄: n rows of n + m, ∂z/∂x: l rows of
-// 2n + p, ∂z/∂p̄: l rows of n + m), so that a caller may place them in its own stacked matrices.
+// (∂r/∂x: n rows of 2n + p, ∂r/∂p̄: n rows of n + m, ∂z/∂x: l rows of 2n + p, ∂z/∂p̄: l rows of
+// n + m), so that a caller may place them in its own stacked matrices.
 struct LinearizationTarget {
   double* equations;
   double* measurements;
@@ -48,6 +48,12 @@ struct LinearizationTarget {
   double* J_r_pbar;
   double* J_z_x;
   double* J_z_pbar;
+  // Doubles from one row to the next, and from one value of r or z to the next; 0: contiguous
+  // (rows 2n + p or n + m apart, values adjacent). A caller's row-major matrix [∂/∂p̄ | ∂/∂x | r]
+  // of row length L takes stride = L.
+  int stride = 0;
+  // ∂/∂p̄'s columns in the order [u; a] instead of [a; u].
+  bool inputs_first = false;
 };
 
 // Evaluates r, z and their Jacobians at (s, v, a, u, theta, t) by forward-mode automatic

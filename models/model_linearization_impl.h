@@ -19,7 +19,7 @@ void LinearizeModelInto(const Model& model, const double* s, const double* v, co
   constexpr int p = Model::kNumParameters;
   constexpr int l = Model::kNumMeasurements;
   // Derivative slots: [s (n), v (n), theta (p), a (n), u (m)] so that the first 2n + p slots are
-  // x and the last n + m are p̄.
+  // x and the last n + m are p̄ (compile-time slots: the compiler folds the seeds' zeros).
   constexpr int kSize = 3 * n + m + p;
   constexpr int kX = 2 * n + p, kP = n + m;
   using Jet = ceres::Jet<double, kSize>;
@@ -33,15 +33,35 @@ void LinearizeModelInto(const Model& model, const double* s, const double* v, co
   model.Measurements(js, jv, ja, ju, jtheta, t, jz);
   using RowX = Eigen::Map<Eigen::Matrix<double, 1, kX>>;
   using RowP = Eigen::Map<Eigen::Matrix<double, 1, kP>>;
+  using RowA = Eigen::Map<Eigen::Matrix<double, 1, n>>;
+  using RowU = Eigen::Map<Eigen::Matrix<double, 1, m>>;
+  const int x_stride = out.stride > 0 ? out.stride : kX;
+  const int pbar_stride = out.stride > 0 ? out.stride : kP;
+  const int value_stride = out.stride > 0 ? out.stride : 1;
   for (int i = 0; i < n; ++i) {
-    out.equations[i] = jr[i].a;
-    RowX(out.J_r_x + i * kX) = jr[i].v.template head<kX>().transpose();
-    RowP(out.J_r_pbar + i * kP) = jr[i].v.template tail<kP>().transpose();
+    out.equations[i * value_stride] = jr[i].a;
+    RowX(out.J_r_x + i * x_stride) = jr[i].v.template head<kX>().transpose();
   }
   for (int i = 0; i < l; ++i) {
-    out.measurements[i] = jz[i].a;
-    RowX(out.J_z_x + i * kX) = jz[i].v.template head<kX>().transpose();
-    RowP(out.J_z_pbar + i * kP) = jz[i].v.template tail<kP>().transpose();
+    out.measurements[i * value_stride] = jz[i].a;
+    RowX(out.J_z_x + i * x_stride) = jz[i].v.template head<kX>().transpose();
+  }
+  if (out.inputs_first) {
+    for (int i = 0; i < n; ++i) {
+      RowU(out.J_r_pbar + i * pbar_stride) = jr[i].v.template tail<m>().transpose();
+      RowA(out.J_r_pbar + i * pbar_stride + m) = jr[i].v.template segment<n>(kX).transpose();
+    }
+    for (int i = 0; i < l; ++i) {
+      RowU(out.J_z_pbar + i * pbar_stride) = jz[i].v.template tail<m>().transpose();
+      RowA(out.J_z_pbar + i * pbar_stride + m) = jz[i].v.template segment<n>(kX).transpose();
+    }
+  } else {
+    for (int i = 0; i < n; ++i) {
+      RowP(out.J_r_pbar + i * pbar_stride) = jr[i].v.template tail<kP>().transpose();
+    }
+    for (int i = 0; i < l; ++i) {
+      RowP(out.J_z_pbar + i * pbar_stride) = jz[i].v.template tail<kP>().transpose();
+    }
   }
 }
 

@@ -55,7 +55,6 @@ class ConstantParameterSweep {
   static constexpr int NE = NT + 1;      // columns of an affine function of theta
   using Base = RiccatiSweep<N, NX, NP, NZ>;
   static constexpr int NU = Base::NU;
-  using Node = typename Base::Node;
   using Elimination = typename Base::Elimination;
   using MatDD = Eigen::Matrix<double, ND, ND>;
   using MatDE = Eigen::Matrix<double, ND, NE>;
@@ -109,7 +108,8 @@ class ConstantParameterSweep {
 
   // Forward sweep, theta-hat, backward sweep: states ((2N + p) × N, theta-hat in the last p
   // rows of every column) and inputs (NP × N), for the linearisation of node k given by
-  // linearize(k, &node), called once per node in increasing k. With num_threads > 1 (and enough
+  // linearize(k, &node) into a Base::Rows (NodeRows, riccati_sweep.h), called once per node in
+  // increasing k. With num_threads > 1 (and enough
   // nodes), linearize and the elimination of p̄ run ahead of the sweep on a worker thread and,
   // when the sweep would wait for them, on the sweep's own thread (node_pipeline.h), so
   // linearize must then be safe to call concurrently, and the smoothed inputs are computed on a
@@ -262,7 +262,7 @@ class ConstantParameterSweep {
   };
 
   struct ProducerScratch {
-    Node node;
+    typename Base::Rows node;  // (padding zero from its construction on)
     Elimination elimination;
   };
 
@@ -321,9 +321,12 @@ class ConstantParameterSweep {
       for (int i = 0; i < N; ++i) {
         const double* kacy = rows.KaCyRow(i);  // row i of K_a [C | y]
         for (int c = 0; c < ND; ++c) {
-          terms->Abar(i, c) = (c == i ? 1.0 : 0.0) + (c == N + i ? h : 0.0) - half_h2 * kacy[c];
-          terms->Abar(N + i, c) = (c == N + i ? 1.0 : 0.0) - h * kacy[c];
+          terms->Abar(i, c) = -half_h2 * kacy[c];
+          terms->Abar(N + i, c) = -h * kacy[c];
         }
+        terms->Abar(i, i) += 1.0;
+        terms->Abar(i, N + i) += h;
+        terms->Abar(N + i, N + i) += 1.0;
         // −Bbarᵀ = −[ΓB K_a y | −ΓB K_a C_θ]ᵀ.
         terms->QB(ND, i) = -half_h2 * kacy[NX];
         terms->QB(ND, N + i) = -h * kacy[NX];

@@ -39,6 +39,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <Eigen/Core>
@@ -93,6 +94,37 @@ DYNID_ALWAYS_INLINE void LinearizeNode(
   node->y.template head<n>() = -node->y.template head<n>();
   node->y.template tail<l>() = data.measurements.row(k).transpose() - node->y.template tail<l>();
   node->y += node->C.lazyProduct(x) + node->D.lazyProduct(pbar);
+}
+
+// As above into the rows of the elimination (NodeRows, riccati_sweep.h; theta estimated): the
+// Jacobians' rows with p̄'s columns as [u; a], zeta in the last column and the point
+// [u; a; x; 1], so that the elimination forms y = zeta + C x + D p̄ on packets.
+template <class Model, int NX>
+DYNID_ALWAYS_INLINE void LinearizeNode(
+    const Model& model, const problems::WeightedResidualData& data, int k, const double* state,
+    const double* input, const double* theta,
+    NodeRows<NX, Model::kNumPositions + Model::kNumInputs,
+             Model::kNumPositions + Model::kNumMeasurements>* node) {
+  constexpr int n = Model::kNumPositions, m = Model::kNumInputs, p = Model::kNumParameters,
+                l = Model::kNumMeasurements;
+  static_assert(NX == 2 * n + p, "the rows carry theta's columns");
+  using Rows = std::remove_pointer_t<decltype(node)>;
+  constexpr int kZeta = Rows::kColumns - 1, kStride = Rows::kPaddedColumns, kP = n + m;
+  double* const equations = node->rows.v[0];
+  double* const measurements = node->rows.v[n];
+  models::LinearizeModelInto(
+      model, state, state + n, input, input + n, theta, data.time(k),
+      models::LinearizationTarget{equations + kZeta, measurements + kZeta, equations + kP,
+                                  equations, measurements + kP, measurements, kStride,
+                                  /*inputs_first=*/true});
+  // zeta = [−r; z_measured − z].
+  for (int i = 0; i < n; ++i) node->zeta(i) = -node->zeta(i);
+  for (int i = 0; i < l; ++i) node->zeta(n + i) = data.measurements(k, i) - node->zeta(n + i);
+  double* const point = node->point.v[0];
+  for (int i = 0; i < m; ++i) point[i] = input[n + i];
+  for (int i = 0; i < n; ++i) point[m + i] = input[i];
+  for (int i = 0; i < 2 * n; ++i) point[kP + i] = state[i];
+  for (int i = 0; i < p; ++i) point[kP + 2 * n + i] = theta[i];
 }
 
 // As above, returning the linearisation.
@@ -195,8 +227,8 @@ FirstOrderSmootherSummary RunFirstOrderSmootherFixed(
   Eigen::MatrixXd states, inputs;
   for (int iteration = 1; iteration <= options.max_iterations; ++iteration) {
     // Each node is linearised about the current estimate as the forward sweep reaches it.
-    auto linearize = [&](int k, NodeLinearization<NX, n + m, n + l>* node)
-                         DYNID_LAMBDA_INLINE {
+    // (node: a NodeLinearization for the augmented sweep, NodeRows for the conditioned one)
+    auto linearize = [&](int k, auto* node) DYNID_LAMBDA_INLINE {
       LinearizeNode<Model, NX>(model, data, k, variables->state(k), variables->input(k),
                                variables->parameter(k), node);
     };

@@ -161,6 +161,26 @@ struct NodeLinearization {
   Eigen::Matrix<double, NZ, 1> y;
 };
 
+// The same linearisation laid out for the elimination of p̄ (RiccatiSweep::Eliminate): row i of
+// [D_u | D_a | C | zeta] (p̄'s columns in the order [u; a]) is column i of `rows`, padded with
+// zeros to whole packets, and `point` is the point of the linearisation [u; a; x; 1] (padding
+// zero), so that y_i = zeta_i + C_i x + D_i p̄ is row i times the point. A model's Jacobians are
+// written into the rows directly (models::LinearizationTarget with a stride), and y is formed on
+// packets together with the weighting of the rows.
+template <int NX, int NP, int NZ>
+struct NodeRows {
+  static constexpr int kColumns = NP + NX + 1;
+  static constexpr int kPaddedColumns = simd::PaddedRows(kColumns);
+  NodeRows() {
+    rows.SetZero();
+    point.SetZero();
+    point(kColumns - 1, 0) = 1.0;
+  }
+  double& zeta(int i) { return rows(kColumns - 1, i); }
+  simd::Block<kPaddedColumns, NZ> rows;
+  simd::Block<kPaddedColumns, 1> point;
+};
+
 template <int N, int NT, int NP, int NZ>
 class ConstantParameterSweep;
 
@@ -182,6 +202,7 @@ class RiccatiSweep {
   using MatXP = Eigen::Matrix<double, NX, NP>;
   using MatPX = Eigen::Matrix<double, NP, NX>;
   using Node = NodeLinearization<NX, NP, NZ>;
+  using Rows = NodeRows<NX, NP, NZ>;
 
   static constexpr int NM = NP - N;  // inputs u among p̄ = [a; u]
 
@@ -332,11 +353,9 @@ class RiccatiSweep {
         const double scale = root_weight * sqrt_residual_weight_(i, i);
         const double* d = node.D.data() + i * NP;    // row i of D (row-major, or a 1-column D)
         const double* c_row = node.C.data() + i * NX;
-        // Zero when p̄ does not enter the row (a sum of squares: no branch per entry; entries
-        // below ~1e-154, whose squares underflow, count as zero).
-        double magnitude = 0.0;
-        for (int c = 0; c < NP; ++c) magnitude += d[c] * d[c];
-        const bool enters = magnitude != 0.0 && scale != 0.0;
+        bool enters = false;  // (exact zeros: p̄ does not enter the row)
+        for (int c = 0; c < NP; ++c) enters |= d[c] != 0.0;
+        enters = enters && scale != 0.0;
         double* row = enters ? coupled.v[num_coupled] : free.v[num_free];
         num_coupled += enters;
         num_free += !enters;
@@ -356,18 +375,59 @@ class RiccatiSweep {
       weighted.template middleCols<NX>(NP) = weighted_sqrt.lazyProduct(node.C);
       weighted.col(NC - 1) = weighted_sqrt.lazyProduct(node.y);
       if constexpr (NCP > NC) weighted.template rightCols<NCP - NC>().setZero();
-      for (int i = 0; i < NZ; ++i) {
-        const bool enters = !weighted.row(i).template head<NP>().isZero(0.0);
-        double* row = enters ? coupled.v[num_coupled++] : free.v[num_free++];
-        for (int c = 0; c < NCP; ++c) row[c] = weighted(i, c);
+      SplitRows(weighted, &coupled, &free, &num_coupled);
+    }
+    return FactorWeightedRows<V>(num_coupled, &coupled, free, out, factor, sink, error);
+  }
+
+  // As above from the rows of a NodeRows: each row's y is formed here, as the row times the
+  // point, on packets (V) while the row is weighted.
+  template <class V = simd::Packet2, class Sink = WriteElimination>
+  DYNID_ALWAYS_INLINE bool Eliminate(const Rows& node, double node_weight, Elimination* out,
+                                     std::string* error, InputFactor* factor = nullptr,
+                                     const Sink& sink = Sink()) const {
+    static_assert(Rows::kPaddedColumns == NCP, "the QR's row layout");
+    constexpr int W = simd::kWidth<V>;
+    constexpr int kPackets = NCP / W;
+    simd::Block<NCP, NZ> coupled;
+    simd::Block<NCP, NZ> free;
+    int num_coupled = 0;
+    const double root_weight = std::sqrt(node_weight);
+    auto y_of_row = [&node](int i) DYNID_LAMBDA_INLINE {
+      V sum = node.rows.template packet<V>(0, i) * node.point.template packet<V>(0, 0);
+      DYNID_UNROLL
+      for (int p = 1; p < kPackets; ++p) {
+        sum += node.rows.template packet<V>(p, i) * node.point.template packet<V>(p, 0);
       }
+      double y = sum[0];
+      DYNID_UNROLL
+      for (int lane = 1; lane < W; ++lane) y += sum[lane];
+      return y;
+    };
+    if (sqrt_residual_weight_is_diagonal_) {
+      int num_free = 0;
+      DYNID_UNROLL
+      for (int i = 0; i < NZ; ++i) {
+        const double scale = root_weight * sqrt_residual_weight_(i, i);
+        // (exact zeros: p̄ does not enter the row)
+        const bool enters = simd::AnyNonzero<V, NP>(node.rows, i) && scale != 0.0;
+        const double y = y_of_row(i);
+        double* row = enters ? coupled.v[num_coupled] : free.v[num_free];
+        num_coupled += enters;
+        num_free += !enters;
+        DYNID_UNROLL
+        for (int p = 0; p < kPackets; ++p) {
+          *reinterpret_cast<V*>(row + W * p) = scale * node.rows.template packet<V>(p, i);
+        }
+        row[NC - 1] = scale * y;
+      }
+    } else {
+      Weighted stacked = Eigen::Map<const Weighted>(node.rows.v[0]);
+      for (int i = 0; i < NZ; ++i) stacked(i, NC - 1) = y_of_row(i);
+      const Weighted weighted = (root_weight * sqrt_residual_weight_).lazyProduct(stacked);
+      SplitRows(weighted, &coupled, &free, &num_coupled);
     }
-    if (num_coupled < NP) {
-      *error = kSingularInputMessage;
-      return false;
-    }
-    return FactorCoupledRows<V, NP>(num_coupled, &coupled, free, out,
-                                    factor != nullptr ? factor : &out->factor, sink, error);
+    return FactorWeightedRows<V>(num_coupled, &coupled, free, out, factor, sink, error);
   }
 
   // Measurement update from the prior (m, P) at a node (whitened, unit noise).
@@ -648,6 +708,32 @@ class RiccatiSweep {
   static constexpr const char* kSingularInputMessage =
       "FᵀVF is singular: the inputs p̄ = [a; u] are not determined by the weighted equations of "
       "motion and measurements (seed 004 §3.2)";
+
+  // The rows of `weighted` into *coupled (those p̄ enters: nonzero in the first NP columns, in
+  // order; their count in *num_coupled) and *free (the others, in order).
+  static void SplitRows(const Weighted& weighted, simd::Block<NCP, NZ>* coupled,
+                        simd::Block<NCP, NZ>* free, int* num_coupled) {
+    int num_free = 0;
+    for (int i = 0; i < NZ; ++i) {
+      const bool enters = !weighted.row(i).template head<NP>().isZero(0.0);
+      double* row = enters ? coupled->v[(*num_coupled)++] : free->v[num_free++];
+      for (int c = 0; c < NCP; ++c) row[c] = weighted(i, c);
+    }
+  }
+
+  // The QR of the weighted rows (Eliminate), once at least NP rows are coupled.
+  template <class V, class Sink>
+  DYNID_ALWAYS_INLINE bool FactorWeightedRows(int num_coupled, simd::Block<NCP, NZ>* coupled,
+                                              const simd::Block<NCP, NZ>& free, Elimination* out,
+                                              InputFactor* factor, const Sink& sink,
+                                              std::string* error) const {
+    if (num_coupled < NP) {
+      *error = kSingularInputMessage;
+      return false;
+    }
+    return FactorCoupledRows<V, NP>(num_coupled, coupled, free, out,
+                                    factor != nullptr ? factor : &out->factor, sink, error);
+  }
 
   // FactorRows for num_coupled (in [kRows, NZ]) coupled rows. With the wide kernels the count
   // becomes a compile-time constant, so that the QR's row loops unroll completely: every count

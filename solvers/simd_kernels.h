@@ -151,6 +151,35 @@ struct ColumnStart {
   }
 };
 
+// Whether any of the first K entries of column c of a block is nonzero (−0.0 counts as zero, NaN
+// as nonzero): one comparison per packet, the lanes' masks combined before one reduction.
+template <class V, int K, int LD, int C>
+DYNID_ALWAYS_INLINE bool AnyNonzero(const Block<LD, C>& a, int c) {
+  constexpr int W = kWidth<V>;
+  static_assert(K <= LD, "block sizes");
+  using Mask = decltype(V{} != V{});  // a lane is all ones where the comparison holds
+  Mask any = a.template packet<V>(0, c) != V{};
+  if constexpr (K < W) {
+    Mask valid{};
+    for (int lane = 0; lane < K; ++lane) valid[lane] = -1;
+    any &= valid;
+  }
+  DYNID_UNROLL
+  for (int p = 1; p * W < K; ++p) {
+    Mask lanes = a.template packet<V>(p, c) != V{};
+    if (K - p * W < W) {
+      Mask valid{};
+      for (int lane = 0; lane < K - p * W; ++lane) valid[lane] = -1;
+      lanes &= valid;
+    }
+    any |= lanes;
+  }
+  auto reduced = any[0];
+  DYNID_UNROLL
+  for (int lane = 1; lane < W; ++lane) reduced |= any[lane];
+  return reduced != 0;
+}
+
 // The lower triangle of a symmetric out (+)= a · s (out's rows are a's rows): column j of out,
 // whose diagonal entry is row D0 + j, from the packet holding that entry on (some entries above
 // it come along); out's other rows are left as they were. Columns J0..C−1, grouped by their

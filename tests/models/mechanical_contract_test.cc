@@ -186,6 +186,38 @@ TYPED_TEST(MechanicalContractTest, JetsAgreeWithDoublesAndFiniteDifferences) {
       << "analytic\n" << analytic << "\nnumeric\n" << numeric;
 }
 
+// LinearizeModelInto into a caller's row-major [∂/∂p̄ | ∂/∂x | value] rows (a stride, p̄'s
+// columns as [u; a]) writes the same numbers as LinearizeModel, and nothing else.
+TYPED_TEST(MechanicalContractTest, StridedTargetHoldsTheSameLinearization) {
+  using Model = TypeParam;
+  constexpr int n = Model::kNumPositions, m = Model::kNumInputs, p = Model::kNumParameters,
+                l = Model::kNumMeasurements;
+  constexpr int kX = 2 * n + p, kP = n + m, kStride = kP + kX + 3;  // 2 columns never written
+  const Model model = ModelSetup<Model>::Make();
+  const Point<Model> x(model);
+  ModelLinearization<Model> lin;
+  LinearizeModel(model, x.s.data(), x.v.data(), x.a.data(), x.u.data(), x.theta.data(), 0.4,
+                 &lin);
+  Eigen::Matrix<double, n + l, kStride, Eigen::RowMajor> rows;
+  rows.setConstant(-7.0);
+  double* const r_row = rows.data();
+  double* const z_row = rows.data() + n * kStride;
+  LinearizeModelInto(model, x.s.data(), x.v.data(), x.a.data(), x.u.data(), x.theta.data(), 0.4,
+                     LinearizationTarget{r_row + kP + kX, z_row + kP + kX, r_row + kP, r_row,
+                                         z_row + kP, z_row, kStride, /*inputs_first=*/true});
+  Eigen::Matrix<double, n + l, kStride, Eigen::RowMajor> expected;
+  expected.setConstant(-7.0);
+  expected.template topLeftCorner<n, m>() = lin.J_r_pbar.template rightCols<m>();
+  expected.template block<n, n>(0, m) = lin.J_r_pbar.template leftCols<n>();
+  expected.template block<n, kX>(0, kP) = lin.J_r_x;
+  expected.template block<n, 1>(0, kP + kX) = lin.equations;
+  expected.template bottomLeftCorner<l, m>() = lin.J_z_pbar.template rightCols<m>();
+  expected.template block<l, n>(n, m) = lin.J_z_pbar.template leftCols<n>();
+  expected.template block<l, kX>(n, kP) = lin.J_z_x;
+  expected.template block<l, 1>(n, kP + kX) = lin.measurements;
+  EXPECT_EQ(rows, expected);
+}
+
 TYPED_TEST(MechanicalContractTest, EquationsOfMotionVanishOnSimulatedMotion) {
   using Model = TypeParam;
   constexpr int n = Model::kNumPositions, m = Model::kNumInputs, l = Model::kNumMeasurements;

@@ -75,6 +75,23 @@ TEST(ConstantParameterSweepTest, EqualsAugmentedSweepWithCoupledPrior) {
   EXPECT_LT(MaxRelativeDifference(runs.augmented.inputs, runs.conditioned.inputs), 1e-8);
 }
 
+// A residual weight V that couples the equation of motion and the measurements (not diagonal):
+// the conditioned sweep weights its rows (NodeRows) by the full square root of V, the augmented
+// sweep those of its NodeLinearization, and they still agree.
+TEST(ConstantParameterSweepTest, EqualsAugmentedSweepWithCoupledResidualWeight) {
+  MsdExperiment e = MakeMsdExperiment(201, 2.0, false, 7, ParameterMode::kConstant);
+  Eigen::Matrix4d T = Eigen::Matrix4d::Identity();
+  T(1, 0) = 0.3, T(2, 1) = -0.4, T(3, 2) = 0.2, T(3, 0) = 0.1;
+  e.weights.residual = T * e.weights.residual * T.transpose();
+  const Runs runs = RunBoth(e, Eigen::Vector3d(1.2, 0.4, 32.0), 3, 0.8);
+  ASSERT_EQ(runs.augmented_summary.iterations, 3) << runs.augmented_summary.message;
+  ASSERT_EQ(runs.conditioned_summary.iterations, 3) << runs.conditioned_summary.message;
+  EXPECT_LT(MaxRelativeDifference(runs.augmented.parameters, runs.conditioned.parameters), 1e-8);
+  EXPECT_LT(MaxRelativeDifference(runs.augmented.states, runs.conditioned.states), 1e-8);
+  EXPECT_LT(MaxRelativeDifference(runs.augmented.inputs, runs.conditioned.inputs), 1e-8);
+  EXPECT_GT((runs.conditioned.parameters.col(0) - Eigen::Vector3d(1.2, 0.4, 32.0)).norm(), 0.1);
+}
+
 // A singular R0 (here in its theta block) is rejected with the augmented sweep's message.
 TEST(ConstantParameterSweepTest, RejectsSingularThetaBlockOfPrior) {
   MsdExperiment e = MakeMsdExperiment(21, 1.0, false, 2, ParameterMode::kConstant);

@@ -1,5 +1,6 @@
 #include "solvers/simd_kernels.h"
 
+#include <cmath>
 #include <cstdlib>
 
 #include <Eigen/Cholesky>
@@ -87,6 +88,29 @@ void CheckKernels() {
 TEST(SimdKernelsTest, TwoDoublePacketsMatchEigen) { CheckKernels<Packet2>(); }
 
 TEST(SimdKernelsTest, FourDoublePacketsMatchEigen) { CheckKernels<Packet4>(); }
+
+// AnyNonzero looks at the first K entries of a column only, counts −0.0 as zero and NaN as
+// nonzero, with K inside one packet, at a packet boundary and across packets.
+template <class V>
+void CheckAnyNonzero() {
+  Block<8, 4> b;
+  b.SetZero();
+  b(5, 0) = 1.0;   // beyond K = 5 entries: not seen
+  b(1, 1) = -0.0;  // a zero
+  b(4, 2) = 1e-300;
+  b(0, 3) = std::nan("");
+  EXPECT_FALSE((AnyNonzero<V, 5>(b, 0)));
+  EXPECT_TRUE((AnyNonzero<V, 6>(b, 0)));
+  EXPECT_FALSE((AnyNonzero<V, 8>(b, 1)));
+  EXPECT_TRUE((AnyNonzero<V, 5>(b, 2)));
+  EXPECT_FALSE((AnyNonzero<V, 4>(b, 2)));
+  EXPECT_TRUE((AnyNonzero<V, 1>(b, 3)));
+}
+
+TEST(SimdKernelsTest, AnyNonzeroSeesExactlyTheFirstEntries) {
+  CheckAnyNonzero<Packet2>();
+  CheckAnyNonzero<Packet4>();
+}
 
 TEST(SimdKernelsTest, ForcingPortableKernelsTurnsWideOff) {
   ForcePortableKernels(true);
