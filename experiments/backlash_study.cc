@@ -25,12 +25,25 @@
 //
 //   backlash_study [--cases=sim1,sim2,linear] [--samples=N] [--seed=S] [--out_dir=D]
 //                  [--qpp_factors=0.1,1,10] [--figures=true]
+//   backlash_study --measurements_csv=F [--motor_inertia=…] [--arm_inertia=…] [--damping=…]
+//                  [--position_gain=…] [--viscous_friction=…] [--coulomb_friction=…]
+//                  [--friction_sharpness=…] [--qpp=…] [--measurement_variance=…] [--qxx=…]
+//
+// Measured data (--measurements_csv): one record with the header t,u,x3 (motor velocity
+// measured) or t,u,x3,x4 (motor and arm velocity), in s, N m, rad/s, rad/s; time strictly
+// increasing with a uniform step (within 1 % of the record's mean step: the SAEKF and the
+// smoother hold u over each sample interval); at least 100 rows. u_k is the torque applied over
+// [t_k, t_{k+1}). The mechanical parameters other than b and K are known a priori (seed 002
+// §7) and come from the flags (defaults: the Simulation 2 axis), the covariances from --qxx,
+// --qpp, --measurement_variance. The record is the only case (named "measured"); the Q_pp sweep
+// runs on it; there is no truth, so errors against it are not reported (NaN in results.csv).
 //
 // Writes D/<case>_series.csv (every k-th sample, k so that at most --max_plot_rows rows), D/<case>_
 // tau_vs_delta.png (Figs. 7, 12), D/<case>_tau_vs_time.png (Fig. 8), D/<case>_errors.png
 // (Fig. 11), D/qpp_sweep.csv (long form), D/qpp_sweep_<case>.csv and .png (b, K errors and
 // tau_K RMS error against Q_pp), D/results.csv and D/summary.json (flags, seeds, every estimate
-// with its interval, solver summaries, wall and CPU times).
+// with its interval, solver summaries, wall and CPU times). For a measured record the columns
+// and figure series that need the true system (true states, tau_K, errors) are left out.
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 
@@ -103,6 +116,19 @@ DEFINE_double(refine_radius, 1e3,
 DEFINE_double(shape_function_tolerance, 1e-4,
               "shape-constrained refinement: relative cost change that ends the solve");
 DEFINE_int32(threads, 1, "smoother: threads for Jacobian evaluation");
+DEFINE_string(measurements_csv, "",
+              "measured record t,u,x3[,x4] (see the header comment); empty = the simulated cases");
+DEFINE_double(motor_inertia, 0.0008, "measured record: motor inertia m1 [kg m^2]");
+DEFINE_double(arm_inertia, 0.001765, "measured record: arm inertia m2 [kg m^2]");
+DEFINE_double(damping, 0.01, "measured record: transmission damping D [N m s/rad]");
+DEFINE_double(position_gain, 0.0, "measured record: position feedback gain Kr [N m/rad]");
+DEFINE_double(viscous_friction, 0.01, "measured record: motor viscous friction Cv [N m s/rad]");
+DEFINE_double(coulomb_friction, 0.27, "measured record: motor Coulomb friction Cc [N m]");
+DEFINE_double(friction_sharpness, 100.0,
+              "measured record: alpha of Cc (2/pi) atan(alpha x3) [s/rad]");
+DEFINE_double(qpp, 100.0, "measured record: random-walk intensity Q_pp of tau_K [(N m)^2/s]");
+DEFINE_double(measurement_variance, 1.0, "measured record: velocity noise variance R [(rad/s)^2]");
+DEFINE_string(qxx, "0,0,1000,0", "measured record: diagonal of the state noise intensity Q_xx");
 DEFINE_bool(figures, true, "render figures (python3 + matplotlib)");
 DEFINE_bool(log_progress, false, "log smoother progress (every --progress_period seconds)");
 DEFINE_double(progress_period, 1.0, "seconds between smoother progress lines");
@@ -132,7 +158,17 @@ struct Case {
   Eigen::Vector4d state_noise_intensity = Eigen::Vector4d::Zero();
   double tau_noise_intensity = 100.0;
   double measurement_variance = 1.0;
+  // A measured record (--measurements_csv) instead of a simulation: no true system.
+  bool measured = false;
+  std::string source;            // the CSV file
+  Eigen::VectorXd time, input;   // N, s and N m
+  Eigen::MatrixXd measurements;  // N × (1 or 2), [x3] or [x3, x4] in rad/s
 };
+
+// The true b of a simulated case (0 for the linear spring).
+double TrueBacklash(const Case& c) {
+  return c.parameters.shape == models::SpringShape::kLinear ? 0.0 : c.parameters.backlash_rad;
+}
 
 Case MakeCase(const std::string& name) {
   Case c;
@@ -173,14 +209,115 @@ Case MakeCase(const std::string& name) {
   return c;
 }
 
+// The measured case from --measurements_csv and the model flags; false with a message naming
+// the file and line, or the flag.
+bool MakeMeasuredCase(const std::string& path, Case* c, std::string* error) {
+  c->name = "measured";
+  c->measured = true;
+  c->source = path;
+  c->description = "measured record " + path;
+  models::TwoMassTransmissionParameters& p = c->parameters;
+  struct KnownParameter {
+    const char* flag;
+    double value;
+    double* field;
+    bool positive;  // > 0 (else >= 0)
+  };
+  const KnownParameter known[] = {
+      {"motor_inertia", FLAGS_motor_inertia, &p.motor_inertia_kgm2, true},
+      {"arm_inertia", FLAGS_arm_inertia, &p.arm_inertia_kgm2, true},
+      {"damping", FLAGS_damping, &p.damping_nms_per_rad, false},
+      {"position_gain", FLAGS_position_gain, &p.position_gain_nm_per_rad, false},
+      {"viscous_friction", FLAGS_viscous_friction, &p.viscous_friction_nms_per_rad, false},
+      {"coulomb_friction", FLAGS_coulomb_friction, &p.coulomb_friction_nm, false},
+      {"friction_sharpness", FLAGS_friction_sharpness, &p.friction_sharpness_s_per_rad, true}};
+  for (const KnownParameter& k : known) {
+    if (!std::isfinite(k.value) || !(k.positive ? k.value > 0.0 : k.value >= 0.0)) {
+      *error = std::string("--") + k.flag + " must be a number " + (k.positive ? "> 0" : ">= 0");
+      return false;
+    }
+    *k.field = k.value;
+  }
+  if (!(FLAGS_qpp > 0.0) || !std::isfinite(FLAGS_qpp)) {
+    *error = "--qpp must be a number > 0";
+    return false;
+  }
+  if (!(FLAGS_measurement_variance > 0.0) || !std::isfinite(FLAGS_measurement_variance)) {
+    *error = "--measurement_variance must be a number > 0";
+    return false;
+  }
+  const std::vector<std::string> qxx = data::SplitList(FLAGS_qxx);
+  if (qxx.size() != 4) {
+    *error =
+        "--qxx: expected 4 comma-separated numbers (the diagonal of Q_xx), got '" + FLAGS_qxx + "'";
+    return false;
+  }
+  for (int i = 0; i < 4; ++i) {
+    char* end = nullptr;
+    const double value = std::strtod(qxx[i].c_str(), &end);
+    if (qxx[i].empty() || *end != '\0' || !(value >= 0.0) || !std::isfinite(value)) {
+      *error = "--qxx: '" + qxx[i] + "' is not a number >= 0";
+      return false;
+    }
+    c->state_noise_intensity(i) = value;
+  }
+  c->tau_noise_intensity = FLAGS_qpp;
+  c->measurement_variance = FLAGS_measurement_variance;
+
+  data::CsvTable table;
+  if (!data::ReadCsv(path, &table, error)) return false;
+  const std::vector<std::string> motor_only = {"t", "u", "x3"}, both = {"t", "u", "x3", "x4"};
+  if (table.header != motor_only && table.header != both) {
+    std::string got;
+    for (const std::string& name : table.header) got += (got.empty() ? "" : ",") + name;
+    *error = path + ":1: expected the header t,u,x3 (motor velocity) or t,u,x3,x4 (motor and " +
+             "arm velocity), got " + got;
+    return false;
+  }
+  const int rows = static_cast<int>(table.values.rows());
+  if (rows < 100) {
+    *error = path + ": expected at least 100 data rows, got " + std::to_string(rows);
+    return false;
+  }
+  const Eigen::VectorXd t = table.values.col(0);
+  for (int k = 1; k < rows; ++k) {
+    if (!(t(k) > t(k - 1))) {
+      *error =
+          path + ":" + std::to_string(table.line_numbers[k]) + ":1: time not strictly increasing";
+      return false;
+    }
+  }
+  const double step = (t(rows - 1) - t(0)) / (rows - 1);
+  for (int k = 1; k < rows; ++k) {
+    if (std::abs(t(k) - t(k - 1) - step) > 0.01 * step) {
+      char text[160];
+      std::snprintf(text, sizeof(text),
+                    ":1: time step %.6g s differs by more than 1 %% from the record's mean step "
+                    "%.6g s (the estimators need a uniform sample period)",
+                    t(k) - t(k - 1), step);
+      *error = path + ":" + std::to_string(table.line_numbers[k]) + text;
+      return false;
+    }
+  }
+  c->sample_period_s = step;
+  c->default_samples = rows;
+  c->measure_arm_velocity = table.header.size() == 4;
+  c->time = t;
+  c->input = table.values.col(1);
+  c->measurements = table.values.rightCols(table.header.size() - 2);
+  return true;
+}
+
 struct EstimatorOutcome {
   Eigen::VectorXd tau, delta;
   Eigen::MatrixXd states;
   solvers::DeadZoneFit fit;
-  double tau_rms_error = 0.0;           // against the true tau_K(Δ(t_k))
-  double tau_rms_error_interval = 0.0;  // against ½ (tau_K(t_k) + tau_K(t_{k+1})), k < N − 1
-  double time_s = 0.0;                  // wall time of the estimator's solve
-  double cpu_s = 0.0;                   // process CPU time of the same (std::clock)
+  // Against the true tau_K(Δ(t_k)), and against ½ (tau_K(t_k) + tau_K(t_{k+1})), k < N − 1
+  // (NaN for a measured record).
+  double tau_rms_error = std::numeric_limits<double>::quiet_NaN();
+  double tau_rms_error_interval = std::numeric_limits<double>::quiet_NaN();
+  double time_s = 0.0;     // wall time of the estimator's solve
+  double cpu_s = 0.0;      // process CPU time of the same (std::clock)
   double fit_cpu_s = 0.0;  // process CPU time of its dead-zone fit (with the bootstrap)
 };
 
@@ -264,13 +401,22 @@ bool RunCase(const Case& config, int samples, double qpp, std::uint64_t seed, Ca
   run->samples = samples;
   const models::TwoMassTransmission model(config.parameters);
   const double ts = config.sample_period_s;
-  const Eigen::VectorXd input = config.prbs
-                                    ? data::PrbsSignal(samples, ts, config.prbs_options)
-                                    : data::SweptSineSignal(samples, ts, config.sine_options);
-  run->record = models::SimulateTransmission(
-      model, input, ts, models::TwoMassTransmission::State::Zero(), FLAGS_simulation_substeps);
-  run->measurements = models::AddVelocityNoise(run->record, config.measure_arm_velocity,
-                                               config.measurement_variance, seed);
+  if (config.measured) {
+    // (The first `samples` rows; only time and input of the record are known.)
+    run->record.sample_period_s = ts;
+    run->record.time = config.time.head(samples);
+    run->record.input = config.input.head(samples);
+    run->measurements = config.measurements.topRows(samples);
+  } else {
+    const Eigen::VectorXd signal = config.prbs
+                                       ? data::PrbsSignal(samples, ts, config.prbs_options)
+                                       : data::SweptSineSignal(samples, ts, config.sine_options);
+    run->record = models::SimulateTransmission(
+        model, signal, ts, models::TwoMassTransmission::State::Zero(), FLAGS_simulation_substeps);
+    run->measurements = models::AddVelocityNoise(run->record, config.measure_arm_velocity,
+                                                 config.measurement_variance, seed);
+  }
+  const Eigen::VectorXd& input = run->record.input;
 
   solvers::SaekfOptions saekf;
   saekf.state_noise_intensity = config.state_noise_intensity;
@@ -332,7 +478,7 @@ bool RunCase(const Case& config, int samples, double qpp, std::uint64_t seed, Ca
     outcomes.push_back(&run->q0_outcome);
   }
   for (EstimatorOutcome* outcome : outcomes) {
-    SetTauErrors(outcome->tau, run->record.spring_torque, outcome);
+    if (!config.measured) SetTauErrors(outcome->tau, run->record.spring_torque, outcome);
     cpu_start = CpuSeconds();
     if (!FitPairs(outcome->delta, outcome->tau, seed + 1, samples * ts, &outcome->fit, error)) {
       return false;
@@ -371,7 +517,7 @@ bool RunCase(const Case& config, int samples, double qpp, std::uint64_t seed, Ca
     out.states = run->shape.smoother.states;
     out.time_s = run->shape.smoother.summary.time_s;
     out.cpu_s = CpuSeconds() - cpu_start;
-    SetTauErrors(out.tau, run->record.spring_torque, &out);
+    if (!config.measured) SetTauErrors(out.tau, run->record.spring_torque, &out);
     // Report in the dead-zone fit's terms: intervals ±1.96 σ from the covariance.
     solvers::DeadZoneFit& fit = out.fit;
     const solvers::BacklashShapeResult& shape = run->shape;
@@ -439,26 +585,16 @@ bool WriteCaseOutputs(const CaseRun& run, data::OutputStage* stage, std::string*
   const int stride = std::max(1, (n + FLAGS_max_plot_rows - 1) / FLAGS_max_plot_rows);
   const int rows = (n + stride - 1) / stride;
   const int l = run.config.measure_arm_velocity ? 2 : 1;
-  std::vector<std::string> header = {"t",
-                                     "u",
-                                     "x1",
-                                     "x2",
-                                     "x3",
-                                     "x4",
-                                     "delta",
-                                     "tau_true",
-                                     "y_x3",
-                                     "saekf_delta",
-                                     "saekf_tau",
-                                     "saekf_tau_std",
-                                     "smoother_delta",
-                                     "smoother_tau",
-                                     "saekf_error_x3",
-                                     "saekf_error_x4",
-                                     "smoother_error_x3",
-                                     "smoother_error_x4",
-                                     "saekf_innovation_x3",
-                                     "smoother_residual_x3"};
+  const bool truth = !run.config.measured;  // the true system's columns and series
+  std::vector<std::string> header = {"t", "u"};
+  if (truth) header.insert(header.end(), {"x1", "x2", "x3", "x4", "delta", "tau_true"});
+  header.insert(header.end(), {"y_x3", "saekf_delta", "saekf_tau", "saekf_tau_std",
+                               "smoother_delta", "smoother_tau"});
+  if (truth) {
+    header.insert(header.end(),
+                  {"saekf_error_x3", "saekf_error_x4", "smoother_error_x3", "smoother_error_x4"});
+  }
+  header.insert(header.end(), {"saekf_innovation_x3", "smoother_residual_x3"});
   if (l == 2) {
     header.insert(header.end(), {"y_x4", "saekf_innovation_x4", "smoother_residual_x4"});
   }
@@ -483,19 +619,23 @@ bool WriteCaseOutputs(const CaseRun& run, data::OutputStage* stage, std::string*
     int c = 0;
     table(r, c++) = rec.time(k);
     table(r, c++) = rec.input(k);
-    for (int j = 0; j < 4; ++j) table(r, c++) = rec.states(k, j);
-    table(r, c++) = rec.delta(k);
-    table(r, c++) = rec.spring_torque(k);
+    if (truth) {
+      for (int j = 0; j < 4; ++j) table(r, c++) = rec.states(k, j);
+      table(r, c++) = rec.delta(k);
+      table(r, c++) = rec.spring_torque(k);
+    }
     table(r, c++) = run.measurements(k, 0);
     table(r, c++) = f.delta(k);
     table(r, c++) = f.tau(k);
     table(r, c++) = f.tau_std(k);
     table(r, c++) = s.delta(k);
     table(r, c++) = s.tau(k);
-    table(r, c++) = rec.states(k, 2) - f.states(k, 2);
-    table(r, c++) = rec.states(k, 3) - f.states(k, 3);
-    table(r, c++) = rec.states(k, 2) - s.states(k, 2);
-    table(r, c++) = rec.states(k, 3) - s.states(k, 3);
+    if (truth) {
+      table(r, c++) = rec.states(k, 2) - f.states(k, 2);
+      table(r, c++) = rec.states(k, 3) - f.states(k, 3);
+      table(r, c++) = rec.states(k, 2) - s.states(k, 2);
+      table(r, c++) = rec.states(k, 3) - s.states(k, 3);
+    }
     table(r, c++) = f.filter.prediction_errors(k, 0);
     table(r, c++) = s.measurement_residuals(k, 0);
     if (l == 2) {
@@ -550,7 +690,9 @@ bool WriteCaseOutputs(const CaseRun& run, data::OutputStage* stage, std::string*
                     {}};
       const std::string x = prefix + (centered ? "_delta_centered" : "_delta");
       p.series.push_back(data::PointSeries(csv, x, prefix + "_tau", label + " estimate"));
-      p.series.push_back(data::PointSeries(csv, "delta", "tau_true", "true tau_K(Δ)"));
+      if (truth) {
+        p.series.push_back(data::PointSeries(csv, "delta", "tau_true", "true tau_K(Δ)"));
+      }
       p.series.push_back(data::PointSeries(csv, x, prefix + "_fit_tau", "dead-zone fit"));
       return p;
     };
@@ -575,7 +717,7 @@ bool WriteCaseOutputs(const CaseRun& run, data::OutputStage* stage, std::string*
     data::Figure figure;
     figure.title = title + ": tau_K against time (seed 002 Fig. 8)";
     data::Panel tau{"transmission torque", "t [s]", "tau_K [Nm]", {}, {}};
-    tau.series.push_back(data::LineSeries(csv, "t", "tau_true", "true"));
+    if (truth) tau.series.push_back(data::LineSeries(csv, "t", "tau_true", "true"));
     tau.series.push_back(data::LineSeries(csv, "t", "saekf_tau", "SAEKF (±2σ)", "saekf_tau_std"));
     tau.series.push_back(data::LineSeries(csv, "t", "smoother_tau", "smoother"));
     if (run.has_q0) {
@@ -586,7 +728,7 @@ bool WriteCaseOutputs(const CaseRun& run, data::OutputStage* stage, std::string*
           data::LineSeries(csv, "t", "smoother_shape_tau", "shape-constrained smoother"));
     }
     data::Panel delta{"position difference", "t [s]", "Δ [rad]", {}, {}};
-    delta.series.push_back(data::LineSeries(csv, "t", "delta", "true"));
+    if (truth) delta.series.push_back(data::LineSeries(csv, "t", "delta", "true"));
     delta.series.push_back(data::LineSeries(csv, "t", "saekf_delta", "SAEKF"));
     delta.series.push_back(data::LineSeries(csv, "t", "smoother_delta", "smoother"));
     if (run.has_q0) {
@@ -603,7 +745,8 @@ bool WriteCaseOutputs(const CaseRun& run, data::OutputStage* stage, std::string*
   }
   {
     data::Figure figure;
-    figure.title = title + ": prediction errors and state errors (seed 002 Fig. 11)";
+    figure.title = title + (truth ? ": prediction errors and state errors (seed 002 Fig. 11)"
+                                  : ": prediction errors and residuals (seed 002 Fig. 11)");
     figure.columns = 2;
     figure.width_in = 13.0;
     data::Panel innovation{
@@ -621,7 +764,8 @@ bool WriteCaseOutputs(const CaseRun& run, data::OutputStage* stage, std::string*
     data::Panel smoother_state{"smoother state errors x − x̂", "t [s]", "rad/s", {}, {}};
     smoother_state.series.push_back(data::LineSeries(csv, "t", "smoother_error_x3", "x3"));
     smoother_state.series.push_back(data::LineSeries(csv, "t", "smoother_error_x4", "x4"));
-    figure.panels = {innovation, residual, filter_state, smoother_state};
+    figure.panels = {innovation, residual};
+    if (truth) figure.panels.insert(figure.panels.end(), {filter_state, smoother_state});
     if (!data::RenderFigure(figure, stage->Path(""), name + "_errors", &warning)) {
       std::cerr << "backlash_study: warning: " << warning << "\n";
     }
@@ -641,36 +785,42 @@ void AddSweepRow(const CaseRun& run, double qpp, SweepTable* table) {
   if (table->estimators.empty()) {
     for (const auto& entry : outcomes) table->estimators.push_back(entry.first);
   }
-  const auto& p = run.config.parameters;
-  const double b_true = p.shape == models::SpringShape::kLinear ? 0.0 : p.backlash_rad;
-  const double k_true = p.stiffness_nm_per_rad;
-  // Relative error in % (b = 0: the estimate in mrad); a missing interval end draws no bar.
-  auto percent = [](double value, double truth) {
-    return truth != 0.0 ? 100.0 * (value - truth) / truth : 1000.0 * value;
+  const bool truth = !run.config.measured;
+  const double b_true = TrueBacklash(run.config);
+  const double k_true = run.config.parameters.stiffness_nm_per_rad;
+  // Relative errors in % (b = 0: the estimate in mrad); for a measured record the estimates
+  // themselves, b in mrad and K in N m/rad. A missing interval end draws no bar.
+  auto b_value = [&](double b) {
+    return truth && b_true != 0.0 ? 100.0 * (b - b_true) / b_true : 1000.0 * b;
   };
+  auto k_value = [&](double k) { return truth ? 100.0 * (k - k_true) / k_true : k; };
   auto distance = [](double a, double b) { return std::isfinite(a - b) ? std::abs(a - b) : 0.0; };
   std::vector<double> row = {qpp};
   for (const auto& entry : outcomes) {
     const solvers::DeadZoneFit& fit = entry.second->fit;
-    const double b = percent(fit.backlash_rad, b_true),
-                 k = percent(fit.stiffness_nm_per_rad, k_true);
-    row.insert(row.end(),
-               {b, distance(b, percent(fit.backlash_lower, b_true)),
-                distance(percent(fit.backlash_upper, b_true), b), k,
-                distance(k, percent(fit.stiffness_lower, k_true)),
-                distance(percent(fit.stiffness_upper, k_true), k), entry.second->tau_rms_error});
+    const double b = b_value(fit.backlash_rad), k = k_value(fit.stiffness_nm_per_rad);
+    row.insert(
+        row.end(),
+        {b, distance(b, b_value(fit.backlash_lower)), distance(b_value(fit.backlash_upper), b), k,
+         distance(k, k_value(fit.stiffness_lower)), distance(k_value(fit.stiffness_upper), k)});
+    if (truth) row.push_back(entry.second->tau_rms_error);
   }
   table->rows.push_back(row);
 }
 
 // D/qpp_sweep_<case>.csv and D/qpp_sweep_<case>.png: b and K errors and the tau_K RMS error
-// against Q_pp, one series per estimator, with the acceptance band (10 % sim2, 20 % sim1).
+// against Q_pp, one series per estimator, with the acceptance band (10 % sim2, 20 % sim1); for
+// a measured record b [mrad] and K [N m/rad] themselves.
 bool WriteSweepFigure(const Case& config, const SweepTable& table, data::OutputStage* stage,
                       std::string* error) {
+  const bool truth = !config.measured;
+  const std::string b_column = truth ? "_b_pct" : "_b_mrad";
+  const std::string k_column = truth ? "_K_pct" : "_K_nm_per_rad";
   std::vector<std::string> header = {"qpp"};
   for (const std::string& e : table.estimators) {
-    header.insert(header.end(), {e + "_b_pct", e + "_b_minus", e + "_b_plus", e + "_K_pct",
-                                 e + "_K_minus", e + "_K_plus", e + "_tau_rms"});
+    header.insert(header.end(), {e + b_column, e + "_b_minus", e + "_b_plus", e + k_column,
+                                 e + "_K_minus", e + "_K_plus"});
+    if (truth) header.push_back(e + "_tau_rms");
   }
   Eigen::MatrixXd values(table.rows.size(), header.size());
   for (size_t r = 0; r < table.rows.size(); ++r) {
@@ -679,39 +829,43 @@ bool WriteSweepFigure(const Case& config, const SweepTable& table, data::OutputS
   const std::string csv = "qpp_sweep_" + config.name + ".csv";
   if (!stage->WriteText(csv, data::FormatCsv(header, values), error)) return false;
   if (!FLAGS_figures) return true;
-  const bool backlash_free = config.parameters.shape == models::SpringShape::kLinear;
+  const bool b_as_value =
+      !truth || config.parameters.shape == models::SpringShape::kLinear;  // mrad, no band
   const double band = config.name == "sim1" ? 20.0 : 10.0;
-  data::Panel b_panel{backlash_free ? "b estimate (95 % interval)"
-                                    : "b relative error (95 % interval); dashed: acceptance",
+  data::Panel b_panel{b_as_value ? "b estimate (95 % interval)"
+                                 : "b relative error (95 % interval); dashed: acceptance",
                       "Q_pp [(Nm)²/s]",
-                      backlash_free ? "b [mrad]" : "b error [%]",
+                      b_as_value ? "b [mrad]" : "b error [%]",
                       {},
                       {}};
-  data::Panel k_panel{"K relative error (95 % interval); dashed: acceptance",
-                      "Q_pp [(Nm)²/s]",
-                      "K error [%]",
-                      {},
-                      {}};
+  data::Panel k_panel{
+      truth ? "K relative error (95 % interval); dashed: acceptance" : "K estimate (95 % interval)",
+      "Q_pp [(Nm)²/s]",
+      truth ? "K error [%]" : "K [Nm/rad]",
+      {},
+      {}};
   data::Panel tau_panel{"tau_K RMS error", "Q_pp [(Nm)²/s]", "Nm", {}, {}};
   b_panel.log_x = k_panel.log_x = tau_panel.log_x = true;
   tau_panel.log_y = true;
-  if (!backlash_free) b_panel.hlines = {-band, band};
-  k_panel.hlines = {-band, band};
+  if (!b_as_value) b_panel.hlines = {-band, band};
+  if (truth) k_panel.hlines = {-band, band};
   for (const std::string& e : table.estimators) {
-    data::Series b{csv, "qpp", e + "_b_pct", e + "_b_minus", e + "_b_plus", e, "errorbar", "", 2.0};
-    data::Series k{csv, "qpp", e + "_K_pct", e + "_K_minus", e + "_K_plus", e, "errorbar", "", 2.0};
+    data::Series b{csv, "qpp", e + b_column, e + "_b_minus", e + "_b_plus", e, "errorbar", "", 2.0};
+    data::Series k{csv, "qpp", e + k_column, e + "_K_minus", e + "_K_plus", e, "errorbar", "", 2.0};
     b_panel.series.push_back(b);
     k_panel.series.push_back(k);
-    tau_panel.series.push_back(data::LineSeries(csv, "qpp", e + "_tau_rms", e));
+    if (truth) tau_panel.series.push_back(data::LineSeries(csv, "qpp", e + "_tau_rms", e));
   }
   char seed_qpp[32];
   std::snprintf(seed_qpp, sizeof(seed_qpp), "%g", config.tau_noise_intensity);
   data::Figure figure;
-  figure.title = config.description + ": sensitivity to Q_pp (seed value " + seed_qpp + ")";
-  figure.columns = 3;
-  figure.width_in = 14.0;
+  figure.title = config.description + ": sensitivity to Q_pp (" +
+                 (truth ? "seed value " : "--qpp = ") + seed_qpp + ")";
+  figure.columns = truth ? 3 : 2;
+  figure.width_in = truth ? 14.0 : 10.0;
   figure.panel_height_in = 4.0;
-  figure.panels = {b_panel, k_panel, tau_panel};
+  figure.panels = {b_panel, k_panel};
+  if (truth) figure.panels.push_back(tau_panel);
   std::string warning;
   if (!data::RenderFigure(figure, stage->Path(""), "qpp_sweep_" + config.name, &warning)) {
     std::cerr << "backlash_study: warning: " << warning << "\n";
@@ -730,8 +884,43 @@ int main(int argc, char** argv) {
   FLAGS_logtostderr = true;
   if (argc > 1) return Fail(2, std::string("unexpected argument '") + argv[1] + "'");
 
+  // Flags of one source only: a flag that would be ignored is an error.
+  const bool measured = !FLAGS_measurements_csv.empty();
+  const std::vector<const char*> simulation_only = {
+      "cases",          "sweep_cases", "seed",          "simulation_substeps",
+      "prbs_amplitude", "prbs_clock",  "sine_amplitude"};
+  const std::vector<const char*> measured_only = {"motor_inertia",
+                                                  "arm_inertia",
+                                                  "damping",
+                                                  "position_gain",
+                                                  "viscous_friction",
+                                                  "coulomb_friction",
+                                                  "friction_sharpness",
+                                                  "qpp",
+                                                  "measurement_variance",
+                                                  "qxx"};
+  for (const char* flag : measured ? simulation_only : measured_only) {
+    if (!gflags::GetCommandLineFlagInfoOrDie(flag).is_default) {
+      return Fail(2, std::string("--") + flag +
+                         (measured ? " is not used with --measurements_csv (the record is the "
+                                     "only case)"
+                                   : " is used only with --measurements_csv"));
+    }
+  }
   std::vector<Case> cases;
-  for (const std::string& name : data::SplitList(FLAGS_cases)) {
+  if (measured) {
+    Case record;
+    std::string why;
+    if (!MakeMeasuredCase(FLAGS_measurements_csv, &record, &why)) return Fail(2, why);
+    if (FLAGS_samples > record.default_samples) {
+      return Fail(2, "--samples=" + std::to_string(FLAGS_samples) + " exceeds the " +
+                         std::to_string(record.default_samples) + " rows of " +
+                         FLAGS_measurements_csv);
+    }
+    cases.push_back(record);
+  }
+  for (const std::string& name :
+       measured ? std::vector<std::string>() : data::SplitList(FLAGS_cases)) {
     if (name != "sim1" && name != "sim2" && name != "linear") {
       return Fail(2, "--cases: unknown case '" + name + "' (sim1, sim2, linear)");
     }
@@ -747,11 +936,15 @@ int main(int argc, char** argv) {
     }
     qpp_factors.push_back(value);
   }
-  std::vector<std::string> sweep_cases = data::SplitList(FLAGS_sweep_cases);
-  for (const std::string& name : sweep_cases) {
+  // The Q_pp sweep's cases (the measured record, if there is one).
+  std::vector<Case> sweep_cases;
+  if (measured) sweep_cases.push_back(cases.front());
+  for (const std::string& name :
+       measured ? std::vector<std::string>() : data::SplitList(FLAGS_sweep_cases)) {
     if (name != "sim1" && name != "sim2" && name != "linear") {
       return Fail(2, "--sweep_cases: unknown case '" + name + "'");
     }
+    sweep_cases.push_back(MakeCase(name));
   }
   if (FLAGS_samples != 0 && FLAGS_samples < 100) {
     return Fail(
@@ -797,7 +990,8 @@ int main(int argc, char** argv) {
   if (!stage.Open(FLAGS_out_dir, &error)) return Fail(1, error);
 
   nlohmann::json summary;
-  summary["flags"] = {{"cases", FLAGS_cases},
+  summary["flags"] = {{"measurements_csv", FLAGS_measurements_csv},
+                      {"cases", FLAGS_cases},
                       {"samples", FLAGS_samples},
                       {"seed", FLAGS_seed},
                       {"qpp_factors", FLAGS_qpp_factors},
@@ -819,7 +1013,10 @@ int main(int argc, char** argv) {
                       {"shape_free_backlash", FLAGS_shape_free_backlash},
                       {"prbs_amplitude", FLAGS_prbs_amplitude},
                       {"prbs_clock", FLAGS_prbs_clock},
-                      {"sine_amplitude", FLAGS_sine_amplitude}};
+                      {"sine_amplitude", FLAGS_sine_amplitude},
+                      {"qpp", FLAGS_qpp},
+                      {"measurement_variance", FLAGS_measurement_variance},
+                      {"qxx", FLAGS_qxx}};
   std::vector<std::string> result_header = {
       "case",       "estimator",     "b_true",
       "b_estimate", "b_lower",       "b_upper",
@@ -844,18 +1041,32 @@ int main(int argc, char** argv) {
                  &error)) {
       return Fail(1, config.name + ": " + error);
     }
-    const double b_true = config.parameters.shape == models::SpringShape::kLinear
-                              ? 0.0
-                              : config.parameters.backlash_rad;
-    const double k_true = config.parameters.stiffness_nm_per_rad;
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double b_true = config.measured ? nan : TrueBacklash(config);
+    const double k_true = config.measured ? nan : config.parameters.stiffness_nm_per_rad;
+    const models::TwoMassTransmissionParameters& p = config.parameters;
     nlohmann::json case_json;
     case_json["description"] = config.description;
     case_json["samples"] = samples;
     case_json["sample_period_s"] = config.sample_period_s;
-    case_json["noise_seed"] = NoiseSeed(config.name);
-    case_json["true"] = {{"backlash_rad", b_true},
-                         {"stiffness_nm_per_rad", k_true},
-                         {"shape", models::SpringShapeName(config.parameters.shape)}};
+    case_json["known_parameters"] = {
+        {"motor_inertia_kgm2", p.motor_inertia_kgm2},
+        {"arm_inertia_kgm2", p.arm_inertia_kgm2},
+        {"damping_nms_per_rad", p.damping_nms_per_rad},
+        {"position_gain_nm_per_rad", p.position_gain_nm_per_rad},
+        {"viscous_friction_nms_per_rad", p.viscous_friction_nms_per_rad},
+        {"coulomb_friction_nm", p.coulomb_friction_nm},
+        {"friction_sharpness_s_per_rad", p.friction_sharpness_s_per_rad}};
+    case_json["arm_velocity_measured"] = config.measure_arm_velocity;
+    if (config.measured) {
+      case_json["measurements_csv"] = config.source;
+      case_json["true"] = nullptr;  // no true system for a measured record
+    } else {
+      case_json["noise_seed"] = NoiseSeed(config.name);
+      case_json["true"] = {{"backlash_rad", b_true},
+                           {"stiffness_nm_per_rad", k_true},
+                           {"shape", models::SpringShapeName(config.parameters.shape)}};
+    }
     case_json["covariances"] = {
         {"Q_xx_diag",
          {config.state_noise_intensity(0), config.state_noise_intensity(1),
@@ -863,15 +1074,16 @@ int main(int argc, char** argv) {
         {"Q_pp", config.tau_noise_intensity},
         {"R", config.measurement_variance}};
     case_json["input"] =
-        config.prbs ? nlohmann::json{{"type", "prbs"},
-                                     {"amplitude_nm", config.prbs_options.amplitude},
-                                     {"clock_period_s", config.prbs_options.clock_period_s},
-                                     {"register_bits", config.prbs_options.register_bits},
-                                     {"lfsr_seed", config.prbs_options.seed}}
-                    : nlohmann::json{{"type", "swept_sine"},
-                                     {"amplitude_nm", config.sine_options.amplitude},
-                                     {"start_hz", config.sine_options.start_frequency_hz},
-                                     {"end_hz", config.sine_options.end_frequency_hz}};
+        config.measured ? nlohmann::json{{"type", "measured"}}
+        : config.prbs   ? nlohmann::json{{"type", "prbs"},
+                                       {"amplitude_nm", config.prbs_options.amplitude},
+                                       {"clock_period_s", config.prbs_options.clock_period_s},
+                                       {"register_bits", config.prbs_options.register_bits},
+                                       {"lfsr_seed", config.prbs_options.seed}}
+                        : nlohmann::json{{"type", "swept_sine"},
+                                       {"amplitude_nm", config.sine_options.amplitude},
+                                       {"start_hz", config.sine_options.start_frequency_hz},
+                                       {"end_hz", config.sine_options.end_frequency_hz}};
     case_json["smoother_summary"] = {
         {"converged", run.smoother.summary.converged},
         {"iterations", run.smoother.summary.iterations},
@@ -917,8 +1129,10 @@ int main(int argc, char** argv) {
       estimator["time_s"] = outcome->time_s;
       estimator["cpu_s"] = outcome->cpu_s;
       estimator["fit_cpu_s"] = outcome->fit_cpu_s;
-      estimator["backlash_relative_error"] = RelativeError(fit.backlash_rad, b_true);
-      estimator["stiffness_relative_error"] = RelativeError(fit.stiffness_nm_per_rad, k_true);
+      if (!config.measured) {
+        estimator["backlash_relative_error"] = RelativeError(fit.backlash_rad, b_true);
+        estimator["stiffness_relative_error"] = RelativeError(fit.stiffness_nm_per_rad, k_true);
+      }
       case_json[label] = estimator;
       char ci_b[64], ci_k[64];
       std::snprintf(ci_b, sizeof(ci_b), "[%.4f, %.4f]", fit.backlash_lower, fit.backlash_upper);
@@ -951,8 +1165,8 @@ int main(int argc, char** argv) {
         "tau_rms_error,backlash_detected\n";
     std::printf("\nQ_pp sweep\n%-7s %10s %-14s %9s %9s %10s %s\n", "case", "Q_pp", "estimator",
                 "b_est", "K_est", "tauK_RMS", "verdict");
-    for (const std::string& name : sweep_cases) {
-      const Case config = MakeCase(name);
+    for (const Case& config : sweep_cases) {
+      const std::string& name = config.name;
       const int samples = FLAGS_samples > 0 ? FLAGS_samples : config.default_samples;
       SweepTable table;
       for (double factor : qpp_factors) {
@@ -982,7 +1196,7 @@ int main(int argc, char** argv) {
         }
         std::fflush(stdout);
       }
-      if (!WriteSweepFigure(MakeCase(name), table, &stage, &error)) return Fail(1, error);
+      if (!WriteSweepFigure(config, table, &stage, &error)) return Fail(1, error);
     }
     if (!stage.WriteText("qpp_sweep.csv", sweep_csv, &error)) return Fail(1, error);
   }

@@ -33,7 +33,8 @@ field() {  # field CASE ESTIMATOR COLUMN_NAME
 }
 check() {  # check DESCRIPTION AWK_CONDITION VALUES...
   local what="$1" condition="$2"; shift 2
-  awk -v a="${1:-nan}" -v b="${2:-nan}" -v c="${3:-nan}" "BEGIN { exit !($condition) }" ||
+  awk -v a="${1:-nan}" -v b="${2:-nan}" -v c="${3:-nan}" -v d="${4:-nan}" \
+    "BEGIN { exit !($condition) }" ||
     fail "$what ($*)"
 }
 b=$(field sim2 smoother_shape b_estimate); k=$(field sim2 smoother_shape K_estimate)
@@ -52,6 +53,44 @@ for e in saekf smoother smoother_q0 smoother_shape; do
 done
 check "linear smoother_shape K within 2 %" "a > 65.66 && a < 68.34" \
   "$(field linear smoother_shape K_estimate)"
+
+# The real-data path: the sim2 record of the good run (time, torque, both measured velocities)
+# as a CSV gives the same estimates as the simulated case, and nothing that needs a truth.
+python3 - "$work/out/sim2_series.csv" "$work/meas.csv" "$work/motor.csv" <<'PY' ||
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+with open(sys.argv[2], "w") as both, open(sys.argv[3], "w") as motor:
+    both.write("# the sim2 record of backlash_study_cli_test.sh\nt,u,x3,x4\n")
+    motor.write("t,u,x3\n")
+    for r in rows:
+        both.write(",".join(r[c] for c in ["t", "u", "y_x3", "y_x4"]) + "\n")
+        motor.write(",".join(r[c] for c in ["t", "u", "y_x3"]) + "\n")
+PY
+  fail "could not build the CSV"
+"$binary" --out_dir="$work/real" --figures=false --bootstrap=20 --qpp_factors=1,10 \
+  --measurements_csv="$work/meas.csv" > "$work/log" 2>&1 ||
+  fail "CSV run exited non-zero: $(cat "$work/log")"
+for f in results.csv summary.json measured_series.csv qpp_sweep.csv qpp_sweep_measured.csv; do
+  [[ -s "$work/real/$f" ]] || fail "CSV run did not write $f"
+done
+measured_field() {  # measured_field ESTIMATOR COLUMN_NAME
+  awk -F, -v e="$1" -v name="$2" \
+    'NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; next }
+     $1 == "measured" && $2 == e { print $col[name] }' "$work/real/results.csv"
+}
+check "CSV run: smoother_shape b and K equal the simulated case's" "a == b && c == d" \
+  "$(measured_field smoother_shape b_estimate)" "$(field sim2 smoother_shape b_estimate)" \
+  "$(measured_field smoother_shape K_estimate)" "$(field sim2 smoother_shape K_estimate)"
+[[ "$(measured_field smoother_shape b_true)" == "nan" ]] || fail "CSV run reports a true b"
+head -1 "$work/real/measured_series.csv" | grep -q "tau_true" && fail "CSV run writes tau_true"
+grep -q '"true": null' "$work/real/summary.json" || fail "summary.json should have no true system"
+[[ $(grep -c "^measured,1000," "$work/real/qpp_sweep.csv") -eq 4 ]] ||
+  fail "the Q_pp sweep did not run on the record: $(cat "$work/real/qpp_sweep.csv")"
+"$binary" --out_dir="$work/motor" --figures=false --bootstrap=20 --qpp_factors= \
+  --smoother_q0=false --measurements_csv="$work/motor.csv" --qxx=0,0,0,0 > "$work/log" 2>&1 ||
+  fail "motor-velocity-only CSV run exited non-zero: $(cat "$work/log")"
+grep -q '"arm_velocity_measured": false' "$work/motor/summary.json" ||
+  fail "motor-only CSV run: arm velocity reported as measured"
 
 # A short Q_pp sweep writes the long table and the per-case wide table.
 "$binary" --out_dir="$work/sweep" --figures=false --samples=1000 --bootstrap=20 --cases=sim2 \
@@ -88,6 +127,23 @@ expect_error "--shape_function_tolerance must be in (0, 1)" --shape_function_tol
 expect_error "--shape_curve: unknown curve point 'end'" --shape_curve=end
 expect_error "--prbs_amplitude" --prbs_amplitude=0
 expect_error "unexpected argument 'extra'" extra
+# Bad records and flags of the real-data path.
+expect_error "missing.csv" --measurements_csv="$work/missing.csv"
+printf 't,u,x2\n0,1,2\n' > "$work/header.csv"
+expect_error "header.csv:1: expected the header t,u,x3" --measurements_csv="$work/header.csv"
+head -50 "$work/meas.csv" > "$work/short.csv"
+expect_error "expected at least 100 data rows, got 48" --measurements_csv="$work/short.csv"
+{ head -100 "$work/meas.csv"; sed -n 3,4p "$work/meas.csv"; } > "$work/order.csv"
+expect_error "order.csv:101:1: time not strictly increasing" --measurements_csv="$work/order.csv"
+awk -F, 'NR == 60 { $1 = $1 + 0.00004 } { print }' OFS=, "$work/meas.csv" > "$work/jitter.csv"
+expect_error "jitter.csv:60:1: time step" --measurements_csv="$work/jitter.csv"
+expect_error "--cases is not used with --measurements_csv" \
+  --measurements_csv="$work/meas.csv" --cases=sim2
+expect_error "--motor_inertia is used only with --measurements_csv" --motor_inertia=0.001
+expect_error "--motor_inertia must be a number > 0" \
+  --measurements_csv="$work/meas.csv" --motor_inertia=0
+expect_error "--qxx: expected 4 comma-separated numbers" --measurements_csv="$work/meas.csv" --qxx=1,2
+expect_error "--samples=5000 exceeds the 2000 rows" --measurements_csv="$work/meas.csv" --samples=5000
 
 if (( failures )); then
   echo "$failures failure(s)"
