@@ -19,21 +19,31 @@
 //
 //   rt_manipulator_study [--out_dir=out/rt_manipulator_study] [--sample_period_s=1e-3]
 //                        [--duration_s=1.0] [--stiffness=2000] [--noise_scale=0] [--seed=1]
+//   rt_manipulator_study --measurements_csv=F [--link_mass=10] [--link_length=1]
+//                        [--joint_inertia=5]
+//
+// Measured data (--measurements_csv): header exactly
+//   t,r,phi,radial_acceleration,tangential_acceleration,F,T
+// in s, m, rad, m/s², m/s², N, N m (the rigid model's measurement vector; time strictly
+// increasing, at least 20 rows); link mass, link length and joint inertia of the rigid model
+// from the flags (defaults: the thesis's manipulator). The estimators and weightings are the
+// same; the outputs leave out what needs the true system (true positions, deformation, the
+// residual-vs-deformation comparison, the 2 kg reference line).
 //
 // Writes rt_study.csv (time series), summary.json (flags, estimates, solver summaries) and
 // figures rt_positions.png, rt_accelerations.png, rt_mass.png, rt_residuals.png.
+#include <ceres/problem.h>
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <vector>
-
-#include <ceres/problem.h>
-#include <gflags/gflags.h>
-#include <glog/logging.h>
-#include <nlohmann/json.hpp>
 
 #include "data/csv.h"
 #include "data/figure.h"
@@ -54,6 +64,12 @@ DEFINE_double(noise_scale, 0.0,
               "1e-2 N m); 0 = noise-free as in the thesis");
 DEFINE_int32(seed, 1, "noise seed");
 DEFINE_double(deweight, 1e-2, "weight of the 2nd equation of motion and of phi in weighting 2");
+DEFINE_string(measurements_csv, "",
+              "measured record t,r,phi,radial_acceleration,tangential_acceleration,F,T (see the "
+              "header comment); empty = simulate the flexible manipulator");
+DEFINE_double(link_mass, 10.0, "measured record: link mass ml of the rigid model (kg)");
+DEFINE_double(link_length, 1.0, "measured record: link length l of the rigid model (m)");
+DEFINE_double(joint_inertia, 5.0, "measured record: joint inertia J of the rigid model (kg m²)");
 DEFINE_bool(figures, true, "render PNG figures (needs python3 + matplotlib)");
 
 namespace {
@@ -69,14 +85,73 @@ int Fail(int code, const std::string& message) {
   return code;
 }
 
+// The record the estimators see: simulated from the flexible model (with its truth) or read
+// from --measurements_csv.
+struct Record {
+  problems::WeightedResidualData data;
+  bool simulated = false;
+  dynid::models::Trajectory truth;  // (simulated only)
+};
+
+const std::vector<std::string> kMeasuredHeader = {
+    "t", "r", "phi", "radial_acceleration", "tangential_acceleration", "F", "T"};
+
+bool ReadMeasuredRecord(const std::string& path, Record* record, std::string* error) {
+  dynid::data::CsvTable table;
+  if (!dynid::data::ReadCsvWithHeader(path, kMeasuredHeader, &table, error)) return false;
+  const int rows = static_cast<int>(table.values.rows());
+  if (rows < 20) {
+    *error = path + ": expected at least 20 data rows, got " + std::to_string(rows);
+    return false;
+  }
+  for (int k = 1; k < rows; ++k) {
+    if (!(table.values(k, 0) > table.values(k - 1, 0))) {
+      *error =
+          path + ":" + std::to_string(table.line_numbers[k]) + ":1: time not strictly increasing";
+      return false;
+    }
+  }
+  record->data = problems::WeightedResidualData{table.values.col(0), table.values.rightCols(6)};
+  record->simulated = false;
+  return true;
+}
+
+// The flexible manipulator along the reference line with open-loop rigid inverse-dynamics
+// inputs, and its measurements with Gaussian noise (--noise_scale).
+Record SimulateRecord(const RtManipulatorParameters& parameters) {
+  const RtManipulatorFlexible truth_model(parameters);
+  const int num_nodes = static_cast<int>(std::round(FLAGS_duration_s / FLAGS_sample_period_s)) + 1;
+  const Eigen::VectorXd times =
+      Eigen::VectorXd::LinSpaced(num_nodes, 0.0, FLAGS_sample_period_s * (num_nodes - 1));
+  auto input = [&](double t, double* u) {
+    const Eigen::Vector2d f = dynid::models::RtManipulatorReferenceInputs(parameters, t);
+    u[0] = f(0), u[1] = f(1);
+  };
+  Record record;
+  record.simulated = true;
+  record.truth = dynid::models::Simulate(truth_model, truth_model.NominalParameters(),
+                                         Eigen::Vector3d(0.25, 0.0, 0.0), Eigen::Vector3d::Zero(),
+                                         input, times, 10);
+  record.data = problems::WeightedResidualData{times, record.truth.measurements};
+  Eigen::Matrix<double, 6, 1> sigma;
+  sigma << 1e-5, 1e-5, 1e-3, 1e-3, 1e-2, 1e-2;
+  sigma *= FLAGS_noise_scale;
+  std::mt19937 rng(FLAGS_seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  for (int k = 0; k < num_nodes; ++k) {
+    for (int j = 0; j < 6; ++j) record.data.measurements(k, j) += sigma(j) * normal(rng);
+  }
+  return record;
+}
+
 struct Estimate {
   std::string name;
-  Eigen::VectorXd mass_filter;        // N, filtered payload
-  Eigen::MatrixXd states_filter;      // 5 × N
-  Eigen::MatrixXd inputs_filter;      // 4 × N
-  Eigen::MatrixXd zeta_filter;        // N × 8 at the filtered estimate
+  Eigen::VectorXd mass_filter;    // N, filtered payload
+  Eigen::MatrixXd states_filter;  // 5 × N
+  Eigen::MatrixXd inputs_filter;  // 4 × N
+  Eigen::MatrixXd zeta_filter;    // N × 8 at the filtered estimate
   double mass_smoother = NAN, mass_smoother_sd = NAN;
-  Eigen::MatrixXd zeta_smoother;      // N × 8
+  Eigen::MatrixXd zeta_smoother;  // N × 8
   solvers::WeightedResidualSmootherSummary smoother_summary;
   std::string identifiability;
 };
@@ -88,6 +163,19 @@ int main(int argc, char** argv) {
   google::ParseCommandLineFlags(&argc, &argv, true);
   google::InitGoogleLogging(argv[0]);
   FLAGS_logtostderr = true;
+  if (argc > 1) return Fail(2, std::string("unexpected argument '") + argv[1] + "'");
+  // Flags of one source only: a flag that would be ignored is an error.
+  const bool measured = !FLAGS_measurements_csv.empty();
+  const std::vector<const char*> simulation_only = {"sample_period_s", "duration_s", "stiffness",
+                                                    "noise_scale", "seed"};
+  const std::vector<const char*> measured_only = {"link_mass", "link_length", "joint_inertia"};
+  for (const char* flag : measured ? simulation_only : measured_only) {
+    if (!gflags::GetCommandLineFlagInfoOrDie(flag).is_default) {
+      return Fail(2, std::string("--") + flag +
+                         (measured ? " is not used with --measurements_csv"
+                                   : " is used only with --measurements_csv"));
+    }
+  }
   if (!(FLAGS_sample_period_s > 0.0 && FLAGS_sample_period_s <= 0.01)) {
     return Fail(2, "--sample_period_s must be in (0, 0.01]");
   }
@@ -97,32 +185,31 @@ int main(int argc, char** argv) {
   if (!(FLAGS_stiffness > 0.0)) return Fail(2, "--stiffness must be > 0");
   if (!(FLAGS_noise_scale >= 0.0)) return Fail(2, "--noise_scale must be >= 0");
   if (!(FLAGS_deweight > 0.0)) return Fail(2, "--deweight must be > 0");
+  for (const auto& [flag, value] : {std::pair<const char*, double>{"link_mass", FLAGS_link_mass},
+                                    {"link_length", FLAGS_link_length},
+                                    {"joint_inertia", FLAGS_joint_inertia}}) {
+    if (!(value > 0.0) || !std::isfinite(value)) {
+      return Fail(2, std::string("--") + flag + " must be a number > 0");
+    }
+  }
 
-  // The true system and its measurements.
+  // The record: the flexible "true system" simulated, or measured.
   RtManipulatorParameters parameters;
   parameters.joint_stiffness_nm_per_rad = FLAGS_stiffness;
-  const RtManipulatorFlexible truth_model(parameters);
-  const RtManipulatorRigid model(parameters);
-  const int num_nodes = static_cast<int>(std::round(FLAGS_duration_s / FLAGS_sample_period_s)) + 1;
-  const Eigen::VectorXd times =
-      Eigen::VectorXd::LinSpaced(num_nodes, 0.0, FLAGS_sample_period_s * (num_nodes - 1));
-  auto input = [&](double t, double* u) {
-    const Eigen::Vector2d f = dynid::models::RtManipulatorReferenceInputs(parameters, t);
-    u[0] = f(0), u[1] = f(1);
-  };
-  const dynid::models::Trajectory truth =
-      dynid::models::Simulate(truth_model, truth_model.NominalParameters(),
-                              Eigen::Vector3d(0.25, 0.0, 0.0), Eigen::Vector3d::Zero(), input,
-                              times, 10);
-  problems::WeightedResidualData data{times, truth.measurements};
-  Eigen::Matrix<double, 6, 1> sigma;
-  sigma << 1e-5, 1e-5, 1e-3, 1e-3, 1e-2, 1e-2;
-  sigma *= FLAGS_noise_scale;
-  std::mt19937 rng(FLAGS_seed);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  for (int k = 0; k < num_nodes; ++k) {
-    for (int j = 0; j < 6; ++j) data.measurements(k, j) += sigma(j) * normal(rng);
+  parameters.link_mass_kg = FLAGS_link_mass;
+  parameters.link_length_m = FLAGS_link_length;
+  parameters.joint_inertia_kg_m2 = FLAGS_joint_inertia;
+  Record record;
+  if (measured) {
+    std::string why;
+    if (!ReadMeasuredRecord(FLAGS_measurements_csv, &record, &why)) return Fail(2, why);
+  } else {
+    record = SimulateRecord(parameters);
   }
+  const RtManipulatorRigid model(parameters);
+  const problems::WeightedResidualData& data = record.data;
+  const Eigen::VectorXd& times = data.time;
+  const int num_nodes = static_cast<int>(times.size());
 
   // Weights (§5.5 rule: 1 / (order of magnitude of the term)²).
   problems::WeightedResidualWeights base;
@@ -151,11 +238,10 @@ int main(int argc, char** argv) {
     // On-line: the linearised optimal filter with a time-varying payload.
     solvers::LinearOptimalFilterResult filtered;
     std::string error;
-    if (!solvers::RunLinearOptimalFilter(model, data, weights,
-                                         problems::ParameterMode::kTimeVarying,
-                                         Eigen::Matrix<double, 1, 1>(0.0),
-                                         solvers::LinearOptimalFilterOptions(), &filtered,
-                                         &error)) {
+    if (!solvers::RunLinearOptimalFilter(
+            model, data, weights, problems::ParameterMode::kTimeVarying,
+            Eigen::Matrix<double, 1, 1>(0.0), solvers::LinearOptimalFilterOptions(), &filtered,
+            &error)) {
       return Fail(1, e.name + " filter: " + error);
     }
     e.mass_filter = filtered.states.row(4).transpose();
@@ -182,8 +268,8 @@ int main(int argc, char** argv) {
     options.parameter_mode = problems::ParameterMode::kConstant;
     weights.initial(4, 4) = 1e-8;  // the smoother needs no prior on the payload
     ceres::Problem problem;
-    if (!problems::BuildWeightedResidualProblem(model, data, weights, options, &variables,
-                                                &problem, &error)) {
+    if (!problems::BuildWeightedResidualProblem(model, data, weights, options, &variables, &problem,
+                                                &error)) {
       return Fail(1, e.name + " smoother: " + error);
     }
     solvers::WeightedResidualSmootherOptions solver_options;
@@ -209,8 +295,13 @@ int main(int argc, char** argv) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   // Table.
-  std::printf("RT manipulator, true payload 2 kg, k = %g N m/rad, %d samples, noise scale %g\n",
-              FLAGS_stiffness, num_nodes, FLAGS_noise_scale);
+  if (record.simulated) {
+    std::printf("RT manipulator, true payload 2 kg, k = %g N m/rad, %d samples, noise scale %g\n",
+                FLAGS_stiffness, num_nodes, FLAGS_noise_scale);
+  } else {
+    std::printf("RT manipulator, measured record %s, %d samples\n", FLAGS_measurements_csv.c_str(),
+                num_nodes);
+  }
   std::printf("%-11s %14s %14s %20s %10s\n", "weighting", "filter_final", "filter_mean_2nd_half",
               "smoother (sd)", "iters");
   for (const Estimate& e : estimates) {
@@ -221,73 +312,104 @@ int main(int argc, char** argv) {
   }
   std::printf("elapsed %.2f s\n", elapsed_s);
 
-  // Time series.
-  const std::vector<std::string> header = {
-      "t", "r_true", "phi_true", "eta_true", "deformation", "F", "T", "r_measured",
-      "phi_measured", "radial_acc_measured", "tangential_acc_measured", "r_filter1",
-      "phi_filter1", "r_filter2", "phi_filter2", "radial_acc_filter1", "tangential_acc_filter1",
-      "radial_acc_filter2", "tangential_acc_filter2", "mass_filter1", "mass_filter2", "eom2_residual_filter1", "eom2_residual_filter2",
-      "phi_residual_filter2", "eom2_residual_smoother1", "eom2_residual_smoother2",
-      "phi_residual_smoother2"};
-  Eigen::MatrixXd table(num_nodes, header.size());
-  for (int k = 0; k < num_nodes; ++k) {
-    const Estimate& e1 = estimates[0];
-    const Estimate& e2 = estimates[1];
-    // Payload accelerations predicted by the filter's estimates: z = g + G a + R u.
-    Eigen::Matrix<double, 6, 1> z, z2;
-    for (int w = 0; w < 2; ++w) {
-      const Estimate& e = estimates[w];
+  // Time series, column by column (the true system's only for a simulated record).
+  std::vector<std::string> header;
+  std::vector<Eigen::VectorXd> columns;
+  auto add = [&](const std::string& name, const Eigen::VectorXd& values) {
+    header.push_back(name);
+    columns.push_back(values);
+  };
+  const Estimate& e1 = estimates[0];
+  const Estimate& e2 = estimates[1];
+  add("t", times);
+  if (record.simulated) {
+    const Eigen::MatrixXd& positions = record.truth.positions;
+    add("r_true", positions.col(0));
+    add("phi_true", positions.col(1));
+    add("eta_true", positions.col(2));
+    add("deformation", positions.col(1) - positions.col(2));
+    add("F", record.truth.inputs.col(0));
+    add("T", record.truth.inputs.col(1));
+  }
+  const char* const measured_names[] = {"r_measured",          "phi_measured",
+                                        "radial_acc_measured", "tangential_acc_measured",
+                                        "F_measured",          "T_measured"};
+  for (int j = 0; j < 6; ++j) add(measured_names[j], data.measurements.col(j));
+  // Payload accelerations predicted by the filter's estimates: z = g + G a + R u.
+  Eigen::MatrixXd predicted[2];
+  for (int w = 0; w < 2; ++w) {
+    const Estimate& e = estimates[w];
+    predicted[w].resize(num_nodes, 6);
+    for (int k = 0; k < num_nodes; ++k) {
       const Eigen::Vector4d x = e.states_filter.col(k).head(4);
       const Eigen::Vector4d pbar = e.inputs_filter.col(k);
       const double theta = e.mass_filter(k);
+      Eigen::Matrix<double, 6, 1> z;
       model.Measurements(x.data(), x.data() + 2, pbar.data(), pbar.data() + 2, &theta, times(k),
-                         (w == 0 ? z : z2).data());
+                         z.data());
+      predicted[w].row(k) = z.transpose();
     }
-    table.row(k) << times(k), truth.positions(k, 0), truth.positions(k, 1),
-        truth.positions(k, 2), truth.positions(k, 1) - truth.positions(k, 2),
-        truth.inputs(k, 0), truth.inputs(k, 1), data.measurements(k, 0), data.measurements(k, 1),
-        data.measurements(k, 2), data.measurements(k, 3), e1.states_filter(0, k),
-        e1.states_filter(1, k), e2.states_filter(0, k), e2.states_filter(1, k), z(2), z(3), z2(2), z2(3),
-        e1.mass_filter(k), e2.mass_filter(k), e1.zeta_filter(k, 1), e2.zeta_filter(k, 1),
-        e2.zeta_filter(k, 3), e1.zeta_smoother(k, 1), e2.zeta_smoother(k, 1),
-        e2.zeta_smoother(k, 3);
   }
+  add("r_filter1", e1.states_filter.row(0).transpose());
+  add("phi_filter1", e1.states_filter.row(1).transpose());
+  add("r_filter2", e2.states_filter.row(0).transpose());
+  add("phi_filter2", e2.states_filter.row(1).transpose());
+  add("radial_acc_filter1", predicted[0].col(2));
+  add("tangential_acc_filter1", predicted[0].col(3));
+  add("radial_acc_filter2", predicted[1].col(2));
+  add("tangential_acc_filter2", predicted[1].col(3));
+  add("mass_filter1", e1.mass_filter);
+  add("mass_filter2", e2.mass_filter);
+  add("eom2_residual_filter1", e1.zeta_filter.col(1));
+  add("eom2_residual_filter2", e2.zeta_filter.col(1));
+  add("phi_residual_filter2", e2.zeta_filter.col(3));
+  add("eom2_residual_smoother1", e1.zeta_smoother.col(1));
+  add("eom2_residual_smoother2", e2.zeta_smoother.col(1));
+  add("phi_residual_smoother2", e2.zeta_smoother.col(3));
+  Eigen::MatrixXd table(num_nodes, static_cast<Eigen::Index>(columns.size()));
+  for (size_t c = 0; c < columns.size(); ++c) table.col(c) = columns[c];
   nlohmann::json summary;
-  summary["flags"] = {{"sample_period_s", FLAGS_sample_period_s},
+  summary["flags"] = {{"measurements_csv", FLAGS_measurements_csv},
+                      {"link_mass", FLAGS_link_mass},
+                      {"link_length", FLAGS_link_length},
+                      {"joint_inertia", FLAGS_joint_inertia},
+                      {"sample_period_s", FLAGS_sample_period_s},
                       {"duration_s", FLAGS_duration_s},
                       {"stiffness", FLAGS_stiffness},
                       {"noise_scale", FLAGS_noise_scale},
                       {"seed", FLAGS_seed},
                       {"deweight", FLAGS_deweight}};
-  summary["true_payload_kg"] = 2.0;
+  summary["samples"] = num_nodes;
+  if (record.simulated) summary["true_payload_kg"] = 2.0;
   summary["weights"] = {{"W_kinematic", {1e6, 1e6, 1e4, 1e4}},
                         {"W_payload", 1.0},
                         {"R0", {1e8, 1e8, 1e8, 1e8, 1e-2}},
                         {"V_weighting1", std::vector<double>(v1.data(), v1.data() + 8)},
                         {"V_weighting2", std::vector<double>(v2.data(), v2.data() + 8)}};
   for (const Estimate& e : estimates) {
-    summary[e.name] = {
-        {"filter_final_payload_kg", e.mass_filter(num_nodes - 1)},
-        {"filter_mean_second_half_payload_kg", e.mass_filter.tail(num_nodes - num_nodes / 2).mean()},
-        {"smoother_payload_kg", e.mass_smoother},
-        {"smoother_payload_sd_kg", e.mass_smoother_sd},
-        {"smoother_converged", e.smoother_summary.converged},
-        {"smoother_iterations", e.smoother_summary.iterations},
-        {"smoother_time_s", e.smoother_summary.time_s},
-        {"smoother_message", e.smoother_summary.message},
-        {"identifiability", e.identifiability}};
+    summary[e.name] = {{"filter_final_payload_kg", e.mass_filter(num_nodes - 1)},
+                       {"filter_mean_second_half_payload_kg",
+                        e.mass_filter.tail(num_nodes - num_nodes / 2).mean()},
+                       {"smoother_payload_kg", e.mass_smoother},
+                       {"smoother_payload_sd_kg", e.mass_smoother_sd},
+                       {"smoother_converged", e.smoother_summary.converged},
+                       {"smoother_iterations", e.smoother_summary.iterations},
+                       {"smoother_time_s", e.smoother_summary.time_s},
+                       {"smoother_message", e.smoother_summary.message},
+                       {"identifiability", e.identifiability}};
   }
   // Agreement of the phi-measurement residual (weighting 2) with the elastic deformation.
-  const Eigen::VectorXd deformation = table.col(4);
-  const Eigen::VectorXd residual = table.col(23);  // phi_residual_filter2
-  summary["phi_residual_vs_deformation"] = {
-      {"max_abs_deformation_rad", deformation.cwiseAbs().maxCoeff()},
-      {"max_abs_difference_rad", (residual - deformation).cwiseAbs().maxCoeff()},
-      {"correlation", [&] {
-         const Eigen::VectorXd a = deformation.array() - deformation.mean();
-         const Eigen::VectorXd b = residual.array() - residual.mean();
-         return a.dot(b) / std::sqrt(a.squaredNorm() * b.squaredNorm() + 1e-300);
-       }()}};
+  if (record.simulated) {
+    const Eigen::VectorXd deformation =
+        record.truth.positions.col(1) - record.truth.positions.col(2);
+    const Eigen::VectorXd residual = e2.zeta_filter.col(3);
+    const Eigen::VectorXd a = deformation.array() - deformation.mean();
+    const Eigen::VectorXd b = residual.array() - residual.mean();
+    summary["phi_residual_vs_deformation"] = {
+        {"max_abs_deformation_rad", deformation.cwiseAbs().maxCoeff()},
+        {"max_abs_difference_rad", (residual - deformation).cwiseAbs().maxCoeff()},
+        {"correlation", a.dot(b) / std::sqrt(a.squaredNorm() * b.squaredNorm() + 1e-300)}};
+  }
   summary["elapsed_s"] = elapsed_s;
 
   std::string error;
@@ -337,23 +459,26 @@ int main(int argc, char** argv) {
                line("tangential_acc_filter2", "weighting 2")})};
     figures.emplace_back("rt_accelerations", accelerations);
     Figure mass;
-    mass.title = "payload estimate of the linearised optimal filter (true 2 kg)";
-    Panel mass_panel = panel("", "m_p [kg]",
-                     {line("mass_filter1", "weighting 1"), line("mass_filter2", "weighting 2")});
-    mass_panel.hlines = {2.0};
+    mass.title = std::string("payload estimate of the linearised optimal filter") +
+                 (record.simulated ? " (true 2 kg)" : "");
+    Panel mass_panel = panel(
+        "", "m_p [kg]", {line("mass_filter1", "weighting 1"), line("mass_filter2", "weighting 2")});
+    if (record.simulated) mass_panel.hlines = {2.0};
     mass.panels = {mass_panel};
     figures.emplace_back("rt_mass", mass);
     Figure residuals;
     residuals.title = "residuals revealing the joint flexibility";
-    residuals.panels = {
-        panel("2nd equation of motion", "[N m]",
-              {line("eom2_residual_filter1", "filter, weighting 1"),
-               line("eom2_residual_filter2", "filter, weighting 2"),
-               line("eom2_residual_smoother2", "smoother, weighting 2")}),
-        panel("phi measurement vs elastic deformation", "[rad]",
-              {line("phi_residual_filter2", "phi residual, filter w2"),
-               line("phi_residual_smoother2", "phi residual, smoother w2"),
-               line("deformation", "phi - eta (true)")})};
+    Panel phi_panel = panel(
+        record.simulated ? "phi measurement vs elastic deformation" : "phi measurement residual",
+        "[rad]",
+        {line("phi_residual_filter2", "phi residual, filter w2"),
+         line("phi_residual_smoother2", "phi residual, smoother w2")});
+    if (record.simulated) phi_panel.series.push_back(line("deformation", "phi - eta (true)"));
+    residuals.panels = {panel("2nd equation of motion", "[N m]",
+                              {line("eom2_residual_filter1", "filter, weighting 1"),
+                               line("eom2_residual_filter2", "filter, weighting 2"),
+                               line("eom2_residual_smoother2", "smoother, weighting 2")}),
+                        phi_panel};
     figures.emplace_back("rt_residuals", residuals);
     for (const auto& [stem, figure] : figures) {
       std::string warning;
