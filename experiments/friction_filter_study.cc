@@ -26,6 +26,14 @@
 // Writes results.csv / results.md (friction-estimate RMS errors), summary.json (flags, weights,
 // filter summaries, errors), case_mass1.csv, case_mass2.csv (time series) and figures
 // fig4_03 … fig4_12 (PNG + JSON spec).
+//
+// Measured data (--measurements_csv=F): header exactly t,s,a,f (s, m, m/s², N; the model's
+// measurement vector; time strictly increasing, at least 20 rows) replaces the simulation: one
+// case, "measured", filtered by both filters with filter mass --filter_mass. With no true
+// friction, results.csv / results.md report per filter the friction estimate at the end and
+// its mean and mean absolute value after --transient_s (the dry-friction level), the time series
+// case_measured.csv leaves out the true columns, and the figures show the measurements instead
+// of the truth (no velocity reference; no model-error figures 4.8, 4.12).
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 
@@ -35,6 +43,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
@@ -78,6 +87,9 @@ DEFINE_double(noise_scale, 0.0,
 DEFINE_int32(seed, 1, "noise seed");
 DEFINE_double(transient_s, 1.0, "RMS errors 'after transient' use t >= this (s)");
 DEFINE_bool(figures, true, "render PNG figures (python3 + matplotlib)");
+DEFINE_string(measurements_csv, "",
+              "measured record t,s,a,f (see the header comment); empty = simulate the stick-slip "
+              "mass for each of --true_masses");
 
 namespace {
 
@@ -132,8 +144,17 @@ struct ErrorRow {
   double rms_all = 0.0, rms_after = 0.0, max_after = 0.0, rms_absorbed_after = 0.0;
 };
 
+// Per filter on a measured record: the friction estimate at the end, and its mean and mean
+// absolute value after the transient.
+struct LevelRow {
+  std::string filter;
+  double final_n = 0.0, mean_after_n = 0.0, mean_abs_after_n = 0.0;
+};
+
 struct CaseResult {
-  double true_mass = 0.0;
+  double true_mass = 0.0;        // (0 for a measured record)
+  std::string file;              // case_mass<m>.csv or case_measured.csv
+  std::vector<LevelRow> levels;  // (measured record only)
   std::vector<std::string> header;
   Eigen::MatrixXd table;
   std::vector<ErrorRow> rows;
@@ -148,6 +169,17 @@ int main(int argc, char** argv) {
   google::InitGoogleLogging(argv[0]);
   FLAGS_logtostderr = true;
   if (argc > 1) return Fail(2, std::string("unexpected argument '") + argv[1] + "'");
+  const bool measured = !FLAGS_measurements_csv.empty();
+  if (measured) {
+    // The simulation's flags would be ignored: an error, not a silent skip.
+    for (const char* flag :
+         {"duration_s", "sample_period_s", "force_amplitude", "force_frequency_hz",
+          "static_friction", "dynamic_friction", "true_masses", "noise_scale", "seed"}) {
+      if (!gflags::GetCommandLineFlagInfoOrDie(flag).is_default) {
+        return Fail(2, std::string("--") + flag + " is not used with --measurements_csv");
+      }
+    }
+  }
   if (!(FLAGS_duration_s >= 0.1 && FLAGS_duration_s <= 100.0)) {
     return Fail(2, "--duration_s must be in [0.1, 100]");
   }
@@ -165,10 +197,36 @@ int main(int argc, char** argv) {
     return Fail(2, "--optimal_parameter_weight must be > 0");
   }
   if (!(FLAGS_noise_scale >= 0.0)) return Fail(2, "--noise_scale must be >= 0");
-  if (!(FLAGS_transient_s >= 0.0 && FLAGS_transient_s < FLAGS_duration_s)) {
+  if (!measured && !(FLAGS_transient_s >= 0.0 && FLAGS_transient_s < FLAGS_duration_s)) {
     return Fail(2, "--transient_s must be in [0, --duration_s)");
   }
   std::string error;
+  // The measured record, read before anything is written.
+  Eigen::VectorXd measured_time;
+  Eigen::MatrixXd measured_values;
+  if (measured) {
+    data::CsvTable table;
+    if (!data::ReadCsvWithHeader(FLAGS_measurements_csv, {"t", "s", "a", "f"}, &table, &error)) {
+      return Fail(2, error);
+    }
+    const int rows = static_cast<int>(table.values.rows());
+    if (rows < 20) {
+      return Fail(2, FLAGS_measurements_csv + ": expected at least 20 data rows, got " +
+                         std::to_string(rows));
+    }
+    for (int k = 1; k < rows; ++k) {
+      if (!(table.values(k, 0) > table.values(k - 1, 0))) {
+        return Fail(2, FLAGS_measurements_csv + ":" + std::to_string(table.line_numbers[k]) +
+                           ":1: time not strictly increasing");
+      }
+    }
+    measured_time = table.values.col(0);
+    measured_values = table.values.rightCols(3);
+    if (!(FLAGS_transient_s >= 0.0 && FLAGS_transient_s < measured_time(rows - 1))) {
+      return Fail(2, "--transient_s must be in [0, the record's last time " +
+                         Format(measured_time(rows - 1)) + " s)");
+    }
+  }
   std::vector<double> true_masses, initial_state, initial_input, residual_weights,
       kinematic_weights;
   if (!ParseList("true_masses", FLAGS_true_masses, 0, &true_masses, &error) ||
@@ -204,9 +262,12 @@ int main(int argc, char** argv) {
   models::UnknownForceMass::Parameters model_parameters;
   model_parameters.mass_kg = FLAGS_filter_mass;
   const models::UnknownForceMass model(model_parameters);
-  const int num = static_cast<int>(std::round(FLAGS_duration_s / FLAGS_sample_period_s)) + 1;
+  const int num = measured
+                      ? static_cast<int>(measured_time.size())
+                      : static_cast<int>(std::round(FLAGS_duration_s / FLAGS_sample_period_s)) + 1;
   const Eigen::VectorXd times =
-      Eigen::VectorXd::LinSpaced(num, 0.0, FLAGS_sample_period_s * (num - 1));
+      measured ? measured_time
+               : Eigen::VectorXd::LinSpaced(num, 0.0, FLAGS_sample_period_s * (num - 1));
   const auto force = [](double t, double* f) {
     f[0] = FLAGS_force_amplitude * std::sin(2.0 * M_PI * FLAGS_force_frequency_hz * t);
   };
@@ -219,26 +280,41 @@ int main(int argc, char** argv) {
   // R0: the initial estimate is "just a guess" (weak confidence, Q(t0) = R0⁻¹ large).
   weights.initial = Eigen::Vector3d(1e2, 1e2, 1e-2).asDiagonal();
   weights.initial_guess = x0;
-  const int first_after = static_cast<int>(std::ceil(FLAGS_transient_s / FLAGS_sample_period_s));
+  // The first sample at or after the transient.
+  const int first_after =
+      measured
+          ? static_cast<int>(std::lower_bound(times.data(), times.data() + num, FLAGS_transient_s) -
+                             times.data())
+          : static_cast<int>(std::ceil(FLAGS_transient_s / FLAGS_sample_period_s));
 
   std::vector<CaseResult> cases;
-  for (size_t c = 0; c < true_masses.size(); ++c) {
+  const size_t num_cases = measured ? 1 : true_masses.size();
+  for (size_t c = 0; c < num_cases; ++c) {
     CaseResult result;
-    result.true_mass = true_masses[c];
-    models::StickSlipParameters truth_parameters;
-    truth_parameters.mass_kg = true_masses[c];
-    truth_parameters.static_friction_n = FLAGS_static_friction;
-    truth_parameters.dynamic_friction_n = FLAGS_dynamic_friction;
     models::Trajectory truth;
     Eigen::VectorXd friction;
-    models::SimulateStickSlip(truth_parameters, force, times, 0.0, 0.0,
-                              std::min(1e-4, FLAGS_sample_period_s), &truth, &friction);
-    Eigen::MatrixXd measurements = truth.measurements;
-    std::mt19937 rng(FLAGS_seed + static_cast<int>(c));
-    std::normal_distribution<double> normal(0.0, 1.0);
-    const Eigen::Vector3d noise_sd = FLAGS_noise_scale * Eigen::Vector3d(1e-4, 1e-2, 1e-2);
-    for (int k = 0; k < num; ++k) {
-      for (int j = 0; j < 3; ++j) measurements(k, j) += noise_sd(j) * normal(rng);
+    Eigen::MatrixXd measurements;
+    if (measured) {
+      result.file = "case_measured.csv";
+      measurements = measured_values;
+    } else {
+      result.true_mass = true_masses[c];
+      char name[64];
+      std::snprintf(name, sizeof(name), "case_mass%g.csv", true_masses[c]);
+      result.file = name;
+      models::StickSlipParameters truth_parameters;
+      truth_parameters.mass_kg = true_masses[c];
+      truth_parameters.static_friction_n = FLAGS_static_friction;
+      truth_parameters.dynamic_friction_n = FLAGS_dynamic_friction;
+      models::SimulateStickSlip(truth_parameters, force, times, 0.0, 0.0,
+                                std::min(1e-4, FLAGS_sample_period_s), &truth, &friction);
+      measurements = truth.measurements;
+      std::mt19937 rng(FLAGS_seed + static_cast<int>(c));
+      std::normal_distribution<double> normal(0.0, 1.0);
+      const Eigen::Vector3d noise_sd = FLAGS_noise_scale * Eigen::Vector3d(1e-4, 1e-2, 1e-2);
+      for (int k = 0; k < num; ++k) {
+        for (int j = 0; j < 3; ++j) measurements(k, j) += noise_sd(j) * normal(rng);
+      }
     }
     // Sliding-surface filter, sigma = 0 and sigma = sigma_demo.
     solvers::SlidingSurfaceFilterData sliding_data{times, measurements, Eigen::MatrixXd()};
@@ -267,65 +343,74 @@ int main(int argc, char** argv) {
     const double optimal_time_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - optimal_start).count();
 
-    const Eigen::VectorXd accelerations = truth.accelerations.col(0);
-    const Eigen::VectorXd absorbed =
-        friction + (true_masses[c] - FLAGS_filter_mass) * accelerations;
-    auto errors = [&](const std::string& name, const Eigen::VectorXd& estimate) {
-      ErrorRow row;
-      row.true_mass = true_masses[c];
-      row.filter = name;
-      const Eigen::VectorXd e = estimate - friction;
-      row.rms_all = Rms(e);
-      row.rms_after = Rms(e.tail(num - first_after));
-      row.max_after = e.tail(num - first_after).cwiseAbs().maxCoeff();
-      row.rms_absorbed_after = Rms((estimate - absorbed).tail(num - first_after));
-      return row;
-    };
     const Eigen::VectorXd sliding_e = sliding.states.row(2).transpose();
     const Eigen::VectorXd optimal_e = optimal.states.row(2).transpose();
-    result.rows.push_back(errors("sliding_surface", sliding_e));
-    result.rows.push_back(errors("linear_optimal", optimal_e));
-
-    result.header = {"t",
-                     "s",
-                     "v",
-                     "a",
-                     "f",
-                     "w",
-                     "w_plus_inertia_error",
-                     "z_s",
-                     "z_a",
-                     "z_f",
-                     "sl_s",
-                     "sl_v",
-                     "sl_e",
-                     "sl_a",
-                     "sl_f",
-                     "sl_sigma_v",
-                     "sl_zeta_eom",
-                     "sl_zeta_s",
-                     "sl_zeta_a",
-                     "sl_zeta_f",
-                     "sl_ss_eom",
-                     "sl_ss_s",
-                     "sl_ss_a",
-                     "sl_ss_f",
-                     "of_s",
-                     "of_v",
-                     "of_e",
-                     "of_a",
-                     "of_f"};
-    result.table.resize(num, result.header.size());
-    for (int k = 0; k < num; ++k) {
-      result.table.row(k) << times(k), truth.positions(k, 0), truth.velocities(k, 0),
-          truth.accelerations(k, 0), truth.inputs(k, 0), friction(k), absorbed(k),
-          measurements(k, 0), measurements(k, 1), measurements(k, 2), sliding.states(0, k),
-          sliding.states(1, k), sliding.states(2, k), sliding.inputs(0, k), sliding.inputs(1, k),
-          sliding_sigma.states(1, k), sliding.residuals(0, k), sliding.residuals(1, k),
-          sliding.residuals(2, k), sliding.residuals(3, k), sliding.sliding(0, k),
-          sliding.sliding(1, k), sliding.sliding(2, k), sliding.sliding(3, k), optimal.states(0, k),
-          optimal.states(1, k), optimal.states(2, k), optimal.inputs(0, k), optimal.inputs(1, k);
+    Eigen::VectorXd inertia_error, absorbed;  // (m − m_f) a and w + (m − m_f) a (simulated)
+    if (measured) {
+      for (const auto& [name, estimate] :
+           {std::pair<std::string, const Eigen::VectorXd&>{"sliding_surface", sliding_e},
+            {"linear_optimal", optimal_e}}) {
+        const Eigen::VectorXd after = estimate.tail(num - first_after);
+        result.levels.push_back({name, estimate(num - 1), after.mean(), after.cwiseAbs().mean()});
+      }
+    } else {
+      const Eigen::VectorXd accelerations = truth.accelerations.col(0);
+      inertia_error = (true_masses[c] - FLAGS_filter_mass) * accelerations;
+      absorbed = friction + inertia_error;
+      auto errors = [&](const std::string& name, const Eigen::VectorXd& estimate) {
+        ErrorRow row;
+        row.true_mass = true_masses[c];
+        row.filter = name;
+        const Eigen::VectorXd e = estimate - friction;
+        row.rms_all = Rms(e);
+        row.rms_after = Rms(e.tail(num - first_after));
+        row.max_after = e.tail(num - first_after).cwiseAbs().maxCoeff();
+        row.rms_absorbed_after = Rms((estimate - absorbed).tail(num - first_after));
+        return row;
+      };
+      result.rows.push_back(errors("sliding_surface", sliding_e));
+      result.rows.push_back(errors("linear_optimal", optimal_e));
     }
+
+    // The time series, column by column (the true system's only for a simulation).
+    std::vector<Eigen::VectorXd> columns;
+    auto add = [&](const std::string& name, const Eigen::VectorXd& values) {
+      result.header.push_back(name);
+      columns.push_back(values);
+    };
+    add("t", times);
+    if (!measured) {
+      add("s", truth.positions.col(0));
+      add("v", truth.velocities.col(0));
+      add("a", truth.accelerations.col(0));
+      add("f", truth.inputs.col(0));
+      add("w", friction);
+      add("w_plus_inertia_error", absorbed);
+    }
+    add("z_s", measurements.col(0));
+    add("z_a", measurements.col(1));
+    add("z_f", measurements.col(2));
+    const char* const state_names[] = {"s", "v", "e"};
+    for (int i = 0; i < 3; ++i) {
+      add(std::string("sl_") + state_names[i], sliding.states.row(i).transpose());
+    }
+    add("sl_a", sliding.inputs.row(0).transpose());
+    add("sl_f", sliding.inputs.row(1).transpose());
+    add("sl_sigma_v", sliding_sigma.states.row(1).transpose());
+    const char* const equation_names[] = {"eom", "s", "a", "f"};
+    for (int i = 0; i < 4; ++i) {
+      add(std::string("sl_zeta_") + equation_names[i], sliding.residuals.row(i).transpose());
+    }
+    for (int i = 0; i < 4; ++i) {
+      add(std::string("sl_ss_") + equation_names[i], sliding.sliding.row(i).transpose());
+    }
+    for (int i = 0; i < 3; ++i) {
+      add(std::string("of_") + state_names[i], optimal.states.row(i).transpose());
+    }
+    add("of_a", optimal.inputs.row(0).transpose());
+    add("of_f", optimal.inputs.row(1).transpose());
+    result.table.resize(num, static_cast<Eigen::Index>(columns.size()));
+    for (size_t col = 0; col < columns.size(); ++col) result.table.col(col) = columns[col];
     auto sliding_json = [](const solvers::SlidingSurfaceFilterSummary& s) {
       return nlohmann::json{{"converged", s.converged},
                             {"iterations", s.iterations},
@@ -338,63 +423,92 @@ int main(int argc, char** argv) {
     };
     const int last = num - 1;
     result.summary = {
-        {"true_mass_kg", true_masses[c]},
         {"sliding_surface", sliding_json(sliding_summary)},
         {"sliding_surface_sigma_demo", sliding_json(sliding_sigma_summary)},
-        {"sliding_surface_velocity_offset_at_end_sigma0",
-         sliding.states(1, last) - truth.velocities(last, 0)},
-        {"sliding_surface_velocity_offset_at_end_sigma_demo",
-         sliding_sigma.states(1, last) - truth.velocities(last, 0)},
-        {"linear_optimal", {{"time_s", optimal_time_s}, {"message", "forward sweep completed"}}},
-        {"rms_inertia_error_after_transient_n",
-         Rms(((true_masses[c] - FLAGS_filter_mass) * accelerations).tail(num - first_after))}};
+        {"linear_optimal", {{"time_s", optimal_time_s}, {"message", "forward sweep completed"}}}};
+    if (measured) {
+      result.summary["measurements_csv"] = FLAGS_measurements_csv;
+      result.summary["samples"] = num;
+      // With sigma ≠ 0 the velocity settles sigma / Lambda off the sigma = 0 estimate.
+      result.summary["sliding_surface_velocity_difference_at_end_sigma_demo_vs_sigma0"] =
+          sliding_sigma.states(1, last) - sliding.states(1, last);
+    } else {
+      result.summary["true_mass_kg"] = true_masses[c];
+      result.summary["sliding_surface_velocity_offset_at_end_sigma0"] =
+          sliding.states(1, last) - truth.velocities(last, 0);
+      result.summary["sliding_surface_velocity_offset_at_end_sigma_demo"] =
+          sliding_sigma.states(1, last) - truth.velocities(last, 0);
+      result.summary["rms_inertia_error_after_transient_n"] =
+          Rms(inertia_error.tail(num - first_after));
+    }
     cases.push_back(std::move(result));
   }
 
-  // Table.
-  std::vector<std::string> table_header = {"true_mass_kg",
-                                           "filter",
-                                           "rms_error_n",
-                                           "rms_error_after_transient_n",
-                                           "max_abs_error_after_transient_n",
-                                           "rms_error_vs_w_plus_inertia_error_after_transient_n"};
+  // Table: errors against the true friction, or (measured record) the estimated levels.
   std::ostringstream csv, markdown;
-  csv << "true_mass_kg,filter,rms_error_n,rms_error_after_transient_n,"
-         "max_abs_error_after_transient_n,rms_error_vs_w_plus_inertia_error_after_transient_n\n";
-  markdown << "| true mass [kg] | filter | RMS error [N] | RMS error, t >= " << FLAGS_transient_s
-           << " s [N] | max abs error, t >= " << FLAGS_transient_s
-           << " s [N] | RMS error vs w + (m - m_f) a, t >= " << FLAGS_transient_s << " s [N] |\n"
-           << "|---|---|---|---|---|---|\n";
-  std::printf("friction-estimate errors (filter mass %g kg, w_s = %g N, w_d = %g N, %d samples)\n",
-              FLAGS_filter_mass, FLAGS_static_friction, FLAGS_dynamic_friction, num);
-  std::printf("%-6s %-16s %12s %14s %14s %16s\n", "mass", "filter", "rms_all", "rms_after",
-              "max_after", "rms_vs_absorbed");
   nlohmann::json json_rows = nlohmann::json::array();
   char buffer[512];
-  for (const CaseResult& r : cases) {
-    for (const ErrorRow& row : r.rows) {
-      std::printf("%-6g %-16s %12.4g %14.4g %14.4g %16.4g\n", row.true_mass, row.filter.c_str(),
-                  row.rms_all, row.rms_after, row.max_after, row.rms_absorbed_after);
-      std::snprintf(buffer, sizeof(buffer), "%.17g,%s,%.17g,%.17g,%.17g,%.17g\n", row.true_mass,
-                    row.filter.c_str(), row.rms_all, row.rms_after, row.max_after,
-                    row.rms_absorbed_after);
+  if (measured) {
+    csv << "filter,friction_at_end_n,mean_friction_after_transient_n,"
+           "mean_abs_friction_after_transient_n\n";
+    markdown << "| filter | friction at the end [N] | mean, t >= " << FLAGS_transient_s
+             << " s [N] | mean abs, t >= " << FLAGS_transient_s << " s [N] |\n"
+             << "|---|---|---|---|\n";
+    std::printf("friction estimates on %s (filter mass %g kg, %d samples)\n",
+                FLAGS_measurements_csv.c_str(), FLAGS_filter_mass, num);
+    std::printf("%-16s %12s %14s %14s\n", "filter", "at_end", "mean_after", "mean_abs_after");
+    for (const LevelRow& row : cases.front().levels) {
+      std::printf("%-16s %12.4g %14.4g %14.4g\n", row.filter.c_str(), row.final_n, row.mean_after_n,
+                  row.mean_abs_after_n);
+      std::snprintf(buffer, sizeof(buffer), "%s,%.17g,%.17g,%.17g\n", row.filter.c_str(),
+                    row.final_n, row.mean_after_n, row.mean_abs_after_n);
       csv << buffer;
-      std::snprintf(buffer, sizeof(buffer), "| %g | %s | %.4g | %.4g | %.4g | %.4g |\n",
-                    row.true_mass, row.filter.c_str(), row.rms_all, row.rms_after, row.max_after,
-                    row.rms_absorbed_after);
+      std::snprintf(buffer, sizeof(buffer), "| %s | %.4g | %.4g | %.4g |\n", row.filter.c_str(),
+                    row.final_n, row.mean_after_n, row.mean_abs_after_n);
       markdown << buffer;
-      json_rows.push_back(
-          {{"true_mass_kg", row.true_mass},
-           {"filter", row.filter},
-           {"rms_error_n", row.rms_all},
-           {"rms_error_after_transient_n", row.rms_after},
-           {"max_abs_error_after_transient_n", row.max_after},
-           {"rms_error_vs_w_plus_inertia_error_after_transient_n", row.rms_absorbed_after}});
+      json_rows.push_back({{"filter", row.filter},
+                           {"friction_at_end_n", row.final_n},
+                           {"mean_friction_after_transient_n", row.mean_after_n},
+                           {"mean_abs_friction_after_transient_n", row.mean_abs_after_n}});
+    }
+  } else {
+    csv << "true_mass_kg,filter,rms_error_n,rms_error_after_transient_n,"
+           "max_abs_error_after_transient_n,rms_error_vs_w_plus_inertia_error_after_transient_n\n";
+    markdown << "| true mass [kg] | filter | RMS error [N] | RMS error, t >= " << FLAGS_transient_s
+             << " s [N] | max abs error, t >= " << FLAGS_transient_s
+             << " s [N] | RMS error vs w + (m - m_f) a, t >= " << FLAGS_transient_s << " s [N] |\n"
+             << "|---|---|---|---|---|---|\n";
+    std::printf(
+        "friction-estimate errors (filter mass %g kg, w_s = %g N, w_d = %g N, %d samples)\n",
+        FLAGS_filter_mass, FLAGS_static_friction, FLAGS_dynamic_friction, num);
+    std::printf("%-6s %-16s %12s %14s %14s %16s\n", "mass", "filter", "rms_all", "rms_after",
+                "max_after", "rms_vs_absorbed");
+    for (const CaseResult& r : cases) {
+      for (const ErrorRow& row : r.rows) {
+        std::printf("%-6g %-16s %12.4g %14.4g %14.4g %16.4g\n", row.true_mass, row.filter.c_str(),
+                    row.rms_all, row.rms_after, row.max_after, row.rms_absorbed_after);
+        std::snprintf(buffer, sizeof(buffer), "%.17g,%s,%.17g,%.17g,%.17g,%.17g\n", row.true_mass,
+                      row.filter.c_str(), row.rms_all, row.rms_after, row.max_after,
+                      row.rms_absorbed_after);
+        csv << buffer;
+        std::snprintf(buffer, sizeof(buffer), "| %g | %s | %.4g | %.4g | %.4g | %.4g |\n",
+                      row.true_mass, row.filter.c_str(), row.rms_all, row.rms_after, row.max_after,
+                      row.rms_absorbed_after);
+        markdown << buffer;
+        json_rows.push_back(
+            {{"true_mass_kg", row.true_mass},
+             {"filter", row.filter},
+             {"rms_error_n", row.rms_all},
+             {"rms_error_after_transient_n", row.rms_after},
+             {"max_abs_error_after_transient_n", row.max_after},
+             {"rms_error_vs_w_plus_inertia_error_after_transient_n", row.rms_absorbed_after}});
+      }
     }
   }
 
   nlohmann::json summary;
-  summary["flags"] = {{"duration_s", FLAGS_duration_s},
+  summary["flags"] = {{"measurements_csv", FLAGS_measurements_csv},
+                      {"duration_s", FLAGS_duration_s},
                       {"sample_period_s", FLAGS_sample_period_s},
                       {"force_amplitude", FLAGS_force_amplitude},
                       {"force_frequency_hz", FLAGS_force_frequency_hz},
@@ -426,9 +540,8 @@ int main(int argc, char** argv) {
   }
   std::vector<std::string> case_files;
   for (const CaseResult& r : cases) {
-    std::snprintf(buffer, sizeof(buffer), "case_mass%g.csv", r.true_mass);
-    case_files.push_back(buffer);
-    if (!stage.WriteText(buffer, data::FormatCsv(r.header, r.table), &error)) {
+    case_files.push_back(r.file);
+    if (!stage.WriteText(r.file, data::FormatCsv(r.header, r.table), &error)) {
       return Fail(1, error);
     }
   }
@@ -453,32 +566,50 @@ int main(int argc, char** argv) {
       f.panels = panels;
       return f;
     };
-    // The first case plays the thesis's m = 1 runs, the second (if any) the m = 2 runs.
+    // The first case plays the thesis's m = 1 runs, the second (if any) the m = 2 runs. A
+    // measured record has no truth: its measurements are the reference where there are any.
     const std::string first = case_files[0];
+    auto reference = [&](const std::string& column) {
+      static const std::map<std::string, std::string> kMeasured = {
+          {"s", "z_s"}, {"a", "z_a"}, {"f", "z_f"}};
+      std::vector<std::pair<std::string, std::string>> series;
+      if (!measured) {
+        series.push_back({column, column == "w" ? "friction w" : "true"});
+      } else if (kMeasured.count(column)) {
+        series.push_back({kMeasured.at(column), "measured"});
+      }
+      return series;
+    };
+    // The reference of `column` followed by the estimates.
+    auto with_reference = [&](const std::string& column,
+                              const std::vector<std::pair<std::string, std::string>>& estimates) {
+      std::vector<std::pair<std::string, std::string>> series = reference(column);
+      series.insert(series.end(), estimates.begin(), estimates.end());
+      return series;
+    };
     std::vector<std::pair<std::string, Figure>> figures;
     const std::string sigma_label = "estimate, sigma = " + Format(FLAGS_sigma_demo);
-    figures.emplace_back(
-        "fig4_03_sliding_velocity_sigma",
-        figure(
-            "sliding-surface filter: velocity for sigma = 0 and sigma = " +
-                Format(FLAGS_sigma_demo),
-            {panel(
-                first, "", "v [m/s]",
-                {{"v", "true"}, {"sl_v", "estimate, sigma = 0"}, {"sl_sigma_v", sigma_label}})}));
+    figures.emplace_back("fig4_03_sliding_velocity_sigma",
+                         figure("sliding-surface filter: velocity for sigma = 0 and sigma = " +
+                                    Format(FLAGS_sigma_demo),
+                                {panel(first, "", "v [m/s]",
+                                       with_reference("v", {{"sl_v", "estimate, sigma = 0"},
+                                                            {"sl_sigma_v", sigma_label}}))}));
     figures.emplace_back(
         "fig4_04_sliding_position_velocity",
         figure("sliding-surface filter: position and velocity",
-               {panel(first, "position", "s [m]", {{"s", "true"}, {"sl_s", "estimate"}}),
-                panel(first, "velocity", "v [m/s]", {{"v", "true"}, {"sl_v", "estimate"}})}));
+               {panel(first, "position", "s [m]", with_reference("s", {{"sl_s", "estimate"}})),
+                panel(first, "velocity", "v [m/s]", with_reference("v", {{"sl_v", "estimate"}}))}));
     figures.emplace_back(
         "fig4_05_sliding_friction",
         figure("sliding-surface filter: friction force",
-               {panel(first, "", "[N]", {{"w", "friction w"}, {"sl_e", "estimate e"}})}));
+               {panel(first, "", "[N]", with_reference("w", {{"sl_e", "estimate e"}}))}));
     figures.emplace_back(
         "fig4_06_sliding_force_acceleration",
         figure("sliding-surface filter: force and acceleration",
-               {panel(first, "force", "f [N]", {{"f", "true"}, {"sl_f", "estimate"}}),
-                panel(first, "acceleration", "a [m/s²]", {{"a", "true"}, {"sl_a", "estimate"}})}));
+               {panel(first, "force", "f [N]", with_reference("f", {{"sl_f", "estimate"}})),
+                panel(first, "acceleration", "a [m/s²]",
+                      with_reference("a", {{"sl_a", "estimate"}}))}));
     figures.emplace_back(
         "fig4_07_sliding_residuals",
         figure("sliding-surface filter: residuals and sliding variables",
@@ -489,17 +620,18 @@ int main(int argc, char** argv) {
     figures.emplace_back(
         "fig4_09_optimal_position_velocity",
         figure("linear optimal filter: position and velocity",
-               {panel(first, "position", "s [m]", {{"s", "true"}, {"of_s", "estimate"}}),
-                panel(first, "velocity", "v [m/s]", {{"v", "true"}, {"of_v", "estimate"}})}));
+               {panel(first, "position", "s [m]", with_reference("s", {{"of_s", "estimate"}})),
+                panel(first, "velocity", "v [m/s]", with_reference("v", {{"of_v", "estimate"}}))}));
     figures.emplace_back(
         "fig4_10_optimal_friction",
         figure("linear optimal filter: friction force",
-               {panel(first, "", "[N]", {{"w", "friction w"}, {"of_e", "estimate e"}})}));
+               {panel(first, "", "[N]", with_reference("w", {{"of_e", "estimate e"}}))}));
     figures.emplace_back(
         "fig4_11_optimal_force_acceleration",
         figure("linear optimal filter: force and acceleration",
-               {panel(first, "force", "f [N]", {{"f", "true"}, {"of_f", "estimate"}}),
-                panel(first, "acceleration", "a [m/s²]", {{"a", "true"}, {"of_a", "estimate"}})}));
+               {panel(first, "force", "f [N]", with_reference("f", {{"of_f", "estimate"}})),
+                panel(first, "acceleration", "a [m/s²]",
+                      with_reference("a", {{"of_a", "estimate"}}))}));
     if (case_files.size() > 1) {
       const std::string second = case_files[1];
       const std::string title_mass = "true mass " + data::SplitList(FLAGS_true_masses)[1] +
