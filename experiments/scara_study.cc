@@ -334,508 +334,639 @@ Eigen::Vector4d TimeMean(const Eigen::MatrixXd& params) {
   return s / (n - 1);
 }
 
-}  // namespace
+using Vector6d = Eigen::Matrix<double, 6, 1>;
 
-int main(int argc, char** argv) {
-  gflags::SetUsageMessage(
-      "scara_study [--duration_s=30] [--seed=S] [--out_dir=D] [--noise_scale=1] "
-      "[--q_param=0] [--ukf_alpha=1] ...");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
-  google::InitGoogleLogging(argv[0]);
-  FLAGS_logtostderr = true;
-  if (argc > 1) return Fail(2, std::string("unexpected argument '") + argv[1] + "'");
+solvers::UkfOptions UkfOptionsFromFlags(const solvers::KalmanFilterOptions& filter) {
+  solvers::UkfOptions options;
+  options.filter = filter;
+  options.alpha = FLAGS_ukf_alpha;
+  options.beta = FLAGS_ukf_beta;
+  options.kappa = FLAGS_ukf_kappa;
+  return options;
+}
 
-  // ---- Flags.
-  std::string error;
-  if (!(FLAGS_dt > 0.0) || !(FLAGS_dt <= 0.1)) return Fail(2, "--dt must be in (0, 0.1]");
+// Diagonal: q_state on the six joint states, q_param on the four parameters.
+Eigen::MatrixXd ProcessNoise(double q_state, double q_param) {
+  Eigen::VectorXd q(10);
+  q << Eigen::VectorXd::Constant(6, q_state), Eigen::VectorXd::Constant(4, q_param);
+  return q.asDiagonal();
+}
+
+// ---- Flags.
+
+// The UKF flags are checked by the UKF itself, on a dummy system of the study's size, so that
+// they fail before the output folder is opened.
+bool ValidateUkfFlags(std::string* error) {
+  solvers::DiscreteStateSpaceSystem dummy;
+  dummy.state_size = 10;
+  dummy.measurement_size = 6;
+  dummy.transition = [](int, const Eigen::VectorXd& x, Eigen::VectorXd* y, Eigen::MatrixXd*) {
+    *y = x;
+  };
+  dummy.measurement = [](int, const Eigen::VectorXd& x, Eigen::VectorXd* y, Eigen::MatrixXd*) {
+    *y = x.head(6);
+  };
+  solvers::KalmanFilterOptions filter;
+  filter.process_noise = Eigen::MatrixXd::Identity(10, 10);
+  filter.measurement_covariance = Eigen::MatrixXd::Identity(6, 6);
+  filter.initial_state = Eigen::VectorXd::Zero(10);
+  filter.initial_covariance = Eigen::MatrixXd::Identity(10, 10);
+  std::string why;
+  if (!UkfOptionsFromFlags(filter).IsValid(dummy, &why)) {
+    *error = "--ukf_alpha/--ukf_beta/--ukf_kappa: " + why;
+    return false;
+  }
+  return true;
+}
+
+// Exit code 2 for any failure; torque_noise receives --torque_noise_std parsed.
+bool ValidateFlags(Eigen::Vector3d* torque_noise, std::string* error) {
+  const auto reject = [error](const std::string& message) {
+    *error = message;
+    return false;
+  };
+  if (!(FLAGS_dt > 0.0) || !(FLAGS_dt <= 0.1)) return reject("--dt must be in (0, 0.1]");
   if (!(FLAGS_duration_s >= 20 * FLAGS_dt) || !(FLAGS_duration_s <= 600.0)) {
-    return Fail(2, "--duration_s must be between 20 samples and 600 s");
+    return reject("--duration_s must be between 20 samples and 600 s");
   }
   if (!(FLAGS_noise_scale > 0.0) || !std::isfinite(FLAGS_noise_scale)) {
-    return Fail(2, "--noise_scale must be > 0");
+    return reject("--noise_scale must be > 0");
   }
-  Eigen::Vector3d torque_noise;
-  if (!ParseVector3(FLAGS_torque_noise_std, "--torque_noise_std", &torque_noise, &error)) {
-    return Fail(2, error);
+  if (!ParseVector3(FLAGS_torque_noise_std, "--torque_noise_std", torque_noise, error)) {
+    return false;
   }
   if (!(FLAGS_pid_bandwidth_hz > 0.0) || !(FLAGS_pid_bandwidth_hz < 0.1 / FLAGS_dt)) {
-    return Fail(2, "--pid_bandwidth_hz must be in (0, 0.1/dt)");
+    return reject("--pid_bandwidth_hz must be in (0, 0.1/dt)");
   }
   if (!(FLAGS_q_state > 0.0) || !std::isfinite(FLAGS_q_state)) {
-    return Fail(2, "--q_state must be > 0");
+    return reject("--q_state must be > 0");
   }
   if (!(FLAGS_q_param >= 0.0) || !std::isfinite(FLAGS_q_param)) {
-    return Fail(2, "--q_param must be >= 0");
+    return reject("--q_param must be >= 0");
   }
-  if (!(FLAGS_hnn_gain > 0.0)) return Fail(2, "--hnn_gain must be > 0");
+  if (!(FLAGS_hnn_gain > 0.0)) return reject("--hnn_gain must be > 0");
   if (FLAGS_hnn_activation != "linear" && FLAGS_hnn_activation != "tanh") {
-    return Fail(2, "--hnn_activation must be 'linear' or 'tanh', got '" + FLAGS_hnn_activation +
-                       "'");
+    return reject("--hnn_activation must be 'linear' or 'tanh', got '" + FLAGS_hnn_activation +
+                  "'");
   }
   if (!(FLAGS_hnn_amplitude > 0.0) || !(FLAGS_hnn_beta > 0.0)) {
-    return Fail(2, "--hnn_amplitude and --hnn_beta must be > 0");
+    return reject("--hnn_amplitude and --hnn_beta must be > 0");
   }
-  if (FLAGS_rk4_substeps < 1) return Fail(2, "--rk4_substeps must be >= 1");
+  if (FLAGS_rk4_substeps < 1) return reject("--rk4_substeps must be >= 1");
   if (!(FLAGS_wr_position_intensity > 0.0) || !(FLAGS_wr_velocity_intensity > 0.0) ||
       !(FLAGS_wr_equation_std > 0.0)) {
-    return Fail(2, "--wr_position_intensity, --wr_velocity_intensity and --wr_equation_std "
-                   "must be > 0");
+    return reject(
+        "--wr_position_intensity, --wr_velocity_intensity and --wr_equation_std "
+        "must be > 0");
   }
   if (FLAGS_wr_initial_trajectory != "ukf_rts" && FLAGS_wr_initial_trajectory != "measurements") {
-    return Fail(2, "--wr_initial_trajectory must be 'ukf_rts' or 'measurements', got '" +
-                       FLAGS_wr_initial_trajectory + "'");
+    return reject("--wr_initial_trajectory must be 'ukf_rts' or 'measurements', got '" +
+                  FLAGS_wr_initial_trajectory + "'");
   }
-  if (FLAGS_wr_max_iterations < 1) return Fail(2, "--wr_max_iterations must be >= 1");
+  if (FLAGS_wr_max_iterations < 1) return reject("--wr_max_iterations must be >= 1");
   if (FLAGS_seed_repeats < 0 || FLAGS_seed_repeats > 1000) {
-    return Fail(2, "--seed_repeats must be in [0, 1000]");
+    return reject("--seed_repeats must be in [0, 1000]");
   }
   if (!(FLAGS_prior_std_fraction > 0.0) || !std::isfinite(FLAGS_prior_std_fraction)) {
-    return Fail(2, "--prior_std_fraction must be > 0");
+    return reject("--prior_std_fraction must be > 0");
   }
-  if (FLAGS_max_plot_rows < 10) return Fail(2, "--max_plot_rows must be >= 10");
-  {
-    // Validate the UKF flags early with a dummy system of the study's size.
-    solvers::DiscreteStateSpaceSystem dummy;
-    dummy.state_size = 10;
-    dummy.measurement_size = 6;
-    dummy.transition = [](int, const Eigen::VectorXd& x, Eigen::VectorXd* y, Eigen::MatrixXd*) {
-      *y = x;
-    };
-    dummy.measurement = [](int, const Eigen::VectorXd& x, Eigen::VectorXd* y, Eigen::MatrixXd*) {
-      *y = x.head(6);
-    };
-    solvers::UkfOptions o;
-    o.filter.process_noise = Eigen::MatrixXd::Identity(10, 10);
-    o.filter.measurement_covariance = Eigen::MatrixXd::Identity(6, 6);
-    o.filter.initial_state = Eigen::VectorXd::Zero(10);
-    o.filter.initial_covariance = Eigen::MatrixXd::Identity(10, 10);
-    o.alpha = FLAGS_ukf_alpha;
-    o.beta = FLAGS_ukf_beta;
-    o.kappa = FLAGS_ukf_kappa;
-    std::string why;
-    if (!o.IsValid(dummy, &why)) return Fail(2, "--ukf_alpha/--ukf_beta/--ukf_kappa: " + why);
+  if (FLAGS_max_plot_rows < 10) return reject("--max_plot_rows must be >= 10");
+  return ValidateUkfFlags(error);
+}
+
+// ---- Closed-loop record.
+
+// The record and what the estimators see of it.
+struct Record {
+  Eigen::Vector4d truth;         // IZZ1, IZZ2, mr, m3 of the simulated robot
+  Eigen::Vector3d torque_noise;  // std of the measured torques [N m, N m, N]
+  data::PidGains gains;
+  data::RobotSimulation sim;
+  int num = 0;              // samples
+  Vector6d r_std;           // measurement noise std: the published R, scaled by --noise_scale
+  Eigen::MatrixXd r_paper;  // diag(r_std²)
+  Eigen::MatrixXd y_clean;  // Ns × 6 joint positions and velocities [q1, q1', q2, q2', d3, d3']
+  Eigen::MatrixXd y;        // y_clean with sensor noise: what the recursive filters see
+};
+
+// One draw per entry in row order: the record and the sign statistics draw their noise alike.
+Eigen::MatrixXd AddMeasurementNoise(const Eigen::MatrixXd& y_clean, const Vector6d& r_std,
+                                    std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> g(0.0, 1.0);
+  Eigen::MatrixXd y(y_clean.rows(), 6);
+  for (int k = 0; k < y_clean.rows(); ++k) {
+    for (int i = 0; i < 6; ++i) y(k, i) = y_clean(k, i) + r_std(i) * g(rng);
   }
+  return y;
+}
 
-  data::OutputStage stage;
-  if (!stage.Open(FLAGS_out_dir, &error)) return Fail(1, error);
-  const auto wall_start = std::chrono::steady_clock::now();
-
-  // ---- Closed-loop record.
+bool SimulateRecord(const data::JointTrajectory& reference, const Eigen::Vector3d& torque_noise,
+                    Record* record, std::string* error) {
   const models::SerialRobot robot = models::MakeScara3();
-  const Eigen::Vector4d truth = models::Scara3BaseParametersFromLinks().AsVector();
-  const MultisineReference reference(FLAGS_duration_s);
+  record->truth = models::Scara3BaseParametersFromLinks().AsVector();
+  record->torque_noise = torque_noise;
   data::RobotSimulatorOptions sim_options;
   sim_options.control_rate_hz = 1.0 / FLAGS_dt;
   sim_options.integration_substeps = 10;
-  sim_options.gains = data::TunePidGains(robot, Eigen::Vector3d(0.0, 0.0, 0.15),
-                                         FLAGS_pid_bandwidth_hz);
+  sim_options.gains =
+      data::TunePidGains(robot, Eigen::Vector3d(0.0, 0.0, 0.15), FLAGS_pid_bandwidth_hz);
   sim_options.torque_noise_std = torque_noise;
   sim_options.seed = static_cast<std::uint32_t>(FLAGS_seed);
-  data::RobotSimulation sim;
-  if (!data::SimulateClosedLoop(robot, reference, sim_options, &sim, &error)) {
-    return Fail(1, "closed-loop simulation: " + error);
+  record->gains = sim_options.gains;
+  if (!data::SimulateClosedLoop(robot, reference, sim_options, &record->sim, error)) {
+    *error = "closed-loop simulation: " + *error;
+    return false;
   }
+  const data::RobotSimulation& sim = record->sim;
   const int num = static_cast<int>(sim.time.size());
-  // Measured joint positions and velocities with the published R (scaled).
-  Eigen::Matrix<double, 6, 1> r_std;
-  r_std << 5.0 * M_PI / 180.0, M_PI / 180.0, 5.0 * M_PI / 180.0, M_PI / 180.0, 0.02, 0.01;
-  r_std *= FLAGS_noise_scale;
-  Eigen::MatrixXd y_clean(num, 6), y(num, 6);
-  {
-    std::mt19937 rng(static_cast<std::uint32_t>(FLAGS_seed) + 17u);
-    std::normal_distribution<double> g(0.0, 1.0);
-    for (int k = 0; k < num; ++k) {
-      for (int j = 0; j < 3; ++j) {
-        y_clean(k, 2 * j) = sim.q(k, j);
-        y_clean(k, 2 * j + 1) = sim.qd(k, j);
-      }
-      for (int i = 0; i < 6; ++i) y(k, i) = y_clean(k, i) + r_std(i) * g(rng);
+  record->num = num;
+  record->r_std << 5.0 * M_PI / 180.0, M_PI / 180.0, 5.0 * M_PI / 180.0, M_PI / 180.0, 0.02, 0.01;
+  record->r_std *= FLAGS_noise_scale;
+  record->r_paper = record->r_std.array().square().matrix().asDiagonal();
+  record->y_clean.resize(num, 6);
+  for (int k = 0; k < num; ++k) {
+    for (int j = 0; j < 3; ++j) {
+      record->y_clean(k, 2 * j) = sim.q(k, j);
+      record->y_clean(k, 2 * j + 1) = sim.qd(k, j);
     }
   }
-  const Eigen::MatrixXd r_paper = r_std.array().square().matrix().asDiagonal();
+  record->y = AddMeasurementNoise(record->y_clean, record->r_std,
+                                  static_cast<std::uint32_t>(FLAGS_seed) + 17u);
+  return true;
+}
 
+// What the stages accumulate for --out_dir.
+struct CsvFiles {
+  std::string record, evolution, estimates, table7, validation, ekf_diagnosis, ekf_seed_statistics;
+};
+struct Results {
   std::vector<Estimate> estimates;
   nlohmann::json summary;
-  summary["flags"] = {{"duration_s", FLAGS_duration_s},   {"dt", FLAGS_dt},
-                      {"seed", FLAGS_seed},               {"noise_scale", FLAGS_noise_scale},
-                      {"torque_noise_std", FLAGS_torque_noise_std},
-                      {"pid_bandwidth_hz", FLAGS_pid_bandwidth_hz},
-                      {"q_state", FLAGS_q_state},         {"q_param", FLAGS_q_param},
-                      {"ukf_alpha", FLAGS_ukf_alpha},     {"ukf_beta", FLAGS_ukf_beta},
-                      {"ukf_kappa", FLAGS_ukf_kappa},     {"hnn_gain", FLAGS_hnn_gain},
-                      {"hnn_activation", FLAGS_hnn_activation},
-                      {"rk4_substeps", FLAGS_rk4_substeps},
-                      {"prior_std_fraction", FLAGS_prior_std_fraction},
-                      {"seed_repeats", FLAGS_seed_repeats},
-                      {"wr_initial_trajectory", FLAGS_wr_initial_trajectory},
-                      {"wr_max_iterations", FLAGS_wr_max_iterations}};
-  summary["samples"] = num;
+  CsvFiles csv;
+};
+
+void DescribeRecord(const Record& record, nlohmann::json* summary) {
+  nlohmann::json& s = *summary;
+  s["flags"] = {{"duration_s", FLAGS_duration_s},
+                {"dt", FLAGS_dt},
+                {"seed", FLAGS_seed},
+                {"noise_scale", FLAGS_noise_scale},
+                {"torque_noise_std", FLAGS_torque_noise_std},
+                {"pid_bandwidth_hz", FLAGS_pid_bandwidth_hz},
+                {"q_state", FLAGS_q_state},
+                {"q_param", FLAGS_q_param},
+                {"ukf_alpha", FLAGS_ukf_alpha},
+                {"ukf_beta", FLAGS_ukf_beta},
+                {"ukf_kappa", FLAGS_ukf_kappa},
+                {"hnn_gain", FLAGS_hnn_gain},
+                {"hnn_activation", FLAGS_hnn_activation},
+                {"rk4_substeps", FLAGS_rk4_substeps},
+                {"prior_std_fraction", FLAGS_prior_std_fraction},
+                {"seed_repeats", FLAGS_seed_repeats},
+                {"wr_initial_trajectory", FLAGS_wr_initial_trajectory},
+                {"wr_max_iterations", FLAGS_wr_max_iterations}};
+  const int num = record.num;
+  const data::RobotSimulation& sim = record.sim;
+  s["samples"] = num;
   for (int j = 0; j < 3; ++j) {
-    summary["pid_gains"].push_back({{"joint", j + 1},
-                                    {"kp", sim_options.gains.kp[j]},
-                                    {"ki", sim_options.gains.ki[j]},
-                                    {"kd", sim_options.gains.kd[j]}});
+    s["pid_gains"].push_back({{"joint", j + 1},
+                              {"kp", record.gains.kp[j]},
+                              {"ki", record.gains.ki[j]},
+                              {"kd", record.gains.kd[j]}});
   }
-  for (int i = 0; i < 6; ++i) summary["measurement_std"].push_back(r_std(i));
-  summary["true_parameters"] = {{"IZZ1", truth(0)}, {"IZZ2", truth(1)}, {"mr", truth(2)},
-                                {"m3", truth(3)}};
-  {
-    Eigen::Vector3d rms_tau;
-    for (int j = 0; j < 3; ++j) rms_tau(j) = std::sqrt(sim.tau.col(j).squaredNorm() / num);
-    summary["torque_rms"] = {rms_tau(0), rms_tau(1), rms_tau(2)};
-    summary["tracking_error_rms_identification_run"] = {
-        std::sqrt((sim.q_reference - sim.q).col(0).squaredNorm() / num),
-        std::sqrt((sim.q_reference - sim.q).col(1).squaredNorm() / num),
-        std::sqrt((sim.q_reference - sim.q).col(2).squaredNorm() / num)};
-  }
+  for (int i = 0; i < 6; ++i) s["measurement_std"].push_back(record.r_std(i));
+  const Eigen::Vector4d& truth = record.truth;
+  s["true_parameters"] = {
+      {"IZZ1", truth(0)}, {"IZZ2", truth(1)}, {"mr", truth(2)}, {"m3", truth(3)}};
+  Eigen::Vector3d rms_tau;
+  for (int j = 0; j < 3; ++j) rms_tau(j) = std::sqrt(sim.tau.col(j).squaredNorm() / num);
+  s["torque_rms"] = {rms_tau(0), rms_tau(1), rms_tau(2)};
+  s["tracking_error_rms_identification_run"] = {
+      std::sqrt((sim.q_reference - sim.q).col(0).squaredNorm() / num),
+      std::sqrt((sim.q_reference - sim.q).col(1).squaredNorm() / num),
+      std::sqrt((sim.q_reference - sim.q).col(2).squaredNorm() / num)};
+}
 
-  // ---- LS on the stacked regressor (noise-free kinematics, measured torques), weighted by the
-  // torque noise of each joint when it is known.
-  Eigen::MatrixXd phi(3 * num, 4);
-  Eigen::VectorXd tau_stack(3 * num);
-  for (int k = 0; k < num; ++k) {
-    phi.middleRows(3 * k, 3) = models::Scara3ClosedFormRegressor(
+// ---- LS and the Hopfield network: the stacked regression of the record.
+
+struct Regression {
+  Eigen::MatrixXd phi;  // 3 Ns × 4, from the noise-free q, q', q'' of the record
+  Eigen::VectorXd tau;  // 3 Ns, measured torques
+};
+
+Regression StackRegression(const Record& record) {
+  const data::RobotSimulation& sim = record.sim;
+  Regression regression;
+  regression.phi.resize(3 * record.num, 4);
+  regression.tau.resize(3 * record.num);
+  for (int k = 0; k < record.num; ++k) {
+    regression.phi.middleRows(3 * k, 3) = models::Scara3ClosedFormRegressor(
         sim.q.row(k).transpose(), sim.qd.row(k).transpose(), sim.qdd.row(k).transpose());
-    tau_stack.segment(3 * k, 3) = sim.tau_measured.row(k).transpose();
+    regression.tau.segment(3 * k, 3) = sim.tau_measured.row(k).transpose();
   }
-  {
-    Eigen::VectorXd w(3 * num);
-    for (int k = 0; k < num; ++k) {
-      for (int j = 0; j < 3; ++j) w(3 * k + j) = torque_noise(j) > 0.0 ? 1.0 / torque_noise(j) : 1.0;
-    }
-    const Eigen::MatrixXd a = w.asDiagonal() * phi;
-    const Eigen::VectorXd b = w.asDiagonal() * tau_stack;
-    Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(a);
-    Estimate ls;
-    ls.method = "LS";
-    ls.description = "weighted least squares, noise-free q, q', q'' of the record, measured torques";
-    ls.p = qr.solve(b);
-    const double dof = std::max(1, 3 * num - 4);
-    const double sigma2 = (b - a * ls.p).squaredNorm() / dof;
-    ls.cov = sigma2 * (a.transpose() * a).inverse();
-    ls.has_cov = true;
-    estimates.push_back(ls);
-    Eigen::JacobiSVD<Eigen::MatrixXd> svd(a);
-    summary["regressor_condition_number"] =
-        svd.singularValues()(0) / svd.singularValues()(svd.singularValues().size() - 1);
-  }
+  return regression;
+}
 
-  // ---- Hopfield network.
-  solvers::HopfieldResult hnn;
-  {
-    solvers::HopfieldOptions o;
-    o.gain = FLAGS_hnn_gain;
-    o.activation = FLAGS_hnn_activation == "tanh" ? solvers::HopfieldActivation::kTanh
-                                                  : solvers::HopfieldActivation::kLinear;
-    o.amplitude = Eigen::Vector4d::Constant(FLAGS_hnn_amplitude);
-    o.beta = FLAGS_hnn_beta;
-    o.initial_parameters = Eigen::Vector4d(5.0, 0.5, 1.0, 1.5);  // the EKF's published x0
-    if (!solvers::RunHopfieldEstimator(sim.time, phi, tau_stack, o, &hnn, &error)) {
-      return Fail(1, "Hopfield estimator: " + error);
-    }
-    Estimate mean;
-    mean.method = "HNN";
-    mean.description = "Hopfield network, time mean of the response over the whole record";
-    mean.p = hnn.mean_estimate;
-    mean.cov = hnn.mean_std.array().square().matrix().asDiagonal();
-    mean.has_cov = true;  // spread of the response about its mean (as the published Dev.)
-    estimates.push_back(mean);
-    Estimate fin;
-    fin.method = "HNN_final";
-    fin.description = "Hopfield network, value at the end of the record";
-    fin.p = hnn.final_estimate;
-    estimates.push_back(fin);
-    // Second-half mean: the transient from p0 excluded.
-    solvers::HopfieldOptions o2 = o;
-    o2.mean_start_s = 0.5 * FLAGS_duration_s;
-    solvers::HopfieldResult hnn2;
-    if (!solvers::RunHopfieldEstimator(sim.time, phi, tau_stack, o2, &hnn2, &error)) {
-      return Fail(1, "Hopfield estimator: " + error);
-    }
-    Estimate half;
-    half.method = "HNN_mean_second_half";
-    half.description = "Hopfield network, time mean over the second half of the record";
-    half.p = hnn2.mean_estimate;
-    half.cov = hnn2.mean_std.array().square().matrix().asDiagonal();
-    half.has_cov = true;
-    estimates.push_back(half);
-    summary["hnn"] = {{"message", hnn.message}, {"time_s", hnn.time_s},
-                      {"max_steps_per_sample", hnn.max_steps_per_sample}};
-  }
-
-  // ---- Filters.
-  Eigen::VectorXd x0_paper(10);
-  x0_paper << 1, 1, 1, 1, 1, 1, 5, 0.5, 1, 1.5;
-  const Model model;
-  const System euler_system(model, sim.time, sim.tau, solvers::Discretization::kForwardEuler, 1);
-  const System rk4_system(model, sim.time, sim.tau, solvers::Discretization::kRk4,
-                          FLAGS_rk4_substeps);
-  auto paper_options = [&]() {
-    solvers::KalmanFilterOptions o;
-    o.process_noise = 10.0 * Eigen::MatrixXd::Identity(10, 10);
-    o.initial_covariance = 10.0 * Eigen::MatrixXd::Identity(10, 10);
-    o.initial_state = x0_paper;
-    o.measurement_covariance = r_paper;
-    return o;
-  };
-  // Tuned: joint states start at the first measurement with the measurement variances,
-  // parameters at the published x0 with std prior_std_fraction · |x0| (P0 = 10 puts UKF sigma
-  // points at negative masses and inertias, where the mass matrix is indefinite); process noise q_state on the joint states
-  // and q_param on the parameters. The adapter's state order is [s; v; theta] = [q1, q2, d3,
-  // q1', q2', d3', IZZ1, IZZ2, mr, m3]; the measurement order (Scara3Model) is the published
-  // [q1, q1', q2, q2', d3, d3'], so y and R are used as they are. (The published x0, P0 and Q
-  // have equal joint entries, so the ordering does not change them.)
-  auto tuned_options = [&](const Eigen::MatrixXd& y) {
-    solvers::KalmanFilterOptions o;
-    Eigen::VectorXd q(10), p0(10);
-    o.initial_state = x0_paper;
+// Weighted by the torque noise of each joint when it is known.
+void EstimateLeastSquares(const Record& record, const Regression& regression, Results* results) {
+  const int num = record.num;
+  Eigen::VectorXd w(3 * num);
+  for (int k = 0; k < num; ++k) {
     for (int j = 0; j < 3; ++j) {
-      o.initial_state(j) = y(0, 2 * j);
-      o.initial_state(3 + j) = y(0, 2 * j + 1);
-      p0(j) = r_std(2 * j) * r_std(2 * j);
-      p0(3 + j) = r_std(2 * j + 1) * r_std(2 * j + 1);
+      w(3 * k + j) = record.torque_noise(j) > 0.0 ? 1.0 / record.torque_noise(j) : 1.0;
     }
-    for (int i = 0; i < 6; ++i) q(i) = FLAGS_q_state;
-    for (int i = 6; i < 10; ++i) {
-      q(i) = FLAGS_q_param;
-      const double sd = FLAGS_prior_std_fraction * std::abs(x0_paper(i));
-      p0(i) = sd * sd;
-    }
-    o.process_noise = q.asDiagonal();
-    o.initial_covariance = p0.asDiagonal();
-    o.measurement_covariance = r_paper;
-    return o;
-  };
+  }
+  const Eigen::MatrixXd a = w.asDiagonal() * regression.phi;
+  const Eigen::VectorXd b = w.asDiagonal() * regression.tau;
+  Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(a);
+  Estimate ls;
+  ls.method = "LS";
+  ls.description = "weighted least squares, noise-free q, q', q'' of the record, measured torques";
+  ls.p = qr.solve(b);
+  const double dof = std::max(1, 3 * num - 4);
+  const double sigma2 = (b - a * ls.p).squaredNorm() / dof;
+  ls.cov = sigma2 * (a.transpose() * a).inverse();
+  ls.has_cov = true;
+  results->estimates.push_back(ls);
+  Eigen::JacobiSVD<Eigen::MatrixXd> svd(a);
+  results->summary["regressor_condition_number"] =
+      svd.singularValues()(0) / svd.singularValues()(svd.singularValues().size() - 1);
+}
 
-  struct FilterRun {
-    std::string name;
-    std::string description;
-    solvers::KalmanFilterRecord record;
-    bool is_ukf = false;
-    solvers::UkfResult ukf;
-  };
-  std::vector<FilterRun> runs;
-  nlohmann::json ukf_json = nlohmann::json::array();
-  auto run_ekf = [&](const std::string& name, const std::string& description,
-                     const System& system, const solvers::KalmanFilterOptions& o) -> bool {
-    FilterRun run;
-    run.name = name;
-    run.description = description;
-    if (!solvers::RunExtendedKalmanFilter(system.Discrete(), y, o, &run.record, &error)) {
-      error = name + ": " + error;
-      return false;
-    }
-    runs.push_back(std::move(run));
-    return true;
-  };
-  auto run_ukf = [&](const std::string& name, const std::string& description,
-                     const System& system, const solvers::KalmanFilterOptions& o) -> bool {
-    FilterRun run;
-    run.name = name;
-    run.description = description;
-    run.is_ukf = true;
-    solvers::UkfOptions uo;
-    uo.filter = o;
-    uo.alpha = FLAGS_ukf_alpha;
-    uo.beta = FLAGS_ukf_beta;
-    uo.kappa = FLAGS_ukf_kappa;
-    const bool ok = solvers::RunSquareRootUkf(system.Discrete(), y, uo, &run.ukf, &error);
-    ukf_json.push_back({{"run", name},
-                        {"positive_definite_throughout", ok && run.ukf.positive_definite_throughout},
-                        {"min_sqrt_diagonal", run.ukf.min_sqrt_diagonal},
-                        {"sigma_point_evaluations", run.ukf.sigma_point_evaluations},
-                        {"message", ok ? run.ukf.record.message : error}});
-    if (!ok) {
-      // The acceptance criterion of the study: the square-root UKF must keep P positive
-      // definite on every run. A failure is an error of the whole study.
-      error = name + ": " + error;
-      return false;
-    }
-    run.record = run.ukf.record;
-    runs.push_back(std::move(run));
-    return true;
-  };
+bool RunHopfield(const Record& record, const Regression& regression, solvers::HopfieldResult* hnn,
+                 Results* results, std::string* error) {
+  solvers::HopfieldOptions o;
+  o.gain = FLAGS_hnn_gain;
+  o.activation = FLAGS_hnn_activation == "tanh" ? solvers::HopfieldActivation::kTanh
+                                                : solvers::HopfieldActivation::kLinear;
+  o.amplitude = Eigen::Vector4d::Constant(FLAGS_hnn_amplitude);
+  o.beta = FLAGS_hnn_beta;
+  o.initial_parameters = Eigen::Vector4d(5.0, 0.5, 1.0, 1.5);  // the EKF's published x0
+  if (!solvers::RunHopfieldEstimator(record.sim.time, regression.phi, regression.tau, o, hnn,
+                                     error)) {
+    *error = "Hopfield estimator: " + *error;
+    return false;
+  }
+  Estimate mean;
+  mean.method = "HNN";
+  mean.description = "Hopfield network, time mean of the response over the whole record";
+  mean.p = hnn->mean_estimate;
+  mean.cov = hnn->mean_std.array().square().matrix().asDiagonal();
+  mean.has_cov = true;  // spread of the response about its mean (as the published Dev.)
+  results->estimates.push_back(mean);
+  Estimate fin;
+  fin.method = "HNN_final";
+  fin.description = "Hopfield network, value at the end of the record";
+  fin.p = hnn->final_estimate;
+  results->estimates.push_back(fin);
+  // Second-half mean: the transient from p0 excluded.
+  solvers::HopfieldOptions o2 = o;
+  o2.mean_start_s = 0.5 * FLAGS_duration_s;
+  solvers::HopfieldResult hnn2;
+  if (!solvers::RunHopfieldEstimator(record.sim.time, regression.phi, regression.tau, o2, &hnn2,
+                                     error)) {
+    *error = "Hopfield estimator: " + *error;
+    return false;
+  }
+  Estimate half;
+  half.method = "HNN_mean_second_half";
+  half.description = "Hopfield network, time mean over the second half of the record";
+  half.p = hnn2.mean_estimate;
+  half.cov = hnn2.mean_std.array().square().matrix().asDiagonal();
+  half.has_cov = true;
+  results->estimates.push_back(half);
+  results->summary["hnn"] = {{"message", hnn->message},
+                             {"time_s", hnn->time_s},
+                             {"max_steps_per_sample", hnn->max_steps_per_sample}};
+  return true;
+}
 
-  const solvers::KalmanFilterOptions paper = paper_options();
-  const solvers::KalmanFilterOptions tuned = tuned_options(y);
-  if (!run_ekf("EKF_paper", "discrete EKF, forward Euler, published x0, P0 = Q = 10 I, R",
-               euler_system, paper) ||
-      !run_ekf("EKF", "discrete EKF, RK4, tuned x0, P0, Q (constant parameters)", rk4_system,
-               tuned) ||
-      !run_ukf("UKF", "square-root UKF, RK4, tuned x0, P0, Q", rk4_system, tuned) ||
-      !run_ukf("UKF_paper", "square-root UKF, forward Euler, published x0, P0 = Q = 10 I, R",
-               euler_system, paper)) {
-    return Fail(1, error);
+// ---- Filters.
+
+// The published x0: every joint state 1, the parameters (5, 0.5, 1, 1.5).
+Eigen::VectorXd PublishedInitialState() {
+  Eigen::VectorXd x0(10);
+  x0 << 1, 1, 1, 1, 1, 1, 5, 0.5, 1, 1.5;
+  return x0;
+}
+
+solvers::KalmanFilterOptions PaperFilterOptions(const Record& record) {
+  solvers::KalmanFilterOptions o;
+  o.process_noise = 10.0 * Eigen::MatrixXd::Identity(10, 10);
+  o.initial_covariance = 10.0 * Eigen::MatrixXd::Identity(10, 10);
+  o.initial_state = PublishedInitialState();
+  o.measurement_covariance = record.r_paper;
+  return o;
+}
+
+// Joint states start at the first measurement of y with the measurement variances, parameters
+// at the published x0 with std prior_std_fraction · |x0| (P0 = 10 puts UKF sigma points at
+// negative masses and inertias, where the mass matrix is indefinite); process noise q_state on
+// the joint states and q_param on the parameters. The adapter's state order is [s; v; theta] =
+// [q1, q2, d3, q1', q2', d3', IZZ1, IZZ2, mr, m3]; the measurement order (Scara3Model) is the
+// published [q1, q1', q2, q2', d3, d3'], so y and R are used as they are. (The published x0, P0
+// and Q have equal joint entries, so the ordering does not change them.)
+solvers::KalmanFilterOptions TunedFilterOptions(const Record& record, const Eigen::MatrixXd& y) {
+  const Eigen::VectorXd x0 = PublishedInitialState();
+  const Vector6d& r_std = record.r_std;
+  solvers::KalmanFilterOptions o;
+  Eigen::VectorXd p0(10);
+  o.initial_state = x0;
+  for (int j = 0; j < 3; ++j) {
+    o.initial_state(j) = y(0, 2 * j);
+    o.initial_state(3 + j) = y(0, 2 * j + 1);
+    p0(j) = r_std(2 * j) * r_std(2 * j);
+    p0(3 + j) = r_std(2 * j + 1) * r_std(2 * j + 1);
+  }
+  for (int i = 6; i < 10; ++i) {
+    const double sd = FLAGS_prior_std_fraction * std::abs(x0(i));
+    p0(i) = sd * sd;
+  }
+  o.process_noise = ProcessNoise(FLAGS_q_state, FLAGS_q_param);
+  o.initial_covariance = p0.asDiagonal();
+  o.measurement_covariance = record.r_paper;
+  return o;
+}
+
+// What the filter runs share: the closed-form model over the record in both discretisations,
+// and the published and tuned settings.
+struct FilterSetup {
+  System euler;  // forward Euler, one step per sample (as published)
+  System rk4;    // RK4, --rk4_substeps steps per sample
+  solvers::KalmanFilterOptions paper;
+  solvers::KalmanFilterOptions tuned;
+};
+
+FilterSetup MakeFilterSetup(const Record& record) {
+  const Model model;
+  return {System(model, record.sim.time, record.sim.tau, solvers::Discretization::kForwardEuler, 1),
+          System(model, record.sim.time, record.sim.tau, solvers::Discretization::kRk4,
+                 FLAGS_rk4_substeps),
+          PaperFilterOptions(record), TunedFilterOptions(record, record.y)};
+}
+
+struct FilterRun {
+  std::string name;
+  std::string description;
+  solvers::KalmanFilterRecord record;
+  bool is_ukf = false;
+  solvers::UkfResult ukf;
+};
+
+// Positions in FilterResults::runs.
+constexpr int kEkfPaperRun = 0;
+constexpr int kEkfRun = 1;
+constexpr int kUkfRun = 2;
+
+struct FilterResults {
+  std::vector<FilterRun> runs;  // EKF_paper, EKF, UKF, UKF_paper
+  solvers::ContinuousDiscreteEkfResult cd;
+  solvers::RtsSmootherResult ekf_rts, ukf_rts;        // over the tuned EKF and UKF
+  nlohmann::json ukf_json = nlohmann::json::array();  // per UKF run, for summary.json
+};
+
+bool RunEkf(const std::string& name, const std::string& description, const System& system,
+            const solvers::KalmanFilterOptions& o, const Eigen::MatrixXd& y, FilterResults* filters,
+            std::string* error) {
+  FilterRun run;
+  run.name = name;
+  run.description = description;
+  if (!solvers::RunExtendedKalmanFilter(system.Discrete(), y, o, &run.record, error)) {
+    *error = name + ": " + *error;
+    return false;
+  }
+  filters->runs.push_back(std::move(run));
+  return true;
+}
+
+bool RunUkf(const std::string& name, const std::string& description, const System& system,
+            const solvers::KalmanFilterOptions& o, const Eigen::MatrixXd& y, FilterResults* filters,
+            std::string* error) {
+  FilterRun run;
+  run.name = name;
+  run.description = description;
+  run.is_ukf = true;
+  const bool ok =
+      solvers::RunSquareRootUkf(system.Discrete(), y, UkfOptionsFromFlags(o), &run.ukf, error);
+  filters->ukf_json.push_back(
+      {{"run", name},
+       {"positive_definite_throughout", ok && run.ukf.positive_definite_throughout},
+       {"min_sqrt_diagonal", run.ukf.min_sqrt_diagonal},
+       {"sigma_point_evaluations", run.ukf.sigma_point_evaluations},
+       {"message", ok ? run.ukf.record.message : *error}});
+  if (!ok) {
+    // The acceptance criterion of the study: the square-root UKF must keep P positive
+    // definite on every run. A failure is an error of the whole study.
+    *error = name + ": " + *error;
+    return false;
+  }
+  run.record = run.ukf.record;
+  filters->runs.push_back(std::move(run));
+  return true;
+}
+
+bool RunFilters(const Record& record, const FilterSetup& setup, FilterResults* filters,
+                std::string* error) {
+  const Eigen::MatrixXd& y = record.y;
+  if (!RunEkf("EKF_paper", "discrete EKF, forward Euler, published x0, P0 = Q = 10 I, R",
+              setup.euler, setup.paper, y, filters, error) ||
+      !RunEkf("EKF", "discrete EKF, RK4, tuned x0, P0, Q (constant parameters)", setup.rk4,
+              setup.tuned, y, filters, error) ||
+      !RunUkf("UKF", "square-root UKF, RK4, tuned x0, P0, Q", setup.rk4, setup.tuned, y, filters,
+              error) ||
+      !RunUkf("UKF_paper", "square-root UKF, forward Euler, published x0, P0 = Q = 10 I, R",
+              setup.euler, setup.paper, y, filters, error)) {
+    return false;
   }
   // Continuous–discrete EKF (the project's general filter) with the tuned settings: intensity
   // Q/Δt so that Q Δt equals the discrete Q.
-  solvers::ContinuousDiscreteEkfResult cd;
-  {
-    solvers::ContinuousDiscreteEkfOptions co;
-    co.process_noise_intensity = tuned.process_noise / FLAGS_dt;
-    co.measurement_covariance = tuned.measurement_covariance;
-    co.initial_state = tuned.initial_state;
-    co.initial_covariance = tuned.initial_covariance;
-    co.steps_per_sample = FLAGS_rk4_substeps;
-    if (!solvers::RunContinuousDiscreteEkf(rk4_system.ContinuousDiscrete(), sim.time, y, co, &cd,
-                                           &error)) {
-      return Fail(1, "CD-EKF: " + error);
-    }
+  solvers::ContinuousDiscreteEkfOptions co;
+  co.process_noise_intensity = setup.tuned.process_noise / FLAGS_dt;
+  co.measurement_covariance = setup.tuned.measurement_covariance;
+  co.initial_state = setup.tuned.initial_state;
+  co.initial_covariance = setup.tuned.initial_covariance;
+  co.steps_per_sample = FLAGS_rk4_substeps;
+  if (!solvers::RunContinuousDiscreteEkf(setup.rk4.ContinuousDiscrete(), record.sim.time, y, co,
+                                         &filters->cd, error)) {
+    *error = "CD-EKF: " + *error;
+    return false;
   }
-  // RTS smoothers of the tuned EKF and UKF.
-  solvers::RtsSmootherResult ekf_rts, ukf_rts;
-  const FilterRun* ekf_run = &runs[1];
-  const FilterRun* ukf_run = &runs[2];
-  if (!solvers::RunRtsSmoother(ekf_run->record, &ekf_rts, &error) ||
-      !solvers::RunRtsSmoother(ukf_run->record, &ukf_rts, &error)) {
-    return Fail(1, "RTS smoother: " + error);
+  if (!solvers::RunRtsSmoother(filters->runs[kEkfRun].record, &filters->ekf_rts, error) ||
+      !solvers::RunRtsSmoother(filters->runs[kUkfRun].record, &filters->ukf_rts, error)) {
+    *error = "RTS smoother: " + *error;
+    return false;
   }
-  for (const FilterRun& run : runs) {
+  return true;
+}
+
+void AddFilterEstimates(const Record& record, const FilterResults& filters,
+                        std::vector<Estimate>* estimates) {
+  for (const FilterRun& run : filters.runs) {
     Estimate e;
     e.method = run.name;
     e.description = run.description + ", final filtered value";
     e.p = FinalParameters(run.record.filtered_states);
     e.cov = FinalParameterCovariance(run.record.filtered_covariances);
     e.has_cov = true;
-    estimates.push_back(e);
+    estimates->push_back(e);
     if (run.name == "EKF_paper" || run.name == "UKF_paper") {
       Estimate m;
       m.method = run.name + "_mean";
       m.description = run.description + ", time mean of the filtered parameters";
       m.p = TimeMean(run.record.filtered_states.rightCols(4));
-      Eigen::Vector4d var = Eigen::Vector4d::Zero();
-      const Eigen::MatrixXd d = run.record.filtered_states.rightCols(4).rowwise() -
-                                m.p.transpose();
-      var = (d.array().square().colwise().sum() / num).transpose();
+      const Eigen::MatrixXd d = run.record.filtered_states.rightCols(4).rowwise() - m.p.transpose();
+      const Eigen::Vector4d var = (d.array().square().colwise().sum() / record.num).transpose();
       m.cov = var.asDiagonal();  // spread of the filtered trajectory about its mean
       m.has_cov = true;
-      estimates.push_back(m);
+      estimates->push_back(m);
     }
   }
-  {
-    Estimate e;
-    e.method = "CD_EKF";
-    e.description = "continuous-discrete EKF (RK4 moment equations), tuned settings, final value";
-    e.p = cd.states.bottomRows(1).rightCols(4).transpose();
-    e.cov = cd.final_covariance.bottomRightCorner(4, 4);
-    e.has_cov = true;
-    estimates.push_back(e);
-    Estimate se;
-    se.method = "EKF_RTS";
-    se.description = "RTS smoother over the tuned EKF, value at t0";
-    se.p = ekf_rts.states.row(0).tail(4).transpose();
-    se.cov = ekf_rts.covariances[0].bottomRightCorner(4, 4);
-    se.has_cov = true;
-    estimates.push_back(se);
-    Estimate su = se;
-    su.method = "UKF_RTS";
-    su.description = "unscented RTS smoother over the tuned UKF, value at t0";
-    su.p = ukf_rts.states.row(0).tail(4).transpose();
-    su.cov = ukf_rts.covariances[0].bottomRightCorner(4, 4);
-    estimates.push_back(su);
-  }
+  Estimate e;
+  e.method = "CD_EKF";
+  e.description = "continuous-discrete EKF (RK4 moment equations), tuned settings, final value";
+  e.p = filters.cd.states.bottomRows(1).rightCols(4).transpose();
+  e.cov = filters.cd.final_covariance.bottomRightCorner(4, 4);
+  e.has_cov = true;
+  estimates->push_back(e);
+  Estimate se;
+  se.method = "EKF_RTS";
+  se.description = "RTS smoother over the tuned EKF, value at t0";
+  se.p = filters.ekf_rts.states.row(0).tail(4).transpose();
+  se.cov = filters.ekf_rts.covariances[0].bottomRightCorner(4, 4);
+  se.has_cov = true;
+  estimates->push_back(se);
+  Estimate su = se;
+  su.method = "UKF_RTS";
+  su.description = "unscented RTS smoother over the tuned UKF, value at t0";
+  su.p = filters.ukf_rts.states.row(0).tail(4).transpose();
+  su.cov = filters.ukf_rts.covariances[0].bottomRightCorner(4, 4);
+  estimates->push_back(su);
+}
 
-  // ---- The project's batch weighted-residual smoother (METHODS.md §7) over the same record:
-  // positions, velocities and torques measured; shooting transcription, constant parameters.
-  nlohmann::json wr_json;
-  if (FLAGS_wr_smoother) {
-    const models::Scara3TorqueModel wr_model;
-    problems::WeightedResidualData wr_data;
-    wr_data.time = sim.time;
-    wr_data.measurements.resize(num, 9);
-    wr_data.measurements << y, sim.tau_measured;
-    problems::WeightedResidualWeights weights;
-    Eigen::VectorXd w_kin(6), v_res(12);
-    w_kin << Eigen::Vector3d::Constant(1.0 / FLAGS_wr_position_intensity),
-        Eigen::Vector3d::Constant(1.0 / FLAGS_wr_velocity_intensity);
-    weights.kinematic = w_kin.asDiagonal();
-    weights.parameter = Eigen::Matrix4d::Identity();
-    v_res.head(3).setConstant(1.0 / (FLAGS_wr_equation_std * FLAGS_wr_equation_std));
-    for (int i = 0; i < 6; ++i) v_res(3 + i) = 1.0 / (r_std(i) * r_std(i));
+// ---- The project's batch weighted-residual smoother (METHODS.md §7) over the same record:
+// positions, velocities and torques measured; shooting transcription, constant parameters.
+
+problems::WeightedResidualWeights SmootherWeights(const Record& record) {
+  problems::WeightedResidualWeights weights;
+  Eigen::VectorXd w_kin(6), v_res(12);
+  w_kin << Eigen::Vector3d::Constant(1.0 / FLAGS_wr_position_intensity),
+      Eigen::Vector3d::Constant(1.0 / FLAGS_wr_velocity_intensity);
+  weights.kinematic = w_kin.asDiagonal();
+  weights.parameter = Eigen::Matrix4d::Identity();
+  v_res.head(3).setConstant(1.0 / (FLAGS_wr_equation_std * FLAGS_wr_equation_std));
+  for (int i = 0; i < 6; ++i) v_res(3 + i) = 1.0 / (record.r_std(i) * record.r_std(i));
+  for (int j = 0; j < 3; ++j) {
+    // A torque channel without noise gets the weight of a 1e-3 std.
+    const double sd = record.torque_noise(j) > 0.0 ? record.torque_noise(j) : 1e-3;
+    v_res(9 + j) = 1.0 / (sd * sd);
+  }
+  weights.residual = v_res.asDiagonal();
+  return weights;
+}
+
+// "measurements": the noisy positions and velocities themselves, zero accelerations (the
+// kinematic residuals start at the size of the position noise / Δt, and the bilinear M(theta) a
+// gives the inertias no gradient at a = 0: on short records Ceres stalls far from the optimum).
+// "ukf_rts": the RTS-smoothed UKF joint states, accelerations by central differences of the
+// smoothed velocities. The parameters start at the published x0 either way, so the smoother's
+// parameter estimate is its own.
+void SetInitialTrajectory(const Record& record, const solvers::RtsSmootherResult& ukf_rts,
+                          problems::WeightedResidualVariables* variables) {
+  const int num = record.num;
+  const bool from_rts = FLAGS_wr_initial_trajectory == "ukf_rts";
+  for (int k = 0; k < num; ++k) {
     for (int j = 0; j < 3; ++j) {
-      // A torque channel without noise gets the weight of a 1e-3 std.
-      const double sd = torque_noise(j) > 0.0 ? torque_noise(j) : 1e-3;
-      v_res(9 + j) = 1.0 / (sd * sd);
-    }
-    weights.residual = v_res.asDiagonal();
-    problems::WeightedResidualOptions wr_options;
-    wr_options.transcription = problems::Transcription::kShooting;
-    wr_options.parameter_mode = problems::ParameterMode::kConstant;
-    problems::WeightedResidualVariables variables;
-    problems::ResizeVariables(3, 3, x0_paper.tail(4), num, problems::ParameterMode::kConstant,
-                              &variables);
-    // Initial trajectory. "measurements": the noisy positions and velocities themselves, zero
-    // accelerations (the kinematic residuals start at the size of the position noise / Δt, and
-    // the bilinear M(theta) a gives the inertias no gradient at a = 0: on short records Ceres
-    // stalls far from the optimum). "ukf_rts": the RTS-smoothed UKF joint states, accelerations
-    // by central differences of the smoothed velocities. The parameters start at the published
-    // x0 either way, so the smoother's parameter estimate is its own.
-    const bool from_rts = FLAGS_wr_initial_trajectory == "ukf_rts";
-    for (int k = 0; k < num; ++k) {
-      for (int j = 0; j < 3; ++j) {
-        if (from_rts) {
-          variables.states(j, k) = ukf_rts.states(k, j);
-          variables.states(3 + j, k) = ukf_rts.states(k, 3 + j);
-          const int lo = std::max(0, k - 1), hi = std::min(num - 1, k + 1);
-          variables.inputs(j, k) = (ukf_rts.states(hi, 3 + j) - ukf_rts.states(lo, 3 + j)) /
-                                   (sim.time(hi) - sim.time(lo));
-        } else {
-          variables.states(j, k) = y(k, 2 * j);
-          variables.states(3 + j, k) = y(k, 2 * j + 1);
-        }
-        variables.inputs(3 + j, k) = sim.tau_measured(k, j);
+      if (from_rts) {
+        variables->states(j, k) = ukf_rts.states(k, j);
+        variables->states(3 + j, k) = ukf_rts.states(k, 3 + j);
+        const int lo = std::max(0, k - 1), hi = std::min(num - 1, k + 1);
+        variables->inputs(j, k) = (ukf_rts.states(hi, 3 + j) - ukf_rts.states(lo, 3 + j)) /
+                                  (record.sim.time(hi) - record.sim.time(lo));
+      } else {
+        variables->states(j, k) = record.y(k, 2 * j);
+        variables->states(3 + j, k) = record.y(k, 2 * j + 1);
       }
+      variables->inputs(3 + j, k) = record.sim.tau_measured(k, j);
     }
-    ceres::Problem problem;
-    if (!problems::BuildWeightedResidualProblem(wr_model, wr_data, weights, wr_options,
-                                                &variables, &problem, &error)) {
-      return Fail(1, "weighted-residual smoother: " + error);
-    }
-    solvers::WeightedResidualSmootherOptions so;
-    so.max_iterations = FLAGS_wr_max_iterations;
-    const solvers::WeightedResidualSmootherSummary ws =
-        solvers::SolveWeightedResidual(&problem, &variables, so);
-    Estimate e;
-    e.method = "WR_smoother";
-    e.description = "batch weighted-residual smoother (shooting, constant parameters) over "
-                    "positions, velocities and measured torques";
-    e.p = variables.parameters.col(0);
-    Eigen::MatrixXd information;
-    std::string why;
-    if (solvers::ConstantParameterInformation(&problem, &variables, &information, &why)) {
-      const solvers::IdentifiabilityReport report = solvers::AnalyzeIdentifiability(
-          information, variables.parameters.col(0), {"IZZ1", "IZZ2", "mr", "m3"});
-      e.cov = report.covariance;
-      e.has_cov = true;
-    }
-    estimates.push_back(e);
-    wr_json = {{"converged", ws.converged},   {"iterations", ws.iterations},
-               {"initial_cost", ws.initial_cost}, {"final_cost", ws.final_cost},
-               {"time_s", ws.time_s},         {"message", ws.message},
-               {"covariance_message", why}};
   }
-  summary["wr_smoother"] = wr_json;
+}
 
-  // ---- EKF diagnosis: which published setting drives IZZ2 away.
-  std::string diag_csv =
+bool RunWeightedResidualSmoother(const Record& record, const FilterResults& filters,
+                                 Results* results, std::string* error) {
+  if (!FLAGS_wr_smoother) {
+    results->summary["wr_smoother"] = nullptr;
+    return true;
+  }
+  const models::Scara3TorqueModel wr_model;
+  problems::WeightedResidualData wr_data;
+  wr_data.time = record.sim.time;
+  wr_data.measurements.resize(record.num, 9);
+  wr_data.measurements << record.y, record.sim.tau_measured;
+  const problems::WeightedResidualWeights weights = SmootherWeights(record);
+  problems::WeightedResidualOptions wr_options;
+  wr_options.transcription = problems::Transcription::kShooting;
+  wr_options.parameter_mode = problems::ParameterMode::kConstant;
+  problems::WeightedResidualVariables variables;
+  problems::ResizeVariables(3, 3, PublishedInitialState().tail(4), record.num,
+                            problems::ParameterMode::kConstant, &variables);
+  SetInitialTrajectory(record, filters.ukf_rts, &variables);
+  ceres::Problem problem;
+  if (!problems::BuildWeightedResidualProblem(wr_model, wr_data, weights, wr_options, &variables,
+                                              &problem, error)) {
+    *error = "weighted-residual smoother: " + *error;
+    return false;
+  }
+  solvers::WeightedResidualSmootherOptions so;
+  so.max_iterations = FLAGS_wr_max_iterations;
+  const solvers::WeightedResidualSmootherSummary ws =
+      solvers::SolveWeightedResidual(&problem, &variables, so);
+  Estimate e;
+  e.method = "WR_smoother";
+  e.description =
+      "batch weighted-residual smoother (shooting, constant parameters) over "
+      "positions, velocities and measured torques";
+  e.p = variables.parameters.col(0);
+  Eigen::MatrixXd information;
+  std::string why;
+  if (solvers::ConstantParameterInformation(&problem, &variables, &information, &why)) {
+    const solvers::IdentifiabilityReport report = solvers::AnalyzeIdentifiability(
+        information, variables.parameters.col(0), {"IZZ1", "IZZ2", "mr", "m3"});
+    e.cov = report.covariance;
+    e.has_cov = true;
+  }
+  results->estimates.push_back(e);
+  results->summary["wr_smoother"] = {{"converged", ws.converged},
+                                     {"iterations", ws.iterations},
+                                     {"initial_cost", ws.initial_cost},
+                                     {"final_cost", ws.final_cost},
+                                     {"time_s", ws.time_s},
+                                     {"message", ws.message},
+                                     {"covariance_message", why}};
+  return true;
+}
+
+// ---- EKF diagnosis: which published setting drives IZZ2 away.
+
+void DiagnoseEkfSettings(const Record& record, const FilterSetup& setup, Results* results) {
+  std::string& diag_csv = results->csv.ekf_diagnosis;
+  diag_csv =
       "q_param,q_state,discretization,IZZ2_final,IZZ2_std_final,IZZ2_mean,IZZ2_min,IZZ2_max,"
       "fraction_IZZ2_negative,IZZ1_final,mr_final,m3_final\n";
   nlohmann::json diag_json = nlohmann::json::array();
   for (double qp : {10.0, 1e-4, 0.0}) {
     for (double qs : {10.0, FLAGS_q_state}) {
       for (int disc = 0; disc < 2; ++disc) {
-        solvers::KalmanFilterOptions o = paper;
-        Eigen::VectorXd q(10);
-        q << Eigen::VectorXd::Constant(6, qs), Eigen::VectorXd::Constant(4, qp);
-        o.process_noise = q.asDiagonal();
-        const System& sys = disc == 0 ? euler_system : rk4_system;
+        solvers::KalmanFilterOptions o = setup.paper;
+        o.process_noise = ProcessNoise(qs, qp);
+        const System& sys = disc == 0 ? setup.euler : setup.rk4;
         solvers::KalmanFilterRecord rec;
         std::string why;
-        const bool ok = solvers::RunExtendedKalmanFilter(sys.Discrete(), y, o, &rec, &why);
+        const bool ok = solvers::RunExtendedKalmanFilter(sys.Discrete(), record.y, o, &rec, &why);
         const char* dname = disc == 0 ? "euler" : "rk4";
         if (!ok) {
-          diag_json.push_back({{"q_param", qp}, {"q_state", qs}, {"discretization", dname},
-                               {"failed", why}});
+          diag_json.push_back(
+              {{"q_param", qp}, {"q_state", qs}, {"discretization", dname}, {"failed", why}});
           continue;
         }
         const Eigen::VectorXd izz2 = rec.filtered_states.col(7);
@@ -861,209 +992,248 @@ int main(int argc, char** argv) {
       }
     }
   }
-  summary["ekf_diagnosis"] = diag_json;
-  // The information the record carries about IZZ2 per sample under the published settings: the
-  // EKF_paper filtered std of IZZ2 against |IZZ2|.
-  {
-    const Eigen::MatrixXd sd = runs[0].record.FilteredStd();
-    summary["ekf_paper_izz2_std"] = {{"median", [&] {
-                                        std::vector<double> v(sd.rows());
-                                        for (int k = 0; k < sd.rows(); ++k) v[k] = sd(k, 7);
-                                        std::nth_element(v.begin(), v.begin() + v.size() / 2,
-                                                         v.end());
-                                        return v[v.size() / 2];
-                                      }()},
-                                     {"final", sd(sd.rows() - 1, 7)}};
-  }
+  results->summary["ekf_diagnosis"] = diag_json;
+}
 
-  // Sign statistics of IZZ2 over noise realisations (same closed-loop record, new sensor noise).
-  std::string seed_csv =
+// The information the record carries about IZZ2 per sample under the published settings: the
+// EKF_paper filtered std of IZZ2 against |IZZ2|.
+nlohmann::json Izz2StdOverRecord(const FilterRun& run) {
+  const Eigen::MatrixXd sd = run.record.FilteredStd();
+  std::vector<double> v(sd.rows());
+  for (int k = 0; k < sd.rows(); ++k) v[k] = sd(k, 7);
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return {{"median", v[v.size() / 2]}, {"final", sd(sd.rows() - 1, 7)}};
+}
+
+// ---- Sign statistics of IZZ2 over noise realisations (same closed-loop record, new sensor
+// noise).
+
+// "published": x0 = (1 … 1 5 0.5 1 1.5), P0 = 10 I; "tuned": joint states at the first
+// measurement with P0 = R, parameter prior std prior_std_fraction · |x0| (the EKF and UKF rows
+// of the table); "states_only": the published joint-state x0 and P0 = 10 with the tuned
+// parameter prior, and "params_only": the tuned joint states with the published parameter
+// P0 = 10 (which of the two halves of the start matters).
+enum Start { kPublished, kTuned, kPublishedStates, kPublishedParameterP0 };
+
+struct SignSetting {
+  double qp, qs;
+  int disc;  // 0: forward Euler, 1: RK4
+  Start start;
+  bool ukf;
+};
+
+// The square-root UKF runs only from the tuned start (from P0 = 10 I its sigma points sit at
+// negative inertias).
+std::vector<SignSetting> SignSettings() {
+  return {{10.0, 10.0, 0, kPublished, false},
+          {10.0, FLAGS_q_state, 0, kPublished, false},
+          {0.0, 10.0, 0, kPublished, false},
+          {1e-4, FLAGS_q_state, 0, kPublished, false},
+          {0.0, FLAGS_q_state, 1, kPublished, false},
+          {0.0, FLAGS_q_state, 1, kPublishedStates, false},
+          {0.0, FLAGS_q_state, 1, kPublishedParameterP0, false},
+          {FLAGS_q_param, FLAGS_q_state, 1, kTuned, false},
+          {FLAGS_q_param, FLAGS_q_state, 1, kTuned, true}};
+}
+
+struct SignCounts {
+  std::vector<double> finals, sds;  // final IZZ2 and its filter std, per finished run
+  // "Published signature": a moderate negative IZZ2 at the end (−5 IZZ2_true <= IZZ2 < 0)
+  // while m3 is within 1 %, as the published EKF (IZZ2 = −0.93, m3 = 1.9965): a wrong sign
+  // that is not part of a divergence of the whole filter.
+  int neg_final = 0, neg_mean = 0, failed = 0, signature = 0;
+  int ukf_failures = 0;  // UKF runs that failed or lost positive definiteness
+  std::string first_failure;
+};
+
+SignCounts CountIzz2Signs(const Record& record, const FilterSetup& setup, const SignSetting& st) {
+  const int num = record.num;
+  const Eigen::Vector4d& truth = record.truth;
+  SignCounts counts;
+  for (int rep = 0; rep < FLAGS_seed_repeats; ++rep) {
+    const Eigen::MatrixXd yr = AddMeasurementNoise(
+        record.y_clean, record.r_std, static_cast<std::uint32_t>(FLAGS_seed) + 1000u + rep);
+    solvers::KalmanFilterOptions o =
+        st.start == kPublished ? setup.paper : TunedFilterOptions(record, yr);
+    if (st.start == kPublishedStates) {
+      o.initial_state.head(6) = setup.paper.initial_state.head(6);
+      o.initial_covariance.topLeftCorner(6, 6) = setup.paper.initial_covariance.topLeftCorner(6, 6);
+    } else if (st.start == kPublishedParameterP0) {
+      o.initial_covariance.bottomRightCorner(4, 4) =
+          setup.paper.initial_covariance.bottomRightCorner(4, 4);
+    }
+    o.process_noise = ProcessNoise(st.qs, st.qp);
+    solvers::KalmanFilterRecord rec;
+    std::string why;
+    const System& sys = st.disc == 0 ? setup.euler : setup.rk4;
+    if (st.ukf) {
+      solvers::UkfResult ur;
+      if (!solvers::RunSquareRootUkf(sys.Discrete(), yr, UkfOptionsFromFlags(o), &ur, &why)) {
+        if (counts.first_failure.empty()) {
+          counts.first_failure = "realisation " + std::to_string(rep) + ": " + why;
+        }
+        ++counts.failed;
+        ++counts.ukf_failures;
+        continue;
+      }
+      if (!ur.positive_definite_throughout) ++counts.ukf_failures;
+      rec = std::move(ur.record);
+    } else if (!solvers::RunExtendedKalmanFilter(sys.Discrete(), yr, o, &rec, &why)) {
+      if (counts.first_failure.empty()) {
+        counts.first_failure = "realisation " + std::to_string(rep) + ": " + why;
+      }
+      ++counts.failed;
+      continue;
+    }
+    const double fin = rec.filtered_states(num - 1, 7);
+    counts.finals.push_back(fin);
+    counts.sds.push_back(std::sqrt(rec.filtered_covariances.back()(7, 7)));
+    if (fin < 0.0) ++counts.neg_final;
+    if (fin < 0.0 && fin >= -5.0 * truth(1) &&
+        std::abs(rec.filtered_states(num - 1, 9) - truth(3)) <= 0.01 * truth(3)) {
+      ++counts.signature;
+    }
+    if (TimeMean(rec.filtered_states.rightCols(4))(1) < 0.0) ++counts.neg_mean;
+  }
+  return counts;
+}
+
+// Appends the row of one setting to the CSV and to the JSON list.
+void AppendSignStatistics(const SignSetting& st, SignCounts counts, std::string* csv,
+                          nlohmann::json* rows) {
+  const int ok = static_cast<int>(counts.finals.size());
+  double mean = 0.0, var = 0.0, mn = NAN, mx = NAN, sd_med = NAN;
+  if (ok > 0) {
+    const Eigen::Map<const Eigen::VectorXd> f(counts.finals.data(), ok);
+    mean = f.mean();
+    var = ok > 1 ? (f.array() - mean).square().sum() / (ok - 1) : 0.0;
+    mn = f.minCoeff();
+    mx = f.maxCoeff();
+    std::nth_element(counts.sds.begin(), counts.sds.begin() + ok / 2, counts.sds.end());
+    sd_med = counts.sds[ok / 2];
+  }
+  const int neg_final = counts.neg_final, neg_mean = counts.neg_mean;
+  const int failed = counts.failed, signature = counts.signature;
+  const char* dname = st.disc == 0 ? "euler" : "rk4";
+  const char* fname = st.ukf ? "UKF" : "EKF";
+  const char* sname = st.start == kPublished         ? "published"
+                      : st.start == kTuned           ? "tuned"
+                      : st.start == kPublishedStates ? "states_only"
+                                                     : "params_only";
+  char line[512];
+  std::snprintf(line, sizeof(line),
+                "%s,%s,%g,%g,%s,%d,%d,%.4f,%.4f,%.4f,%.6g,%.6g,%.6g,%.6g,%.6g\n", fname, sname,
+                st.qp, st.qs, dname, FLAGS_seed_repeats, failed, ok ? double(neg_final) / ok : NAN,
+                ok ? double(neg_mean) / ok : NAN, ok ? double(signature) / ok : NAN, mean,
+                std::sqrt(var), mn, mx, sd_med);
+  *csv += line;
+  rows->push_back({{"filter", fname},
+                   {"start", sname},
+                   {"q_param", st.qp},
+                   {"q_state", st.qs},
+                   {"discretization", dname},
+                   {"runs", FLAGS_seed_repeats},
+                   {"first_failure", counts.first_failure},
+                   {"failed", failed},
+                   {"fraction_final_IZZ2_negative", ok ? double(neg_final) / ok : NAN},
+                   {"fraction_mean_IZZ2_negative", ok ? double(neg_mean) / ok : NAN},
+                   {"fraction_published_signature", ok ? double(signature) / ok : NAN},
+                   {"final_IZZ2_mean", mean},
+                   {"final_IZZ2_std", std::sqrt(var)},
+                   {"final_IZZ2_min", mn},
+                   {"final_IZZ2_max", mx},
+                   {"filter_std_IZZ2_median", sd_med}});
+}
+
+// Returns the number of UKF runs that failed or lost positive definiteness.
+int RunSignStatistics(const Record& record, const FilterSetup& setup, Results* results) {
+  results->csv.ekf_seed_statistics =
       "filter,start,q_param,q_state,discretization,runs,failed,fraction_final_IZZ2_negative,"
       "fraction_mean_IZZ2_negative,fraction_published_signature,final_IZZ2_mean,final_IZZ2_std,"
       "final_IZZ2_min,final_IZZ2_max,filter_std_IZZ2_median\n";
-  int ukf_seed_failures = 0;
-  if (FLAGS_seed_repeats > 0) {
-    // start "published": x0 = (1 … 1 5 0.5 1 1.5), P0 = 10 I; "tuned": joint states at the first
-    // measurement with P0 = R, parameter prior std prior_std_fraction · |x0| (the EKF and UKF
-    // rows of the table); "states_only": the published joint-state x0 and P0 = 10 with the tuned
-    // parameter prior, and "params_only": the tuned joint states with the published parameter
-    // P0 = 10 (which of the two halves of the start matters). The square-root UKF runs only from
-    // the tuned start (from P0 = 10 I its sigma points sit at negative inertias).
-    enum Start { kPublished, kTuned, kPublishedStates, kPublishedParameterP0 };
-    struct Setting {
-      double qp, qs;
-      int disc;
-      Start start;
-      bool ukf;
-    };
-    const Setting settings[] = {{10.0, 10.0, 0, kPublished, false},
-                                {10.0, FLAGS_q_state, 0, kPublished, false},
-                                {0.0, 10.0, 0, kPublished, false},
-                                {1e-4, FLAGS_q_state, 0, kPublished, false},
-                                {0.0, FLAGS_q_state, 1, kPublished, false},
-                                {0.0, FLAGS_q_state, 1, kPublishedStates, false},
-                                {0.0, FLAGS_q_state, 1, kPublishedParameterP0, false},
-                                {FLAGS_q_param, FLAGS_q_state, 1, kTuned, false},
-                                {FLAGS_q_param, FLAGS_q_state, 1, kTuned, true}};
-    for (const Setting& st : settings) {
-      std::vector<double> finals, sds;
-      // "Published signature": a moderate negative IZZ2 at the end (−5 IZZ2_true <= IZZ2 < 0)
-      // while m3 is within 1 %, as the published EKF (IZZ2 = −0.93, m3 = 1.9965): a wrong sign
-      // that is not part of a divergence of the whole filter.
-      int neg_final = 0, neg_mean = 0, failed = 0, signature = 0;
-      std::string first_failure;
-      for (int rep = 0; rep < FLAGS_seed_repeats; ++rep) {
-        std::mt19937 rng(static_cast<std::uint32_t>(FLAGS_seed) + 1000u + rep);
-        std::normal_distribution<double> g(0.0, 1.0);
-        Eigen::MatrixXd yr(num, 6);
-        for (int k = 0; k < num; ++k) {
-          for (int i = 0; i < 6; ++i) yr(k, i) = y_clean(k, i) + r_std(i) * g(rng);
-        }
-        solvers::KalmanFilterOptions o = st.start == kPublished ? paper : tuned_options(yr);
-        if (st.start == kPublishedStates) {
-          o.initial_state.head(6) = paper.initial_state.head(6);
-          o.initial_covariance.topLeftCorner(6, 6) = paper.initial_covariance.topLeftCorner(6, 6);
-        } else if (st.start == kPublishedParameterP0) {
-          o.initial_covariance.bottomRightCorner(4, 4) =
-              paper.initial_covariance.bottomRightCorner(4, 4);
-        }
-        Eigen::VectorXd q(10);
-        q << Eigen::VectorXd::Constant(6, st.qs), Eigen::VectorXd::Constant(4, st.qp);
-        o.process_noise = q.asDiagonal();
-        solvers::KalmanFilterRecord rec;
-        std::string why;
-        const System& sys = st.disc == 0 ? euler_system : rk4_system;
-        if (st.ukf) {
-          solvers::UkfOptions uo;
-          uo.filter = o;
-          uo.alpha = FLAGS_ukf_alpha;
-          uo.beta = FLAGS_ukf_beta;
-          uo.kappa = FLAGS_ukf_kappa;
-          solvers::UkfResult ur;
-          if (!solvers::RunSquareRootUkf(sys.Discrete(), yr, uo, &ur, &why)) {
-            if (first_failure.empty()) {
-              first_failure = "realisation " + std::to_string(rep) + ": " + why;
-            }
-            ++failed;
-            ++ukf_seed_failures;
-            continue;
-          }
-          if (!ur.positive_definite_throughout) ++ukf_seed_failures;
-          rec = std::move(ur.record);
-        } else if (!solvers::RunExtendedKalmanFilter(sys.Discrete(), yr, o, &rec, &why)) {
-          if (first_failure.empty()) {
-            first_failure = "realisation " + std::to_string(rep) + ": " + why;
-          }
-          ++failed;
-          continue;
-        }
-        const double fin = rec.filtered_states(num - 1, 7);
-        finals.push_back(fin);
-        sds.push_back(std::sqrt(rec.filtered_covariances.back()(7, 7)));
-        if (fin < 0.0) ++neg_final;
-        if (fin < 0.0 && fin >= -5.0 * truth(1) &&
-            std::abs(rec.filtered_states(num - 1, 9) - truth(3)) <= 0.01 * truth(3)) {
-          ++signature;
-        }
-        if (TimeMean(rec.filtered_states.rightCols(4))(1) < 0.0) ++neg_mean;
-      }
-      const int ok = static_cast<int>(finals.size());
-      double mean = 0.0, var = 0.0, mn = NAN, mx = NAN, sd_med = NAN;
-      if (ok > 0) {
-        const Eigen::Map<const Eigen::VectorXd> f(finals.data(), ok);
-        mean = f.mean();
-        var = ok > 1 ? (f.array() - mean).square().sum() / (ok - 1) : 0.0;
-        mn = f.minCoeff();
-        mx = f.maxCoeff();
-        std::nth_element(sds.begin(), sds.begin() + ok / 2, sds.end());
-        sd_med = sds[ok / 2];
-      }
-      const char* dname = st.disc == 0 ? "euler" : "rk4";
-      const char* fname = st.ukf ? "UKF" : "EKF";
-      const char* sname = st.start == kPublished        ? "published"
-                          : st.start == kTuned          ? "tuned"
-                          : st.start == kPublishedStates ? "states_only"
-                                                         : "params_only";
-      char line[512];
-      std::snprintf(line, sizeof(line),
-                    "%s,%s,%g,%g,%s,%d,%d,%.4f,%.4f,%.4f,%.6g,%.6g,%.6g,%.6g,%.6g\n", fname, sname,
-                    st.qp, st.qs, dname, FLAGS_seed_repeats, failed, ok ? double(neg_final) / ok : NAN,
-                    ok ? double(neg_mean) / ok : NAN, ok ? double(signature) / ok : NAN, mean,
-                    std::sqrt(var), mn, mx, sd_med);
-      seed_csv += line;
-      summary["ekf_seed_statistics"].push_back(
-          {{"filter", fname}, {"start", sname}, {"q_param", st.qp}, {"q_state", st.qs},
-           {"discretization", dname}, {"runs", FLAGS_seed_repeats},
-           {"first_failure", first_failure}, {"failed", failed},
-           {"fraction_final_IZZ2_negative", ok ? double(neg_final) / ok : NAN},
-           {"fraction_mean_IZZ2_negative", ok ? double(neg_mean) / ok : NAN},
-           {"fraction_published_signature", ok ? double(signature) / ok : NAN},
-           {"final_IZZ2_mean", mean}, {"final_IZZ2_std", std::sqrt(var)},
-           {"final_IZZ2_min", mn}, {"final_IZZ2_max", mx}, {"filter_std_IZZ2_median", sd_med}});
-    }
+  // Without realisations summary.json has no "ekf_seed_statistics" at all.
+  if (FLAGS_seed_repeats == 0) return 0;
+  int ukf_failures = 0;
+  nlohmann::json rows = nlohmann::json::array();
+  for (const SignSetting& st : SignSettings()) {
+    SignCounts counts = CountIzz2Signs(record, setup, st);
+    ukf_failures += counts.ukf_failures;
+    AppendSignStatistics(st, std::move(counts), &results->csv.ekf_seed_statistics, &rows);
   }
+  results->summary["ekf_seed_statistics"] = rows;
+  return ukf_failures;
+}
 
-  // ---- Validation by closed-loop tracking.
-  std::string val_csv =
+// ---- Validation by closed-loop tracking.
+
+std::map<std::string, const Estimate*> EstimatesByName(const std::vector<Estimate>& estimates) {
+  std::map<std::string, const Estimate*> by_name;
+  for (const Estimate& e : estimates) by_name[e.method] = &e;
+  return by_name;
+}
+
+bool ValidateByTracking(const Record& record, const data::JointTrajectory& reference,
+                        Results* results, std::string* error) {
+  const int num = record.num;
+  std::string& val_csv = results->csv.validation;
+  val_csv =
       "method,link,rmse,iae,ise,rms_deviation_from_real,published_rmse,published_iae,"
       "published_ise,note\n";
   nlohmann::json val_json = nlohmann::json::array();
-  double max_validation_crosscheck = 0.0;
-  {
-    const Tracking real = SimulateTracking(truth, reference, sim_options.gains, FLAGS_dt, num, 10);
-    if (!real.ok) return Fail(1, "validation with the true parameters: " + real.message);
-    max_validation_crosscheck = (real.q - sim.q).cwiseAbs().maxCoeff();
-    summary["validation_crosscheck_max_abs_q_difference"] = max_validation_crosscheck;
-    std::vector<std::pair<std::string, Estimate>> sets;
-    Estimate real_est;
-    real_est.method = "real";
-    real_est.p = truth;
-    sets.push_back({"real", real_est});
-    std::map<std::string, const Estimate*> by_name;
-    for (const Estimate& e : estimates) by_name[e.method] = &e;
-    for (const char* name : {"LS", "HNN", "EKF_paper", "EKF_paper_mean", "EKF", "CD_EKF", "UKF",
-                             "UKF_paper", "EKF_RTS", "UKF_RTS", "WR_smoother"}) {
-      if (by_name.count(name)) sets.push_back({name, *by_name[name]});
-    }
-    for (auto& [name, est] : sets) {
-      std::string note;
-      Eigen::Vector4d p = est.p;
-      // The mass matrix of the closed form is positive definite only when IZZ2 > 0 and
-      // IZZ1 IZZ2 > mr²-like terms; the published study replaced a negative EKF IZZ2 by the LS
-      // value for the validation. The same is done here, and flagged.
-      Tracking tr = SimulateTracking(p, reference, sim_options.gains, FLAGS_dt, num, 10);
-      if (!tr.ok) {
-        p(1) = by_name.at("LS")->p(1);
-        note = "IZZ2 replaced by the LS value (" + tr.message + ")";
-        tr = SimulateTracking(p, reference, sim_options.gains, FLAGS_dt, num, 10);
-        if (!tr.ok) note = "diverged: " + tr.message;
-      }
-      const std::string pub_key = name == "EKF_paper" ? std::string("EKF") : name;
-      nlohmann::json entry = {{"method", name}, {"note", note}};
-      for (int j = 0; j < 3; ++j) {
-        TrackingIndexes ix{};
-        if (tr.ok) ix = Indexes(tr, FLAGS_dt);
-        std::array<double, 3> pub = {NAN, NAN, NAN};
-        if (kPublishedTracking.count(pub_key)) pub = kPublishedTracking.at(pub_key)[j];
-        const double dev =
-            tr.ok ? std::sqrt((tr.q.col(j) - real.q.col(j)).squaredNorm() / num) : NAN;
-        char line[512];
-        std::snprintf(line, sizeof(line), "%s,%d,%.6g,%.6g,%.6g,%.6g,%.4g,%.4g,%.4g,\"%s\"\n",
-                      name.c_str(), j + 1, tr.ok ? ix.rmse[j] : NAN, tr.ok ? ix.iae[j] : NAN,
-                      tr.ok ? ix.ise[j] : NAN, dev, pub[0], pub[1], pub[2], note.c_str());
-        val_csv += line;
-        entry["links"].push_back({{"link", j + 1},
-                                  {"rmse", tr.ok ? ix.rmse[j] : NAN},
-                                  {"iae", tr.ok ? ix.iae[j] : NAN},
-                                  {"ise", tr.ok ? ix.ise[j] : NAN},
-                                  {"rms_deviation_from_real", dev}});
-      }
-      val_json.push_back(entry);
-    }
+  const Tracking real = SimulateTracking(record.truth, reference, record.gains, FLAGS_dt, num, 10);
+  if (!real.ok) {
+    *error = "validation with the true parameters: " + real.message;
+    return false;
   }
-  summary["validation"] = val_json;
+  results->summary["validation_crosscheck_max_abs_q_difference"] =
+      (real.q - record.sim.q).cwiseAbs().maxCoeff();
+  std::vector<std::pair<std::string, Eigen::Vector4d>> sets = {{"real", record.truth}};
+  const std::map<std::string, const Estimate*> by_name = EstimatesByName(results->estimates);
+  for (const char* name : {"LS", "HNN", "EKF_paper", "EKF_paper_mean", "EKF", "CD_EKF", "UKF",
+                           "UKF_paper", "EKF_RTS", "UKF_RTS", "WR_smoother"}) {
+    if (by_name.count(name)) sets.push_back({name, by_name.at(name)->p});
+  }
+  for (const auto& [name, estimate] : sets) {
+    std::string note;
+    Eigen::Vector4d p = estimate;
+    // The mass matrix of the closed form is positive definite only when IZZ2 > 0 and
+    // IZZ1 IZZ2 > mr²-like terms; the published study replaced a negative EKF IZZ2 by the LS
+    // value for the validation. The same is done here, and flagged.
+    Tracking tr = SimulateTracking(p, reference, record.gains, FLAGS_dt, num, 10);
+    if (!tr.ok) {
+      p(1) = by_name.at("LS")->p(1);
+      note = "IZZ2 replaced by the LS value (" + tr.message + ")";
+      tr = SimulateTracking(p, reference, record.gains, FLAGS_dt, num, 10);
+      if (!tr.ok) note = "diverged: " + tr.message;
+    }
+    const std::string pub_key = name == "EKF_paper" ? std::string("EKF") : name;
+    nlohmann::json entry = {{"method", name}, {"note", note}};
+    for (int j = 0; j < 3; ++j) {
+      TrackingIndexes ix{};
+      if (tr.ok) ix = Indexes(tr, FLAGS_dt);
+      std::array<double, 3> pub = {NAN, NAN, NAN};
+      if (kPublishedTracking.count(pub_key)) pub = kPublishedTracking.at(pub_key)[j];
+      const double dev = tr.ok ? std::sqrt((tr.q.col(j) - real.q.col(j)).squaredNorm() / num) : NAN;
+      char line[512];
+      std::snprintf(line, sizeof(line), "%s,%d,%.6g,%.6g,%.6g,%.6g,%.4g,%.4g,%.4g,\"%s\"\n",
+                    name.c_str(), j + 1, tr.ok ? ix.rmse[j] : NAN, tr.ok ? ix.iae[j] : NAN,
+                    tr.ok ? ix.ise[j] : NAN, dev, pub[0], pub[1], pub[2], note.c_str());
+      val_csv += line;
+      entry["links"].push_back({{"link", j + 1},
+                                {"rmse", tr.ok ? ix.rmse[j] : NAN},
+                                {"iae", tr.ok ? ix.iae[j] : NAN},
+                                {"ise", tr.ok ? ix.ise[j] : NAN},
+                                {"rms_deviation_from_real", dev}});
+    }
+    val_json.push_back(entry);
+  }
+  results->summary["validation"] = val_json;
+  return true;
+}
 
-  // ---- Tables.
+// ---- Tables.
+
+std::string EstimatesCsv(const std::vector<Estimate>& estimates, const Eigen::Vector4d& truth) {
   std::string est_csv = "method";
   for (const char* n : kParamNames) est_csv += std::string(",") + n;
   for (const char* n : kParamNames) est_csv += std::string(",std_") + n;
@@ -1084,51 +1254,64 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 4; ++i) os << "," << 100.0 * (e.p(i) - truth(i)) / truth(i);
     os << ",\"" << e.description << "\"\n";
     est_csv += os.str();
-    summary["estimates"].push_back(EstimateJson(e, truth));
   }
-  // Table 7 side by side.
+  return est_csv;
+}
+
+// Table 7 side by side.
+std::string Table7Csv(const std::vector<Estimate>& estimates, const Eigen::Vector4d& truth) {
   std::string t7_csv = "method";
   for (const char* n : kParamNames) t7_csv += std::string(",published_") + n;
   for (const char* n : kParamNames) t7_csv += std::string(",ours_") + n;
   for (const char* n : kParamNames) t7_csv += std::string(",ours_std_") + n;
   for (const char* n : kParamNames) t7_csv += std::string(",truth_") + n;
   t7_csv += ",ours_method\n";
-  {
-    std::map<std::string, const Estimate*> by_name;
-    for (const Estimate& e : estimates) by_name[e.method] = &e;
-    const std::vector<std::pair<std::string, std::string>> rows = {
-        {"real", ""}, {"LS", "LS"}, {"HNN", "HNN"}, {"EKF", "EKF_paper_mean"},
-        {"EKF", "EKF_paper"}, {"EKF", "EKF"}, {"UKF", "UKF"}, {"UKF", "UKF_paper"},
-        {"", "CD_EKF"}, {"", "EKF_RTS"}, {"", "UKF_RTS"}};
-    std::vector<std::pair<std::string, std::string>> all_rows = rows;
-    if (by_name.count("WR_smoother")) all_rows.push_back({"", "WR_smoother"});
-    for (const auto& [pub, ours] : all_rows) {
-      std::ostringstream os;
-      os.precision(8);
-      os << (pub.empty() ? "-" : pub);
-      const Published* pp = nullptr;
-      for (const Published& q : kPublishedTable7) {
-        if (q.method == pub) pp = &q;
-      }
-      for (int i = 0; i < 4; ++i) {
-        if (pp) {
-          os << "," << pp->p[i];
-        } else {
-          os << ",nan";
-        }
-      }
-      const Estimate* e = ours.empty() ? nullptr : by_name.at(ours);
-      for (int i = 0; i < 4; ++i) os << "," << (e ? e->p(i) : truth(i));
-      for (int i = 0; i < 4; ++i) {
-        os << "," << (e && e->has_cov ? std::sqrt(std::max(0.0, e->cov(i, i))) : 0.0);
-      }
-      for (int i = 0; i < 4; ++i) os << "," << truth(i);
-      os << "," << (ours.empty() ? "truth" : ours) << "\n";
-      t7_csv += os.str();
+  const std::map<std::string, const Estimate*> by_name = EstimatesByName(estimates);
+  std::vector<std::pair<std::string, std::string>> rows = {
+      {"real", ""},         {"LS", "LS"},    {"HNN", "HNN"}, {"EKF", "EKF_paper_mean"},
+      {"EKF", "EKF_paper"}, {"EKF", "EKF"},  {"UKF", "UKF"}, {"UKF", "UKF_paper"},
+      {"", "CD_EKF"},       {"", "EKF_RTS"}, {"", "UKF_RTS"}};
+  if (by_name.count("WR_smoother")) rows.push_back({"", "WR_smoother"});
+  for (const auto& [pub, ours] : rows) {
+    std::ostringstream os;
+    os.precision(8);
+    os << (pub.empty() ? "-" : pub);
+    const Published* pp = nullptr;
+    for (const Published& q : kPublishedTable7) {
+      if (q.method == pub) pp = &q;
     }
+    for (int i = 0; i < 4; ++i) {
+      if (pp) {
+        os << "," << pp->p[i];
+      } else {
+        os << ",nan";
+      }
+    }
+    const Estimate* e = ours.empty() ? nullptr : by_name.at(ours);
+    for (int i = 0; i < 4; ++i) os << "," << (e ? e->p(i) : truth(i));
+    for (int i = 0; i < 4; ++i) {
+      os << "," << (e && e->has_cov ? std::sqrt(std::max(0.0, e->cov(i, i))) : 0.0);
+    }
+    for (int i = 0; i < 4; ++i) os << "," << truth(i);
+    os << "," << (ours.empty() ? "truth" : ours) << "\n";
+    t7_csv += os.str();
   }
+  return t7_csv;
+}
 
-  // ---- Evolution CSV (decimated) and record CSV.
+void TabulateEstimates(const Eigen::Vector4d& truth, Results* results) {
+  results->csv.estimates = EstimatesCsv(results->estimates, truth);
+  for (const Estimate& e : results->estimates) {
+    results->summary["estimates"].push_back(EstimateJson(e, truth));
+  }
+  results->csv.table7 = Table7Csv(results->estimates, truth);
+}
+
+// Decimated to at most --max_plot_rows rows, for the figures.
+std::string EvolutionCsv(const Record& record, const solvers::HopfieldResult& hnn,
+                         const FilterResults& filters) {
+  const int num = record.num;
+  const std::vector<FilterRun>& runs = filters.runs;
   const int stride = std::max(1, (num + FLAGS_max_plot_rows - 1) / FLAGS_max_plot_rows);
   std::vector<std::string> ev_header = {"t"};
   auto add_cols = [&](const std::string& prefix, bool with_std) {
@@ -1150,20 +1333,25 @@ int main(int argc, char** argv) {
   for (int r = 0; r < rows; ++r) {
     const int k = r * stride;
     int c = 0;
-    ev(r, c++) = sim.time(k);
+    ev(r, c++) = record.sim.time(k);
     for (int i = 0; i < 4; ++i) ev(r, c++) = hnn.parameters(k, i);
     for (size_t f = 0; f < runs.size(); ++f) {
       for (int i = 0; i < 4; ++i) ev(r, c++) = runs[f].record.filtered_states(k, 6 + i);
       for (int i = 0; i < 4; ++i) ev(r, c++) = stds[f](k, 6 + i);
     }
-    for (int i = 0; i < 4; ++i) ev(r, c++) = cd.states(k, 6 + i);
-    for (int i = 0; i < 4; ++i) ev(r, c++) = cd.state_std(k, 6 + i);
-    for (int i = 0; i < 4; ++i) ev(r, c++) = ekf_rts.states(k, 6 + i);
-    for (int i = 0; i < 4; ++i) ev(r, c++) = ekf_rts.state_std(k, 6 + i);
-    for (int i = 0; i < 4; ++i) ev(r, c++) = ukf_rts.states(k, 6 + i);
-    for (int i = 0; i < 4; ++i) ev(r, c++) = ukf_rts.state_std(k, 6 + i);
-    for (int i = 0; i < 4; ++i) ev(r, c++) = truth(i);
+    for (int i = 0; i < 4; ++i) ev(r, c++) = filters.cd.states(k, 6 + i);
+    for (int i = 0; i < 4; ++i) ev(r, c++) = filters.cd.state_std(k, 6 + i);
+    for (int i = 0; i < 4; ++i) ev(r, c++) = filters.ekf_rts.states(k, 6 + i);
+    for (int i = 0; i < 4; ++i) ev(r, c++) = filters.ekf_rts.state_std(k, 6 + i);
+    for (int i = 0; i < 4; ++i) ev(r, c++) = filters.ukf_rts.states(k, 6 + i);
+    for (int i = 0; i < 4; ++i) ev(r, c++) = filters.ukf_rts.state_std(k, 6 + i);
+    for (int i = 0; i < 4; ++i) ev(r, c++) = record.truth(i);
   }
+  return data::FormatCsv(ev_header, ev);
+}
+
+std::string RecordCsv(const Record& record) {
+  const data::RobotSimulation& sim = record.sim;
   std::vector<std::string> rec_header = {"t"};
   for (const char* q : {"q_ref", "q", "qd", "qdd", "tau", "tau_measured"}) {
     for (int j = 1; j <= 3; ++j) rec_header.push_back(std::string(q) + std::to_string(j));
@@ -1171,18 +1359,24 @@ int main(int argc, char** argv) {
   for (const char* yname : {"y_q1", "y_qd1", "y_q2", "y_qd2", "y_d3", "y_dd3"}) {
     rec_header.push_back(yname);
   }
-  Eigen::MatrixXd rec(num, rec_header.size());
-  rec << sim.time, sim.q_reference, sim.q, sim.qd, sim.qdd, sim.tau, sim.tau_measured, y;
+  Eigen::MatrixXd rec(record.num, rec_header.size());
+  rec << sim.time, sim.q_reference, sim.q, sim.qd, sim.qdd, sim.tau, sim.tau_measured, record.y;
+  return data::FormatCsv(rec_header, rec);
+}
 
-  // ---- Acceptance.
-  auto max_rel = [&](const std::string& method) {
-    for (const Estimate& e : estimates) {
-      if (e.method == method) return (e.p - truth).cwiseQuotient(truth).cwiseAbs().maxCoeff();
-    }
-    return std::numeric_limits<double>::quiet_NaN();
-  };
-  // Every recursive estimate (and the batch smoother's) must come with a finite, symmetric
-  // positive semi-definite 4 × 4 parameter covariance.
+// ---- Acceptance.
+
+double MaxRelativeError(const std::vector<Estimate>& estimates, const std::string& method,
+                        const Eigen::Vector4d& truth) {
+  for (const Estimate& e : estimates) {
+    if (e.method == method) return (e.p - truth).cwiseQuotient(truth).cwiseAbs().maxCoeff();
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+// Every recursive estimate (and the batch smoother's) must come with a finite, symmetric
+// positive semi-definite 4 × 4 parameter covariance.
+bool FiltersCarryCovariance(const std::vector<Estimate>& estimates) {
   bool filters_carry_covariance = true;
   for (const Estimate& e : estimates) {
     const bool is_filter = e.method.rfind("EKF", 0) == 0 || e.method.rfind("UKF", 0) == 0 ||
@@ -1198,34 +1392,56 @@ int main(int argc, char** argv) {
       filters_carry_covariance = false;
     }
   }
+  return filters_carry_covariance;
+}
+
+// Why the published EKF can end with a negative IZZ2: its own covariance under the published
+// P0 = Q = 10 I, where the published value lies in it, and the sign statistics per setting.
+nlohmann::json ExplainPublishedEkf(const Record& record, const FilterResults& filters,
+                                   const nlohmann::json& summary) {
+  const int num = record.num;
+  const Eigen::Vector4d& truth = record.truth;
+  const FilterRun& paper = filters.runs[kEkfPaperRun];
+  const FilterRun& tuned = filters.runs[kEkfRun];
+  nlohmann::json ekf_why;
+  const Eigen::MatrixXd sd = paper.record.FilteredStd();
+  const double izz2 = paper.record.filtered_states(num - 1, 7);
+  const double sd_izz2 = sd(num - 1, 7);
+  const double published = kPublishedTable7[3].p[1];
+  ekf_why["published_settings_final_IZZ2"] = izz2;
+  ekf_why["published_settings_final_std_IZZ2"] = sd_izz2;
+  ekf_why["published_settings_std_over_truth"] = {{"IZZ1", sd(num - 1, 6) / truth(0)},
+                                                  {"IZZ2", sd_izz2 / truth(1)},
+                                                  {"mr", sd(num - 1, 8) / truth(2)},
+                                                  {"m3", sd(num - 1, 9) / truth(3)}};
+  ekf_why["published_IZZ2_deviation_in_filter_std"] = (published - truth(1)) / sd_izz2;
+  ekf_why["tuned_final_IZZ2"] = tuned.record.filtered_states(num - 1, 7);
+  ekf_why["tuned_final_std_IZZ2"] = tuned.record.FilteredStd()(num - 1, 7);
+  ekf_why["sign_statistics"] = summary.contains("ekf_seed_statistics")
+                                   ? summary.at("ekf_seed_statistics")
+                                   : nlohmann::json::array();
+  return ekf_why;
+}
+
+void JudgeAcceptance(const Record& record, const solvers::HopfieldResult& hnn,
+                     const FilterResults& filters, int ukf_seed_failures, Results* results) {
+  const int num = record.num;
+  const std::vector<Estimate>& estimates = results->estimates;
+  nlohmann::json& summary = results->summary;
+  auto max_rel = [&](const std::string& method) {
+    return MaxRelativeError(estimates, method, record.truth);
+  };
+  const bool filters_carry_covariance = FiltersCarryCovariance(estimates);
   bool ukf_pd = true;
-  for (const auto& u : ukf_json) ukf_pd = ukf_pd && u["positive_definite_throughout"].get<bool>();
+  for (const auto& u : filters.ukf_json) {
+    ukf_pd = ukf_pd && u["positive_definite_throughout"].get<bool>();
+  }
   // The UKF runs of the sign statistics count too (a failure there does not stop the study, so
   // that its outputs show where; the verdict is false).
   ukf_pd = ukf_pd && ukf_seed_failures == 0;
   summary["ukf_seed_statistics_failures"] = ukf_seed_failures;
-  summary["ukf_runs"] = ukf_json;
-  // Why the published EKF can end with a negative IZZ2: its own covariance under the published
-  // P0 = Q = 10 I, where the published value lies in it, and the sign statistics per setting.
-  nlohmann::json ekf_why;
-  {
-    const Eigen::MatrixXd sd = runs[0].record.FilteredStd();
-    const double izz2 = runs[0].record.filtered_states(num - 1, 7);
-    const double sd_izz2 = sd(num - 1, 7);
-    const double published = kPublishedTable7[3].p[1];
-    ekf_why["published_settings_final_IZZ2"] = izz2;
-    ekf_why["published_settings_final_std_IZZ2"] = sd_izz2;
-    ekf_why["published_settings_std_over_truth"] = {
-        {"IZZ1", sd(num - 1, 6) / truth(0)}, {"IZZ2", sd_izz2 / truth(1)},
-        {"mr", sd(num - 1, 8) / truth(2)},   {"m3", sd(num - 1, 9) / truth(3)}};
-    ekf_why["published_IZZ2_deviation_in_filter_std"] = (published - truth(1)) / sd_izz2;
-    ekf_why["tuned_final_IZZ2"] = runs[1].record.filtered_states(num - 1, 7);
-    ekf_why["tuned_final_std_IZZ2"] = runs[1].record.FilteredStd()(num - 1, 7);
-    ekf_why["sign_statistics"] = summary.contains("ekf_seed_statistics")
-                                     ? summary["ekf_seed_statistics"]
-                                     : nlohmann::json::array();
-  }
-  summary["ekf_explanation"] = ekf_why;
+  summary["ukf_runs"] = filters.ukf_json;
+  summary["ekf_explanation"] = ExplainPublishedEkf(record, filters, summary);
   summary["acceptance"] = {
       {"ls_max_relative_error", max_rel("LS")},
       {"ekf_rts_max_relative_error", max_rel("EKF_RTS")},
@@ -1233,114 +1449,187 @@ int main(int argc, char** argv) {
       {"wr_smoother_max_relative_error", max_rel("WR_smoother")},
       {"ukf_max_relative_error", max_rel("UKF")},
       {"ls_within_1_percent", max_rel("LS") <= 0.01},
-      {"smoother_within_1_percent", max_rel("WR_smoother") <= 0.01 &&
-                                        max_rel("UKF_RTS") <= 0.01 && max_rel("EKF_RTS") <= 0.01},
+      {"smoother_within_1_percent",
+       max_rel("WR_smoother") <= 0.01 && max_rel("UKF_RTS") <= 0.01 && max_rel("EKF_RTS") <= 0.01},
       {"ukf_within_3_percent", max_rel("UKF") <= 0.03},
       {"filters_carry_covariance", filters_carry_covariance},
       {"ukf_positive_definite_throughout", ukf_pd}};
-  summary["time_s"] = {{"EKF", runs[1].record.time_s},
-                       {"UKF", runs[2].record.time_s},
-                       {"CD_EKF", cd.time_s},
-                       {"EKF_RTS", ekf_rts.time_s},
-                       {"UKF_RTS", ukf_rts.time_s},
+  const solvers::KalmanFilterRecord& ekf = filters.runs[kEkfRun].record;
+  const solvers::KalmanFilterRecord& ukf = filters.runs[kUkfRun].record;
+  summary["time_s"] = {{"EKF", ekf.time_s},
+                       {"UKF", ukf.time_s},
+                       {"CD_EKF", filters.cd.time_s},
+                       {"EKF_RTS", filters.ekf_rts.time_s},
+                       {"UKF_RTS", filters.ukf_rts.time_s},
                        {"HNN", hnn.time_s}};
-  summary["throughput_samples_per_s"] = {{"EKF", num / runs[1].record.time_s},
-                                         {"UKF", num / runs[2].record.time_s},
-                                         {"CD_EKF", num / cd.time_s},
+  summary["throughput_samples_per_s"] = {{"EKF", num / ekf.time_s},
+                                         {"UKF", num / ukf.time_s},
+                                         {"CD_EKF", num / filters.cd.time_s},
                                          {"HNN", num / hnn.time_s}};
+}
 
-  if (!stage.WriteText("record.csv", data::FormatCsv(rec_header, rec), &error) ||
-      !stage.WriteText("evolution.csv", data::FormatCsv(ev_header, ev), &error) ||
-      !stage.WriteText("estimates.csv", est_csv, &error) ||
-      !stage.WriteText("table7.csv", t7_csv, &error) ||
-      !stage.WriteText("validation.csv", val_csv, &error) ||
-      !stage.WriteText("ekf_diagnosis.csv", diag_csv, &error) ||
-      !stage.WriteText("ekf_seed_statistics.csv", seed_csv, &error)) {
-    return Fail(1, error);
-  }
+// ---- Outputs.
 
-  // ---- Figures (like the published Figs. 7–12).
-  if (FLAGS_figures) {
-    std::string warning;
-    auto method_figure = [&](const std::string& prefix, const std::string& title,
-                             const std::string& stem, bool with_std) {
-      data::Figure f;
-      f.title = title;
-      f.columns = 2;
-      for (const char* n : kParamNames) {
-        data::Panel p{n, "t [s]", n, {}, {}};
-        p.series.push_back(data::LineSeries("evolution.csv", "t", prefix + "_" + n, prefix,
-                                            with_std ? prefix + "_std_" + n : ""));
-        p.series.push_back(data::LineSeries("evolution.csv", "t", std::string("true_") + n, "true"));
-        f.panels.push_back(p);
-      }
-      if (!data::RenderFigure(f, stage.Path(""), stem, &warning)) {
-        std::cerr << "scara_study: warning: " << warning << "\n";
-      }
-    };
-    method_figure("hnn", "Hopfield network: parameter evolution (cf. published Fig. 7)",
-                  "params_hnn", false);
-    method_figure("EKF_paper", "EKF, published settings (±2σ) (cf. Fig. 8)", "params_ekf_paper",
-                  true);
-    method_figure("EKF", "EKF, tuned settings (±2σ)", "params_ekf", true);
-    method_figure("UKF", "square-root UKF, tuned settings (±2σ) (cf. Fig. 9)", "params_ukf", true);
-    method_figure("UKF_paper", "square-root UKF, published P0, Q (±2σ)", "params_ukf_paper",
-                  true);
-    data::Figure cmp;
-    cmp.title = "Parameter estimates over time: EKF, HNN, UKF (cf. Figs. 10–12)";
-    cmp.columns = 2;
-    for (const char* n : kParamNames) {
-      data::Panel p{n, "t [s]", n, {}, {}};
-      p.series.push_back(data::LineSeries("evolution.csv", "t", std::string("hnn_") + n, "HNN"));
-      p.series.push_back(
-          data::LineSeries("evolution.csv", "t", std::string("EKF_paper_") + n, "EKF (published)"));
-      p.series.push_back(data::LineSeries("evolution.csv", "t", std::string("EKF_") + n, "EKF"));
-      p.series.push_back(data::LineSeries("evolution.csv", "t", std::string("UKF_") + n, "UKF"));
-      p.series.push_back(
-          data::LineSeries("evolution.csv", "t", std::string("UKF_RTS_") + n, "UKF + RTS"));
-      p.series.push_back(data::LineSeries("evolution.csv", "t", std::string("true_") + n, "true"));
-      cmp.panels.push_back(p);
-    }
-    if (!data::RenderFigure(cmp, stage.Path(""), "params_comparison", &warning)) {
-      std::cerr << "scara_study: warning: " << warning << "\n";
-    }
-  }
+bool WriteCsvFiles(const CsvFiles& csv, data::OutputStage* stage, std::string* error) {
+  return stage->WriteText("record.csv", csv.record, error) &&
+         stage->WriteText("evolution.csv", csv.evolution, error) &&
+         stage->WriteText("estimates.csv", csv.estimates, error) &&
+         stage->WriteText("table7.csv", csv.table7, error) &&
+         stage->WriteText("validation.csv", csv.validation, error) &&
+         stage->WriteText("ekf_diagnosis.csv", csv.ekf_diagnosis, error) &&
+         stage->WriteText("ekf_seed_statistics.csv", csv.ekf_seed_statistics, error);
+}
 
-  summary["wall_time_s"] =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  if (!stage.WriteJson("summary.json", summary, &error) || !stage.Commit(&error)) {
-    return Fail(1, error);
+// A figure that cannot be rendered is a warning, not a failure: the CSV files hold the data.
+void RenderOrWarn(const data::Figure& figure, const data::OutputStage& stage,
+                  const std::string& stem) {
+  std::string warning;
+  if (!data::RenderFigure(figure, stage.Path(""), stem, &warning)) {
+    std::cerr << "scara_study: warning: " << warning << "\n";
   }
-  // Console digest.
-  std::printf("scara_study: %d samples, PID bandwidth %.3g Hz\n", num, FLAGS_pid_bandwidth_hz);
+}
+
+// The four parameters of one estimator over time, against the truth.
+void RenderParameterFigure(const data::OutputStage& stage, const std::string& prefix,
+                           const std::string& title, const std::string& stem, bool with_std) {
+  data::Figure f;
+  f.title = title;
+  f.columns = 2;
+  for (const char* n : kParamNames) {
+    data::Panel p{n, "t [s]", n, {}, {}};
+    p.series.push_back(data::LineSeries("evolution.csv", "t", prefix + "_" + n, prefix,
+                                        with_std ? prefix + "_std_" + n : ""));
+    p.series.push_back(data::LineSeries("evolution.csv", "t", std::string("true_") + n, "true"));
+    f.panels.push_back(p);
+  }
+  RenderOrWarn(f, stage, stem);
+}
+
+// Like the published Figs. 7–12.
+void RenderFigures(const data::OutputStage& stage) {
+  RenderParameterFigure(stage, "hnn",
+                        "Hopfield network: parameter evolution (cf. published Fig. 7)",
+                        "params_hnn", false);
+  RenderParameterFigure(stage, "EKF_paper", "EKF, published settings (±2σ) (cf. Fig. 8)",
+                        "params_ekf_paper", true);
+  RenderParameterFigure(stage, "EKF", "EKF, tuned settings (±2σ)", "params_ekf", true);
+  RenderParameterFigure(stage, "UKF", "square-root UKF, tuned settings (±2σ) (cf. Fig. 9)",
+                        "params_ukf", true);
+  RenderParameterFigure(stage, "UKF_paper", "square-root UKF, published P0, Q (±2σ)",
+                        "params_ukf_paper", true);
+  data::Figure cmp;
+  cmp.title = "Parameter estimates over time: EKF, HNN, UKF (cf. Figs. 10–12)";
+  cmp.columns = 2;
+  for (const char* n : kParamNames) {
+    data::Panel p{n, "t [s]", n, {}, {}};
+    p.series.push_back(data::LineSeries("evolution.csv", "t", std::string("hnn_") + n, "HNN"));
+    p.series.push_back(
+        data::LineSeries("evolution.csv", "t", std::string("EKF_paper_") + n, "EKF (published)"));
+    p.series.push_back(data::LineSeries("evolution.csv", "t", std::string("EKF_") + n, "EKF"));
+    p.series.push_back(data::LineSeries("evolution.csv", "t", std::string("UKF_") + n, "UKF"));
+    p.series.push_back(
+        data::LineSeries("evolution.csv", "t", std::string("UKF_RTS_") + n, "UKF + RTS"));
+    p.series.push_back(data::LineSeries("evolution.csv", "t", std::string("true_") + n, "true"));
+    cmp.panels.push_back(p);
+  }
+  RenderOrWarn(cmp, stage, "params_comparison");
+}
+
+// The runs of a sign-statistics row, and how many of them matched a fraction of the row.
+int RunsWith(const nlohmann::json& row, const char* fraction) {
+  const int finished = row["runs"].get<int>() - row["failed"].get<int>();
+  return static_cast<int>(std::lround(row[fraction].get<double>() * finished));
+}
+
+void PrintDigest(const Record& record, const Results& results) {
+  const nlohmann::json& summary = results.summary;
+  const nlohmann::json& ekf_why = summary["ekf_explanation"];
+  std::printf("scara_study: %d samples, PID bandwidth %.3g Hz\n", record.num,
+              FLAGS_pid_bandwidth_hz);
   std::printf("%-22s %10s %10s %10s %10s   (max |rel err|)\n", "method", "IZZ1", "IZZ2", "mr",
               "m3");
-  for (const Estimate& e : estimates) {
+  for (const Estimate& e : results.estimates) {
     std::printf("%-22s %10.5f %10.5f %10.5f %10.5f   %.3g %%\n", e.method.c_str(), e.p(0), e.p(1),
-                e.p(2), e.p(3), 100.0 * (e.p - truth).cwiseQuotient(truth).cwiseAbs().maxCoeff());
+                e.p(2), e.p(3),
+                100.0 * (e.p - record.truth).cwiseQuotient(record.truth).cwiseAbs().maxCoeff());
   }
-  std::printf("UKF positive definite on every run: %s\n", ukf_pd ? "yes" : "NO");
-  std::printf("EKF, published P0 = Q = 10 I: IZZ2 = %.4g, filter std %.4g (published %.4g is "
-              "%.2f std from the truth); tuned: IZZ2 = %.6g, std %.3g\n",
-              ekf_why["published_settings_final_IZZ2"].get<double>(),
-              ekf_why["published_settings_final_std_IZZ2"].get<double>(), kPublishedTable7[3].p[1],
-              ekf_why["published_IZZ2_deviation_in_filter_std"].get<double>(),
-              ekf_why["tuned_final_IZZ2"].get<double>(),
-              ekf_why["tuned_final_std_IZZ2"].get<double>());
+  std::printf("UKF positive definite on every run: %s\n",
+              summary["acceptance"]["ukf_positive_definite_throughout"].get<bool>() ? "yes" : "NO");
+  std::printf(
+      "EKF, published P0 = Q = 10 I: IZZ2 = %.4g, filter std %.4g (published %.4g is "
+      "%.2f std from the truth); tuned: IZZ2 = %.6g, std %.3g\n",
+      ekf_why["published_settings_final_IZZ2"].get<double>(),
+      ekf_why["published_settings_final_std_IZZ2"].get<double>(), kPublishedTable7[3].p[1],
+      ekf_why["published_IZZ2_deviation_in_filter_std"].get<double>(),
+      ekf_why["tuned_final_IZZ2"].get<double>(), ekf_why["tuned_final_std_IZZ2"].get<double>());
   if (summary.contains("ekf_seed_statistics")) {
     for (const auto& st : summary["ekf_seed_statistics"]) {
-      std::printf("  %s %-11s start, Q_theta = %-6g Q_state = %-6g %-5s: IZZ2 < 0 at the end in "
-                  "%d of %d noise realisations (published signature: %d)\n",
-                  st["filter"].get<std::string>().c_str(), st["start"].get<std::string>().c_str(),
-                  st["q_param"].get<double>(), st["q_state"].get<double>(),
-                  st["discretization"].get<std::string>().c_str(),
-                  static_cast<int>(std::lround(st["fraction_final_IZZ2_negative"].get<double>() *
-                                               (st["runs"].get<int>() - st["failed"].get<int>()))),
-                  st["runs"].get<int>() - st["failed"].get<int>(),
-                  static_cast<int>(std::lround(st["fraction_published_signature"].get<double>() *
-                                               (st["runs"].get<int>() - st["failed"].get<int>()))));
+      std::printf(
+          "  %s %-11s start, Q_theta = %-6g Q_state = %-6g %-5s: IZZ2 < 0 at the end in "
+          "%d of %d noise realisations (published signature: %d)\n",
+          st["filter"].get<std::string>().c_str(), st["start"].get<std::string>().c_str(),
+          st["q_param"].get<double>(), st["q_state"].get<double>(),
+          st["discretization"].get<std::string>().c_str(),
+          RunsWith(st, "fraction_final_IZZ2_negative"),
+          st["runs"].get<int>() - st["failed"].get<int>(),
+          RunsWith(st, "fraction_published_signature"));
     }
   }
   std::printf("scara_study: wrote %s\n", FLAGS_out_dir.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  gflags::SetUsageMessage(
+      "scara_study [--duration_s=30] [--seed=S] [--out_dir=D] [--noise_scale=1] "
+      "[--q_param=0] [--ukf_alpha=1] ...");
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  google::InitGoogleLogging(argv[0]);
+  FLAGS_logtostderr = true;
+  if (argc > 1) return Fail(2, std::string("unexpected argument '") + argv[1] + "'");
+  std::string error;
+  Eigen::Vector3d torque_noise;
+  if (!ValidateFlags(&torque_noise, &error)) return Fail(2, error);
+
+  data::OutputStage stage;
+  if (!stage.Open(FLAGS_out_dir, &error)) return Fail(1, error);
+  const auto wall_start = std::chrono::steady_clock::now();
+
+  const MultisineReference reference(FLAGS_duration_s);
+  Record record;
+  if (!SimulateRecord(reference, torque_noise, &record, &error)) return Fail(1, error);
+  Results results;
+  DescribeRecord(record, &results.summary);
+
+  const Regression regression = StackRegression(record);
+  EstimateLeastSquares(record, regression, &results);
+  solvers::HopfieldResult hnn;
+  if (!RunHopfield(record, regression, &hnn, &results, &error)) return Fail(1, error);
+
+  const FilterSetup setup = MakeFilterSetup(record);
+  FilterResults filters;
+  if (!RunFilters(record, setup, &filters, &error)) return Fail(1, error);
+  AddFilterEstimates(record, filters, &results.estimates);
+  if (!RunWeightedResidualSmoother(record, filters, &results, &error)) return Fail(1, error);
+
+  DiagnoseEkfSettings(record, setup, &results);
+  results.summary["ekf_paper_izz2_std"] = Izz2StdOverRecord(filters.runs[kEkfPaperRun]);
+  const int ukf_seed_failures = RunSignStatistics(record, setup, &results);
+  if (!ValidateByTracking(record, reference, &results, &error)) return Fail(1, error);
+
+  TabulateEstimates(record.truth, &results);
+  results.csv.evolution = EvolutionCsv(record, hnn, filters);
+  results.csv.record = RecordCsv(record);
+  JudgeAcceptance(record, hnn, filters, ukf_seed_failures, &results);
+  if (!WriteCsvFiles(results.csv, &stage, &error)) return Fail(1, error);
+  if (FLAGS_figures) RenderFigures(stage);
+
+  results.summary["wall_time_s"] =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  if (!stage.WriteJson("summary.json", results.summary, &error) || !stage.Commit(&error)) {
+    return Fail(1, error);
+  }
+  PrintDigest(record, results);
   return 0;
 }
