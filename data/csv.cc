@@ -202,6 +202,17 @@ bool ReadCsvWithHeader(const std::string& path, const std::vector<std::string>& 
   return true;
 }
 
+bool CheckTimeColumnIncreasing(const CsvTable& table, const std::string& path, std::string* error) {
+  for (Eigen::Index k = 1; k < table.values.rows(); ++k) {
+    if (!(table.values(k, 0) > table.values(k - 1, 0))) {
+      *error =
+          path + ":" + std::to_string(table.line_numbers[k]) + ":1: time not strictly increasing";
+      return false;
+    }
+  }
+  return true;
+}
+
 bool ReadTimeSeriesCsv(const std::string& path, const std::string& time_column, double dt_s,
                        const std::vector<std::string>& columns, TimeSeries* series,
                        std::string* error) {

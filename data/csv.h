@@ -37,6 +37,10 @@ bool ReadCsv(const std::string& path, CsvTable* table, std::string* error);
 bool ReadCsvWithHeader(const std::string& path, const std::vector<std::string>& expected_header,
                        CsvTable* table, std::string* error);
 
+// False with "<path>:<line>:1: time not strictly increasing" (the line of the first offending
+// row) when the first column of `table`, read from `path`, is not strictly increasing.
+bool CheckTimeColumnIncreasing(const CsvTable& table, const std::string& path, std::string* error);
+
 // Reads a time series. Either `time_column` names a column holding time in seconds (it must be
 // strictly increasing; an error names the offending line), or it is empty and `dt_s` > 0 gives
 // a uniform time base starting at 0. `columns` selects columns (empty = all but time); a column

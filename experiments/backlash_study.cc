@@ -279,14 +279,8 @@ bool MakeMeasuredCase(const std::string& path, Case* c, std::string* error) {
     *error = path + ": expected at least 100 data rows, got " + std::to_string(rows);
     return false;
   }
+  if (!data::CheckTimeColumnIncreasing(table, path, error)) return false;
   const Eigen::VectorXd t = table.values.col(0);
-  for (int k = 1; k < rows; ++k) {
-    if (!(t(k) > t(k - 1))) {
-      *error =
-          path + ":" + std::to_string(table.line_numbers[k]) + ":1: time not strictly increasing";
-      return false;
-    }
-  }
   const double step = (t(rows - 1) - t(0)) / (rows - 1);
   for (int k = 1; k < rows; ++k) {
     if (std::abs(t(k) - t(k - 1) - step) > 0.01 * step) {

@@ -214,11 +214,8 @@ int main(int argc, char** argv) {
       return Fail(2, FLAGS_measurements_csv + ": expected at least 20 data rows, got " +
                          std::to_string(rows));
     }
-    for (int k = 1; k < rows; ++k) {
-      if (!(table.values(k, 0) > table.values(k - 1, 0))) {
-        return Fail(2, FLAGS_measurements_csv + ":" + std::to_string(table.line_numbers[k]) +
-                           ":1: time not strictly increasing");
-      }
+    if (!data::CheckTimeColumnIncreasing(table, FLAGS_measurements_csv, &error)) {
+      return Fail(2, error);
     }
     measured_time = table.values.col(0);
     measured_values = table.values.rightCols(3);

@@ -104,13 +104,7 @@ bool ReadMeasuredRecord(const std::string& path, Record* record, std::string* er
     *error = path + ": expected at least 20 data rows, got " + std::to_string(rows);
     return false;
   }
-  for (int k = 1; k < rows; ++k) {
-    if (!(table.values(k, 0) > table.values(k - 1, 0))) {
-      *error =
-          path + ":" + std::to_string(table.line_numbers[k]) + ":1: time not strictly increasing";
-      return false;
-    }
-  }
+  if (!dynid::data::CheckTimeColumnIncreasing(table, path, error)) return false;
   record->data = problems::WeightedResidualData{table.values.col(0), table.values.rightCols(6)};
   record->simulated = false;
   return true;

@@ -121,13 +121,7 @@ bool ReadRecord(const std::string& path, Eigen::VectorXd* time, Eigen::MatrixXd*
     *error = path + ": expected at least 10 data rows, got " + std::to_string(table.values.rows());
     return false;
   }
-  for (int k = 1; k < table.values.rows(); ++k) {
-    if (!(table.values(k, 0) > table.values(k - 1, 0))) {
-      *error = path + ":" + std::to_string(table.line_numbers[k]) +
-               ":1: time not strictly increasing";
-      return false;
-    }
-  }
+  if (!data::CheckTimeColumnIncreasing(table, path, error)) return false;
   *time = table.values.col(0);
   *z = table.values.rightCols(8);
   return true;

@@ -37,6 +37,17 @@ TEST(CsvTest, ParsesCleanTableWithCommentsCrlfAndTrailingBlankLines) {
   EXPECT_THAT(table.line_numbers, ::testing::ElementsAre(3, 4));
 }
 
+TEST(CsvTest, TimeColumnCheckNamesTheFirstNonIncreasingLine) {
+  CsvTable table;
+  std::string error;
+  ASSERT_TRUE(ParseCsv("# comment\nt,x\n0,1\n1,2\n1,3\n0.5,4\n", "f.csv", &table, &error)) << error;
+  EXPECT_FALSE(CheckTimeColumnIncreasing(table, "f.csv", &error));
+  EXPECT_EQ(error, "f.csv:5:1: time not strictly increasing");
+  table.values(2, 0) = 2.0;
+  table.values(3, 0) = 3.0;
+  EXPECT_TRUE(CheckTimeColumnIncreasing(table, "f.csv", &error));
+}
+
 TEST(CsvTest, EmptyFile) { EXPECT_THAT(ParseError(""), HasSubstr("f.csv: empty file")); }
 
 TEST(CsvTest, HeaderOnly) { EXPECT_THAT(ParseError("a,b\n"), HasSubstr("no data rows")); }

@@ -6,8 +6,7 @@ set -u
 binary="$1"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+source "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh"
 
 # A short good run (2000 samples, small bootstrap, no sweep, no figures).
 "$binary" --out_dir="$work/out" --figures=false --samples=2000 --bootstrap=20 \
@@ -30,12 +29,6 @@ field() {  # field CASE ESTIMATOR COLUMN_NAME
   awk -F, -v c="$1" -v e="$2" -v name="$3" \
     'NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; next }
      $1 == c && $2 == e { print $col[name] }' "$work/out/results.csv"
-}
-check() {  # check DESCRIPTION AWK_CONDITION VALUES...
-  local what="$1" condition="$2"; shift 2
-  awk -v a="${1:-nan}" -v b="${2:-nan}" -v c="${3:-nan}" -v d="${4:-nan}" \
-    "BEGIN { exit !($condition) }" ||
-    fail "$what ($*)"
 }
 b=$(field sim2 smoother_shape b_estimate); k=$(field sim2 smoother_shape K_estimate)
 check "sim2 smoother_shape b within 10 %" "a > 0.09 && a < 0.11" "$b"
@@ -102,17 +95,7 @@ grep -q '"arm_velocity_measured": false' "$work/motor/summary.json" ||
   fail "qpp_sweep_sim2.csv should have a header and 2 rows"
 
 # expect_error EXPECTED_SUBSTRING ARGS...: exit code 2, message, and no outputs.
-expect_error() {
-  local expected="$1"; shift
-  rm -rf "$work/bad"
-  "$binary" --out_dir="$work/bad" --figures=false "$@" > "$work/log" 2>&1
-  local code=$?
-  [[ $code -eq 2 ]] || fail "exit code $code (expected 2) for: $*"
-  grep -qF -- "$expected" "$work/log" || fail "message for '$*' lacks '$expected': $(cat "$work/log")"
-  if [[ -d "$work/bad" ]] && [[ -n "$(ls -A "$work/bad")" ]]; then
-    fail "outputs left behind for: $*"
-  fi
-}
+expect_error() { local expected="$1"; shift; expect_exit 2 "$expected" --figures=false "$@"; }
 expect_error "--cases: unknown case 'sim3'" --cases=sim3
 expect_error "--cases: give at least one case" --cases=
 expect_error "--qpp_factors: '-1' is not a positive number" --qpp_factors=-1
@@ -145,8 +128,4 @@ expect_error "--motor_inertia must be a number > 0" \
 expect_error "--qxx: expected 4 comma-separated numbers" --measurements_csv="$work/meas.csv" --qxx=1,2
 expect_error "--samples=5000 exceeds the 2000 rows" --measurements_csv="$work/meas.csv" --samples=5000
 
-if (( failures )); then
-  echo "$failures failure(s)"
-  exit 1
-fi
-echo "backlash_study CLI: all checks passed"
+finish backlash_study

@@ -8,8 +8,7 @@ set -u
 binary="$1"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+source "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh"
 
 # A short good run (0.5 s at 2 ms, both masses, no figures).
 "$binary" --out_dir="$work/out" --figures=false --duration_s=0.5 --sample_period_s=2e-3 \
@@ -55,16 +54,8 @@ PY
 
 # expect_error CODE EXPECTED_SUBSTRING ARGS...: exit code, message, and no outputs.
 expect_error() {
-  local code_expected="$1"; shift
-  local expected="$1"; shift
-  rm -rf "$work/bad"
-  "$binary" --out_dir="$work/bad" --figures=false --duration_s=0.2 --transient_s=0.1 "$@" > "$work/log" 2>&1
-  local code=$?
-  [[ $code -eq $code_expected ]] || fail "exit code $code (expected $code_expected) for: $*"
-  grep -qF -- "$expected" "$work/log" || fail "message for '$*' lacks '$expected': $(cat "$work/log")"
-  if [[ -d "$work/bad" ]] && [[ -n "$(ls -A "$work/bad")" ]]; then
-    fail "outputs left behind for: $*"
-  fi
+  local code_expected="$1" expected="$2"; shift 2
+  expect_exit "$code_expected" "$expected" --figures=false --duration_s=0.2 --transient_s=0.1 "$@"
 }
 expect_error 2 "--true_masses: 'x' is not a number" --true_masses=1,x
 expect_error 2 "--true_masses: masses must be > 0" --true_masses=0
@@ -77,17 +68,7 @@ expect_error 2 "--sample_period_s must be in (0, 0.01]" --sample_period_s=0
 expect_error 2 "--transient_s must be in [0, --duration_s)" --transient_s=5
 expect_error 2 "unexpected argument 'extra'" extra
 # expect_csv_error EXPECTED_SUBSTRING ARGS...: as expect_error 2, without the simulation flags.
-expect_csv_error() {
-  local expected="$1"; shift
-  rm -rf "$work/bad"
-  "$binary" --out_dir="$work/bad" --figures=false "$@" > "$work/log" 2>&1
-  local code=$?
-  [[ $code -eq 2 ]] || fail "exit code $code (expected 2) for: $*"
-  grep -qF -- "$expected" "$work/log" || fail "message for '$*' lacks '$expected': $(cat "$work/log")"
-  if [[ -d "$work/bad" ]] && [[ -n "$(ls -A "$work/bad")" ]]; then
-    fail "outputs left behind for: $*"
-  fi
-}
+expect_csv_error() { local expected="$1"; shift; expect_exit 2 "$expected" --figures=false "$@"; }
 expect_csv_error "--noise_scale is not used with --measurements_csv" \
   --measurements_csv="$work/meas.csv" --noise_scale=1
 expect_csv_error "missing.csv" --measurements_csv="$work/missing.csv"
@@ -108,8 +89,4 @@ code=$?
 grep -q "friction_filter_study: error: .*$work/file" "$work/log" ||
   fail "no message naming the bad out_dir: $(cat "$work/log")"
 
-if (( failures )); then
-  echo "$failures failure(s)"
-  exit 1
-fi
-echo "friction_filter_study CLI: all checks passed"
+finish friction_filter_study

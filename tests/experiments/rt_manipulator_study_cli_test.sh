@@ -9,15 +9,9 @@ set -u
 binary="$1"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+source "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh"
 # json FILE EXPRESSION: a value of summary.json (python3 is needed for the figures anyway).
 json() { python3 -c "import json, sys; d = json.load(open(sys.argv[1])); print($2)" "$1"; }
-check() {  # check DESCRIPTION AWK_CONDITION VALUES...
-  local what="$1" condition="$2"; shift 2
-  awk -v a="${1:-nan}" -v b="${2:-nan}" -v c="${3:-nan}" -v d="${4:-nan}" \
-    "BEGIN { exit !($condition) }" || fail "$what ($*)"
-}
 
 "$binary" --out_dir="$work/out" --figures=false > "$work/log" 2>&1 ||
   fail "good run exited non-zero: $(cat "$work/log")"
@@ -59,17 +53,7 @@ grep -q '"true_payload_kg"' "$r" && fail "CSV run reports a true payload"
 head -1 "$work/real/rt_study.csv" | grep -q "deformation" && fail "CSV run writes a deformation"
 
 # expect_error EXPECTED_SUBSTRING ARGS...: exit code 2, message, and no outputs.
-expect_error() {
-  local expected="$1"; shift
-  rm -rf "$work/bad"
-  "$binary" --out_dir="$work/bad" --figures=false "$@" > "$work/log" 2>&1
-  local code=$?
-  [[ $code -eq 2 ]] || fail "exit code $code (expected 2) for: $*"
-  grep -qF -- "$expected" "$work/log" || fail "message for '$*' lacks '$expected': $(cat "$work/log")"
-  if [[ -d "$work/bad" ]] && [[ -n "$(ls -A "$work/bad")" ]]; then
-    fail "outputs left behind for: $*"
-  fi
-}
+expect_error() { local expected="$1"; shift; expect_exit 2 "$expected" --figures=false "$@"; }
 expect_error "--sample_period_s must be in (0, 0.01]" --sample_period_s=0
 expect_error "--duration_s must be in [0.2, 10]" --duration_s=20
 expect_error "--stiffness must be > 0" --stiffness=-1
@@ -89,8 +73,4 @@ expect_error "expected at least 20 data rows, got 14" --measurements_csv="$work/
 { head -40 "$work/meas.csv"; sed -n 2p "$work/meas.csv"; } > "$work/time.csv"
 expect_error "time.csv:41:1: time not strictly increasing" --measurements_csv="$work/time.csv"
 
-if (( failures )); then
-  echo "$failures failure(s)"
-  exit 1
-fi
-echo "rt_manipulator_study CLI: all checks passed"
+finish rt_manipulator_study

@@ -8,8 +8,7 @@ set -u
 binary="$1"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+source "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh"
 
 # A short good run: 0.6 s identification interval, one sweep weight, no evaluation, no figures.
 short=(--figures=false --duration_s=1.4 --interval_start_s=0.4 --interval_end_s=1.0
@@ -47,17 +46,7 @@ grep -q "measured data" "$work/log" || fail "CSV run did not report measured dat
 grep -q '"true_system"' "$work/real/summary.json" && fail "CSV run reports a true system"
 
 # expect_error EXPECTED_SUBSTRING ARGS...: exit code 2, message, and no outputs.
-expect_error() {
-  local expected="$1"; shift
-  rm -rf "$work/bad"
-  "$binary" --out_dir="$work/bad" --figures=false "$@" > "$work/log" 2>&1
-  local code=$?
-  [[ $code -eq 2 ]] || fail "exit code $code (expected 2) for: $*"
-  grep -qF -- "$expected" "$work/log" || fail "message for '$*' lacks '$expected': $(cat "$work/log")"
-  if [[ -d "$work/bad" ]] && [[ -n "$(ls -A "$work/bad")" ]]; then
-    fail "outputs left behind for: $*"
-  fi
-}
+expect_error() { local expected="$1"; shift; expect_exit 2 "$expected" --figures=false "$@"; }
 expect_error "--interval_start_s/--interval_end_s" --interval_start_s=2 --interval_end_s=1
 expect_error "--sample_period_s must be in (0, 0.01]" --sample_period_s=0
 expect_error "--duration_s must exceed --interval_end_s" --duration_s=3
@@ -78,8 +67,4 @@ expect_error "time not strictly increasing" --measurements_csv="$work/time.csv" 
   --interval_start_s=0.4 --interval_end_s=1.0
 expect_error "holds" --measurements_csv="$work/meas.csv" --interval_start_s=5 --interval_end_s=6
 
-if (( failures )); then
-  echo "$failures failure(s)"
-  exit 1
-fi
-echo "xy_table_study CLI: all checks passed"
+finish xy_table_study
