@@ -771,7 +771,10 @@ class RiccatiSweep {
     simd::Block<NCP, NZ>& M = *rows;
     // Householder reflections I − tau v vᵀ (v_j = 1, zero above j) zeroing column j below the
     // diagonal: w = tau vᵀ M, then M ← M − v w, over rows j.. (columns left of j are zero
-    // from row j on and stay zero).
+    // from row j on and stay zero). A row with a zero in column j (v_i = 0) is left as it is:
+    // mechanical models' Jacobians are sparse (a measured input or acceleration enters its own
+    // row and one equation of motion), so that most reflections change only two or three rows;
+    // the result equals the dense reflection's.
     constexpr int W = simd::kWidth<V>;
     constexpr int kRowPackets = NCP / W;
     constexpr bool kUnroll = kRows > 0;
@@ -792,6 +795,7 @@ class RiccatiSweep {
       DYNID_UNROLL
       for (int p = 0; p < kRowPackets; ++p) w[p] = M.template packet<V>(p, j);
       simd::ForEach<kUnroll>(j + 1, RP, [&](int i) DYNID_LAMBDA_INLINE {
+        if (M(j, i) == 0.0) return;
         const double v = M(j, i) * scale;
         DYNID_UNROLL
         for (int p = 0; p < kRowPackets; ++p) w[p] += v * M.template packet<V>(p, i);
@@ -802,6 +806,7 @@ class RiccatiSweep {
         M.template packet<V>(p, j) -= w[p];
       }
       simd::ForEach<kUnroll>(j + 1, RP, [&](int i) DYNID_LAMBDA_INLINE {
+        if (M(j, i) == 0.0) return;
         const double v = M(j, i) * scale;
         DYNID_UNROLL
         for (int p = 0; p < kRowPackets; ++p) M.template packet<V>(p, i) -= v * w[p];
