@@ -27,6 +27,24 @@
 // positive definiteness makes the study fail with exit code 1; a failed UKF run of the sign
 // statistics makes the verdict false).
 //
+// Measured record (--measurements_csv=F): a CSV whose header holds the columns
+// t,q1,q2,d3,tau1,tau2,f3 (s; rad, rad, m; N m, N m, N) in any order, extra columns ignored, and
+// optionally dq1,dq2,dd3 (rad/s, rad/s, m/s); at least 200 rows, time strictly increasing with a
+// uniform step (within 1 % of the record's mean step, which replaces --dt: the filters
+// discretise with one step). The q, q', q'' of the LS and HNN regressors come from IRWSM2
+// (solvers/irw_smoother.h) with each joint's NVR fitted by maximum likelihood
+// (solvers/nvr_fit.h). The filters and the weighted-residual smoother see the measured
+// positions, the measured velocities (the IRWSM2 velocities when the CSV has none) and the
+// measured torques as input; they assume the std of --measurement_std (default: the published R
+// scaled by --noise_scale), and --torque_noise_std weights LS and the smoother. The simulation
+// flags (--duration_s, --dt, --seed, --pid_bandwidth_hz, --seed_repeats) are errors with a
+// record, and --measurement_std is one without a record. There is no truth: the
+// sign statistics (they redraw the sensor noise of a simulation) and the tracking validation
+// (true plant and PID gains) are left out, whatever compares with the truth is NaN (null in
+// summary.json), and validation.csv holds instead the torque prediction tau_hat = Y(q, q', q'') p
+// of every estimate against the measured torques (RMS error per joint, also in % of the joint's
+// RMS torque).
+//
 // Outputs in --out_dir: record.csv, estimates.csv, table7.csv, evolution.csv, validation.csv,
 // ekf_diagnosis.csv, ekf_seed_statistics.csv, summary.json and figures (*.png with their
 // *.figure.json).
@@ -61,8 +79,10 @@
 #include "solvers/continuous_discrete_ekf.h"
 #include "solvers/extended_kalman_filter.h"
 #include "solvers/hopfield_estimator.h"
+#include "solvers/irw_smoother.h"
 #include "solvers/kalman_smoother.h"
 #include "solvers/mechanical_state_space.h"
+#include "solvers/nvr_fit.h"
 #include "problems/weighted_residual_problem.h"
 #include "problems/weighted_residual_problem_impl.h"
 #include "solvers/parameter_covariance.h"
@@ -107,6 +127,13 @@ DEFINE_string(wr_initial_trajectory, "ukf_rts",
               "'measurements' (the noisy measurements, zero accelerations)");
 DEFINE_int32(wr_max_iterations, 100, "weighted-residual smoother: Ceres iteration limit");
 DEFINE_bool(figures, true, "render figures (python3 + matplotlib)");
+DEFINE_string(measurements_csv, "",
+              "measured record instead of the simulation: CSV with the columns t,q1,q2,d3,tau1,"
+              "tau2,f3 [s, rad, rad, m, N m, N m, N] in any order, optional dq1,dq2,dd3");
+DEFINE_string(measurement_std, "",
+              "with --measurements_csv: the std of q1, q1', q2, q2', d3, d3' the filters and the "
+              "smoother assume [rad, rad/s, rad, rad/s, m, m/s] (default: the published R scaled "
+              "by --noise_scale)");
 
 DYNID_INSTANTIATE_WEIGHTED_RESIDUAL_PROBLEM(dynid::models::Scara3TorqueModel);
 
@@ -300,14 +327,16 @@ nlohmann::json EstimateJson(const Estimate& e, const Eigen::Vector4d& truth) {
   return j;
 }
 
-bool ParseVector3(const std::string& text, const std::string& flag, Eigen::Vector3d* out,
-                  std::string* error) {
+template <int N>
+bool ParseVector(const std::string& text, const std::string& flag, Eigen::Matrix<double, N, 1>* out,
+                 std::string* error) {
   const std::vector<std::string> parts = data::SplitList(text);
-  if (parts.size() != 3) {
-    *error = flag + ": expected 3 comma-separated numbers, got '" + text + "'";
+  if (parts.size() != N) {
+    *error =
+        flag + ": expected " + std::to_string(N) + " comma-separated numbers, got '" + text + "'";
     return false;
   }
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < N; ++i) {
     char* end = nullptr;
     (*out)(i) = std::strtod(parts[i].c_str(), &end);
     if (parts[i].empty() || *end != '\0' || !std::isfinite((*out)(i)) || (*out)(i) < 0.0) {
@@ -392,7 +421,7 @@ bool ValidateFlags(Eigen::Vector3d* torque_noise, std::string* error) {
   if (!(FLAGS_noise_scale > 0.0) || !std::isfinite(FLAGS_noise_scale)) {
     return reject("--noise_scale must be > 0");
   }
-  if (!ParseVector3(FLAGS_torque_noise_std, "--torque_noise_std", torque_noise, error)) {
+  if (!ParseVector<3>(FLAGS_torque_noise_std, "--torque_noise_std", torque_noise, error)) {
     return false;
   }
   if (!(FLAGS_pid_bandwidth_hz > 0.0) || !(FLAGS_pid_bandwidth_hz < 0.1 / FLAGS_dt)) {
@@ -447,7 +476,42 @@ struct Record {
   Eigen::MatrixXd r_paper;  // diag(r_std²)
   Eigen::MatrixXd y_clean;  // Ns × 6 joint positions and velocities [q1, q1', q2, q2', d3, d3']
   Eigen::MatrixXd y;        // y_clean with sensor noise: what the recursive filters see
+  double dt = 0.0;          // sample period [s]
+  double duration_s = 0.0;  // record length [s]
+  std::string kinematics;   // where the q, q', q'' of the LS and HNN regressors come from
+  // A measured record (--measurements_csv): truth NaN, no PID gains, no y_clean; y holds the
+  // measured positions and velocities, sim.q_measured the measured positions, sim.q, qd, qdd the
+  // IRWSM2 kinematics and sim.tau = sim.tau_measured the measured torques.
+  bool measured = false;
+  nlohmann::json source;  // file, velocity source, fitted NVRs
 };
+
+// The published R (std) scaled by --noise_scale.
+Vector6d PublishedMeasurementStd() {
+  Vector6d r_std;
+  r_std << 5.0 * M_PI / 180.0, M_PI / 180.0, 5.0 * M_PI / 180.0, M_PI / 180.0, 0.02, 0.01;
+  r_std *= FLAGS_noise_scale;
+  return r_std;
+}
+
+// The measurement std a measured record's filters assume: --measurement_std, or the published
+// R scaled by --noise_scale; false naming the flag.
+bool MeasuredRecordStd(Vector6d* r_std, std::string* error) {
+  if (FLAGS_measurement_std.empty()) {
+    *r_std = PublishedMeasurementStd();
+    return true;
+  }
+  if (!gflags::GetCommandLineFlagInfoOrDie("noise_scale").is_default) {
+    *error = "--noise_scale does not apply with --measurement_std (give the std themselves)";
+    return false;
+  }
+  if (!ParseVector<6>(FLAGS_measurement_std, "--measurement_std", r_std, error)) return false;
+  if (!(r_std->minCoeff() > 0.0)) {
+    *error = "--measurement_std: every std must be > 0 (the filters invert R)";
+    return false;
+  }
+  return true;
+}
 
 // One draw per entry in row order: the record and the sign statistics draw their noise alike.
 Eigen::MatrixXd AddMeasurementNoise(const Eigen::MatrixXd& y_clean, const Vector6d& r_std,
@@ -481,8 +545,10 @@ bool SimulateRecord(const data::JointTrajectory& reference, const Eigen::Vector3
   const data::RobotSimulation& sim = record->sim;
   const int num = static_cast<int>(sim.time.size());
   record->num = num;
-  record->r_std << 5.0 * M_PI / 180.0, M_PI / 180.0, 5.0 * M_PI / 180.0, M_PI / 180.0, 0.02, 0.01;
-  record->r_std *= FLAGS_noise_scale;
+  record->dt = FLAGS_dt;
+  record->duration_s = FLAGS_duration_s;
+  record->kinematics = "noise-free q, q', q'' of the record";
+  record->r_std = PublishedMeasurementStd();
   record->r_paper = record->r_std.array().square().matrix().asDiagonal();
   record->y_clean.resize(num, 6);
   for (int k = 0; k < num; ++k) {
@@ -496,6 +562,206 @@ bool SimulateRecord(const data::JointTrajectory& reference, const Eigen::Vector3
   return true;
 }
 
+// ---- Measured record (--measurements_csv).
+
+// Flags that set up the simulation: errors with a record.
+const char* const kSimulationOnlyFlags[] = {"duration_s", "dt", "seed", "pid_bandwidth_hz",
+                                            "seed_repeats"};
+// The required columns in the order used below, and the optional velocities.
+const std::vector<std::string> kMeasuredColumns = {"t", "q1", "q2", "d3", "tau1", "tau2", "f3"};
+const std::vector<std::string> kVelocityColumns = {"dq1", "dq2", "dd3"};
+constexpr int kMinMeasuredRows = 200;
+
+// The checked CSV, before any smoothing.
+struct MeasuredColumns {
+  std::string path;
+  Eigen::VectorXd time;        // N [s]
+  Eigen::MatrixXd positions;   // N × 3 [rad, rad, m]
+  Eigen::MatrixXd torques;     // N × 3 [N m, N m, N]
+  Eigen::MatrixXd velocities;  // N × 3 [rad/s, rad/s, m/s]; empty without dq1,dq2,dd3
+  double step = 0.0;           // the record's mean step [s]
+};
+
+bool RejectSimulationFlags(std::string* error) {
+  for (const char* flag : kSimulationOnlyFlags) {
+    if (!gflags::GetCommandLineFlagInfoOrDie(flag).is_default) {
+      *error = std::string("--") + flag +
+               " is not used with --measurements_csv (it sets up the simulation)";
+      return false;
+    }
+  }
+  return true;
+}
+
+// 0-based index of `name` in the header, -1 when absent.
+int ColumnIndex(const data::CsvTable& table, const std::string& name) {
+  const auto it = std::find(table.header.begin(), table.header.end(), name);
+  return it == table.header.end() ? -1 : static_cast<int>(it - table.header.begin());
+}
+
+// The indexes of the required columns, then those of the velocity columns when all three are
+// there; false naming the first missing column, or the missing part of the velocities.
+bool FindMeasuredColumns(const data::CsvTable& table, const std::string& path,
+                         std::vector<int>* indexes, std::string* error) {
+  indexes->clear();
+  for (const std::string& name : kMeasuredColumns) {
+    indexes->push_back(ColumnIndex(table, name));
+    if (indexes->back() < 0) {
+      *error = path + ":1: missing column '" + name +
+               "' (the header needs t,q1,q2,d3,tau1,tau2,f3, optionally dq1,dq2,dd3)";
+      return false;
+    }
+  }
+  std::string missing;
+  for (const std::string& name : kVelocityColumns) {
+    const int index = ColumnIndex(table, name);
+    if (index < 0) missing += (missing.empty() ? "" : ",") + name;
+    if (index >= 0) indexes->push_back(index);
+  }
+  const size_t velocities_found = indexes->size() - kMeasuredColumns.size();
+  if (velocities_found != 0 && velocities_found != kVelocityColumns.size()) {
+    *error = path + ":1: missing column(s) " + missing +
+             " (give the velocities dq1,dq2,dd3 all three or none)";
+    return false;
+  }
+  return true;
+}
+
+// Time strictly increasing (data::CheckTimeColumnIncreasing) and uniform to 1 % of the mean step
+// per line; `time_column` is the 0-based column of t in the file, named in the messages.
+bool CheckMeasuredTime(const data::CsvTable& table, const std::string& path, int time_column,
+                       double* step, std::string* error) {
+  data::CsvTable time_only;
+  time_only.header = {"t"};
+  time_only.values = table.values.col(time_column);
+  time_only.line_numbers = table.line_numbers;
+  const std::string where = ":" + std::to_string(time_column + 1) + " (column 't'): ";
+  if (!data::CheckTimeColumnIncreasing(time_only, path, error)) {
+    // The message names column 1, that of time_only: name the file's column instead.
+    const std::string::size_type at = error->rfind(":1: ");
+    if (at != std::string::npos) error->replace(at, 4, where);
+    return false;
+  }
+  const Eigen::VectorXd t = time_only.values.col(0);
+  const int rows = static_cast<int>(t.size());
+  *step = (t(rows - 1) - t(0)) / (rows - 1);
+  for (int k = 1; k < rows; ++k) {
+    if (std::abs(t(k) - t(k - 1) - *step) > 0.01 * *step) {
+      char text[200];
+      std::snprintf(text, sizeof(text),
+                    "time step %.6g s differs by more than 1 %% from the record's mean step "
+                    "%.6g s (the filters discretise with one step)",
+                    t(k) - t(k - 1), *step);
+      *error = path + ":" + std::to_string(table.line_numbers[k]) + where + text;
+      return false;
+    }
+  }
+  return true;
+}
+
+// Reads and checks --measurements_csv; false with a message naming the file, line and column.
+bool ReadMeasuredColumns(const std::string& path, MeasuredColumns* columns, std::string* error) {
+  data::CsvTable table;
+  if (!data::ReadCsv(path, &table, error)) return false;
+  std::vector<int> indexes;
+  if (!FindMeasuredColumns(table, path, &indexes, error)) return false;
+  const int rows = static_cast<int>(table.values.rows());
+  if (rows < kMinMeasuredRows) {
+    *error = path + ": expected at least " + std::to_string(kMinMeasuredRows) + " data rows, got " +
+             std::to_string(rows);
+    return false;
+  }
+  if (!CheckMeasuredTime(table, path, indexes[0], &columns->step, error)) return false;
+  const auto pick = [&table, &indexes](int first) {
+    Eigen::MatrixXd m(table.values.rows(), 3);
+    for (int j = 0; j < 3; ++j) m.col(j) = table.values.col(indexes[first + j]);
+    return m;
+  };
+  columns->path = path;
+  columns->time = table.values.col(indexes[0]);
+  columns->positions = pick(1);
+  columns->torques = pick(4);
+  if (indexes.size() > kMeasuredColumns.size()) columns->velocities = pick(7);
+  return true;
+}
+
+// IRWSM2 of each joint position with its NVR fitted by maximum likelihood: sim.q, qd, qdd of
+// the record (the kinematics of the regressors); the fits go to record->source.
+bool SmoothJointPositions(const MeasuredColumns& columns, Record* record, std::string* error) {
+  const char* names[3] = {"q1", "q2", "d3"};
+  std::vector<solvers::IrwSmootherOptions> options(3);
+  std::vector<solvers::NvrFitSummary> fits(3);
+  for (int j = 0; j < 3; ++j) {
+    if (!solvers::FitNvrMaximumLikelihood(columns.positions.col(j), solvers::IrwModel::kIrw2,
+                                          &fits[j], error)) {
+      *error = std::string("NVR fit of ") + names[j] + ": " + *error;
+      return false;
+    }
+    if (fits[j].at_bound) {
+      std::cerr << "scara_study: warning: the NVR of " << names[j] << " (" << fits[j].nvr
+                << ") lies at the edge of the search interval\n";
+    }
+    options[j].model = solvers::IrwModel::kIrw2;
+    options[j].nvr = fits[j].nvr;
+    options[j].compute_standard_deviations = false;
+  }
+  std::vector<solvers::IrwSmootherResult> smoothed;
+  if (!solvers::SmoothIrwColumns(columns.positions, columns.step, options, &smoothed, error)) {
+    *error = "IRWSM2 smoothing: " + *error;
+    return false;
+  }
+  data::RobotSimulation& sim = record->sim;
+  const int num = static_cast<int>(columns.time.size());
+  sim.q.resize(num, 3);
+  sim.qd.resize(num, 3);
+  sim.qdd.resize(num, 3);
+  for (int j = 0; j < 3; ++j) {
+    sim.q.col(j) = smoothed[j].position;
+    sim.qd.col(j) = smoothed[j].velocity;
+    sim.qdd.col(j) = smoothed[j].acceleration;
+    record->source["irw"][names[j]] = {{"model", "irwsm2"},
+                                       {"nvr", fits[j].nvr},
+                                       {"nvr_at_search_bound", fits[j].at_bound},
+                                       {"sigma", std::sqrt(smoothed[j].sigma2)},
+                                       {"log_likelihood", fits[j].log_likelihood}};
+  }
+  return true;
+}
+
+// The record the stages see, from the checked CSV (see the header comment).
+bool MakeMeasuredRecord(const MeasuredColumns& columns, const Eigen::Vector3d& torque_noise,
+                        const Vector6d& r_std, Record* record, std::string* error) {
+  const int num = static_cast<int>(columns.time.size());
+  const bool has_velocities = columns.velocities.size() > 0;
+  record->measured = true;
+  record->truth.setConstant(std::numeric_limits<double>::quiet_NaN());
+  record->torque_noise = torque_noise;
+  record->num = num;
+  record->dt = columns.step;
+  record->duration_s = columns.time(num - 1) - columns.time(0);
+  record->kinematics = "IRWSM2 q, q', q'' of the measured positions (NVR by maximum likelihood)";
+  record->r_std = r_std;
+  record->r_paper = record->r_std.array().square().matrix().asDiagonal();
+  record->source = {{"measurements_csv", columns.path},
+                    {"sample_period_s", columns.step},
+                    {"duration_s", record->duration_s},
+                    {"regressor_kinematics", "irwsm2"},
+                    {"filter_velocities", has_velocities ? "measured" : "irwsm2"}};
+  if (!SmoothJointPositions(columns, record, error)) return false;
+  data::RobotSimulation& sim = record->sim;
+  sim.time = columns.time;
+  sim.q_measured = columns.positions;
+  sim.tau = columns.torques;
+  sim.tau_measured = columns.torques;
+  const Eigen::MatrixXd& velocities = has_velocities ? columns.velocities : sim.qd;
+  record->y.resize(num, 6);
+  for (int j = 0; j < 3; ++j) {
+    record->y.col(2 * j) = columns.positions.col(j);
+    record->y.col(2 * j + 1) = velocities.col(j);
+  }
+  return true;
+}
+
 // What the stages accumulate for --out_dir.
 struct CsvFiles {
   std::string record, evolution, estimates, table7, validation, ekf_diagnosis, ekf_seed_statistics;
@@ -506,26 +772,31 @@ struct Results {
   CsvFiles csv;
 };
 
+// The flags of the estimators, used with either source.
+nlohmann::json EstimatorFlags() {
+  return {{"noise_scale", FLAGS_noise_scale},
+          {"torque_noise_std", FLAGS_torque_noise_std},
+          {"q_state", FLAGS_q_state},
+          {"q_param", FLAGS_q_param},
+          {"ukf_alpha", FLAGS_ukf_alpha},
+          {"ukf_beta", FLAGS_ukf_beta},
+          {"ukf_kappa", FLAGS_ukf_kappa},
+          {"hnn_gain", FLAGS_hnn_gain},
+          {"hnn_activation", FLAGS_hnn_activation},
+          {"rk4_substeps", FLAGS_rk4_substeps},
+          {"prior_std_fraction", FLAGS_prior_std_fraction},
+          {"wr_initial_trajectory", FLAGS_wr_initial_trajectory},
+          {"wr_max_iterations", FLAGS_wr_max_iterations}};
+}
+
 void DescribeRecord(const Record& record, nlohmann::json* summary) {
   nlohmann::json& s = *summary;
-  s["flags"] = {{"duration_s", FLAGS_duration_s},
-                {"dt", FLAGS_dt},
-                {"seed", FLAGS_seed},
-                {"noise_scale", FLAGS_noise_scale},
-                {"torque_noise_std", FLAGS_torque_noise_std},
-                {"pid_bandwidth_hz", FLAGS_pid_bandwidth_hz},
-                {"q_state", FLAGS_q_state},
-                {"q_param", FLAGS_q_param},
-                {"ukf_alpha", FLAGS_ukf_alpha},
-                {"ukf_beta", FLAGS_ukf_beta},
-                {"ukf_kappa", FLAGS_ukf_kappa},
-                {"hnn_gain", FLAGS_hnn_gain},
-                {"hnn_activation", FLAGS_hnn_activation},
-                {"rk4_substeps", FLAGS_rk4_substeps},
-                {"prior_std_fraction", FLAGS_prior_std_fraction},
-                {"seed_repeats", FLAGS_seed_repeats},
-                {"wr_initial_trajectory", FLAGS_wr_initial_trajectory},
-                {"wr_max_iterations", FLAGS_wr_max_iterations}};
+  s["flags"] = EstimatorFlags();
+  s["flags"]["duration_s"] = FLAGS_duration_s;
+  s["flags"]["dt"] = FLAGS_dt;
+  s["flags"]["seed"] = FLAGS_seed;
+  s["flags"]["pid_bandwidth_hz"] = FLAGS_pid_bandwidth_hz;
+  s["flags"]["seed_repeats"] = FLAGS_seed_repeats;
   const int num = record.num;
   const data::RobotSimulation& sim = record.sim;
   s["samples"] = num;
@@ -546,6 +817,29 @@ void DescribeRecord(const Record& record, nlohmann::json* summary) {
       std::sqrt((sim.q_reference - sim.q).col(0).squaredNorm() / num),
       std::sqrt((sim.q_reference - sim.q).col(1).squaredNorm() / num),
       std::sqrt((sim.q_reference - sim.q).col(2).squaredNorm() / num)};
+}
+
+// RMS of each column of an Ns × 3 signal.
+Eigen::Vector3d RmsPerJoint(const Eigen::MatrixXd& signal) {
+  return (signal.colwise().squaredNorm().transpose() / signal.rows()).cwiseSqrt();
+}
+
+void DescribeMeasuredRecord(const Record& record, nlohmann::json* summary) {
+  nlohmann::json& s = *summary;
+  s["flags"] = EstimatorFlags();
+  s["flags"]["measurements_csv"] = FLAGS_measurements_csv;
+  s["flags"]["measurement_std"] = FLAGS_measurement_std;
+  s["samples"] = record.num;
+  s["record"] = record.source;
+  s["record"]["left_out"] = {"true_parameters and errors against them",
+                             "EKF sign statistics (they redraw the sensor noise of a simulation)",
+                             "closed-loop tracking validation (true plant and PID gains)"};
+  for (int i = 0; i < 6; ++i) s["measurement_std"].push_back(record.r_std(i));
+  s["measurement_std_source"] =
+      FLAGS_measurement_std.empty() ? "published R scaled by --noise_scale" : "--measurement_std";
+  s["true_parameters"] = nullptr;
+  const Eigen::Vector3d rms_tau = RmsPerJoint(record.sim.tau_measured);
+  s["torque_rms"] = {rms_tau(0), rms_tau(1), rms_tau(2)};
 }
 
 // ---- LS and the Hopfield network: the stacked regression of the record.
@@ -582,7 +876,7 @@ void EstimateLeastSquares(const Record& record, const Regression& regression, Re
   Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(a);
   Estimate ls;
   ls.method = "LS";
-  ls.description = "weighted least squares, noise-free q, q', q'' of the record, measured torques";
+  ls.description = "weighted least squares, " + record.kinematics + ", measured torques";
   ls.p = qr.solve(b);
   const double dof = std::max(1, 3 * num - 4);
   const double sigma2 = (b - a * ls.p).squaredNorm() / dof;
@@ -622,7 +916,7 @@ bool RunHopfield(const Record& record, const Regression& regression, solvers::Ho
   results->estimates.push_back(fin);
   // Second-half mean: the transient from p0 excluded.
   solvers::HopfieldOptions o2 = o;
-  o2.mean_start_s = 0.5 * FLAGS_duration_s;
+  o2.mean_start_s = record.sim.time(0) + 0.5 * record.duration_s;
   solvers::HopfieldResult hnn2;
   if (!solvers::RunHopfieldEstimator(record.sim.time, regression.phi, regression.tau, o2, &hnn2,
                                      error)) {
@@ -782,7 +1076,7 @@ bool RunFilters(const Record& record, const FilterSetup& setup, FilterResults* f
   // Continuous–discrete EKF (the project's general filter) with the tuned settings: intensity
   // Q/Δt so that Q Δt equals the discrete Q.
   solvers::ContinuousDiscreteEkfOptions co;
-  co.process_noise_intensity = setup.tuned.process_noise / FLAGS_dt;
+  co.process_noise_intensity = setup.tuned.process_noise / record.dt;
   co.measurement_covariance = setup.tuned.measurement_covariance;
   co.initial_state = setup.tuned.initial_state;
   co.initial_covariance = setup.tuned.initial_covariance;
@@ -1151,8 +1445,9 @@ int RunSignStatistics(const Record& record, const FilterSetup& setup, Results* r
       "filter,start,q_param,q_state,discretization,runs,failed,fraction_final_IZZ2_negative,"
       "fraction_mean_IZZ2_negative,fraction_published_signature,final_IZZ2_mean,final_IZZ2_std,"
       "final_IZZ2_min,final_IZZ2_max,filter_std_IZZ2_median\n";
-  // Without realisations summary.json has no "ekf_seed_statistics" at all.
-  if (FLAGS_seed_repeats == 0) return 0;
+  // Without realisations summary.json has no "ekf_seed_statistics" at all; nor with a measured
+  // record, whose sensor noise cannot be redrawn.
+  if (FLAGS_seed_repeats == 0 || record.measured) return 0;
   int ukf_failures = 0;
   nlohmann::json rows = nlohmann::json::array();
   for (const SignSetting& st : SignSettings()) {
@@ -1229,6 +1524,39 @@ bool ValidateByTracking(const Record& record, const data::JointTrajectory& refer
   }
   results->summary["validation"] = val_json;
   return true;
+}
+
+// ---- Validation of a measured record by torque prediction.
+
+// tau_hat = Y(q, q', q'') p of every estimate against the measured torques, with the regressor
+// of the record: RMS error per joint, also in % of the joint's RMS measured torque.
+void ValidateByTorquePrediction(const Regression& regression, Results* results) {
+  using JointRows = Eigen::Map<const Eigen::Matrix<double, 3, Eigen::Dynamic>>;
+  const int num = static_cast<int>(regression.tau.size() / 3);
+  const Eigen::Vector3d rms_tau =
+      (JointRows(regression.tau.data(), 3, num).rowwise().squaredNorm() / num).cwiseSqrt();
+  std::string& val_csv = results->csv.validation;
+  val_csv = "method,joint,rms_error,rms_torque,rms_error_percent\n";
+  nlohmann::json val_json = nlohmann::json::array();
+  for (const Estimate& e : results->estimates) {
+    const Eigen::VectorXd residual = regression.tau - regression.phi * e.p;
+    const JointRows r(residual.data(), 3, num);
+    nlohmann::json entry = {{"method", e.method}};
+    for (int j = 0; j < 3; ++j) {
+      const double rms = std::sqrt(r.row(j).squaredNorm() / num);
+      const double percent = 100.0 * rms / rms_tau(j);
+      char line[256];
+      std::snprintf(line, sizeof(line), "%s,%d,%.6g,%.6g,%.4g\n", e.method.c_str(), j + 1, rms,
+                    rms_tau(j), percent);
+      val_csv += line;
+      entry["joints"].push_back({{"joint", j + 1},
+                                 {"rms_error", rms},
+                                 {"rms_torque", rms_tau(j)},
+                                 {"rms_error_percent", percent}});
+    }
+    val_json.push_back(entry);
+  }
+  results->summary["validation"] = val_json;
 }
 
 // ---- Tables.
@@ -1325,7 +1653,9 @@ std::string EvolutionCsv(const Record& record, const solvers::HopfieldResult& hn
   add_cols("CD_EKF", true);
   add_cols("EKF_RTS", true);
   add_cols("UKF_RTS", true);
-  for (const char* n : kParamNames) ev_header.push_back(std::string("true_") + n);
+  if (!record.measured) {
+    for (const char* n : kParamNames) ev_header.push_back(std::string("true_") + n);
+  }
   std::vector<Eigen::MatrixXd> stds;
   for (const FilterRun& run : runs) stds.push_back(run.record.FilteredStd());
   const int rows = (num + stride - 1) / stride;
@@ -1345,6 +1675,7 @@ std::string EvolutionCsv(const Record& record, const solvers::HopfieldResult& hn
     for (int i = 0; i < 4; ++i) ev(r, c++) = filters.ekf_rts.state_std(k, 6 + i);
     for (int i = 0; i < 4; ++i) ev(r, c++) = filters.ukf_rts.states(k, 6 + i);
     for (int i = 0; i < 4; ++i) ev(r, c++) = filters.ukf_rts.state_std(k, 6 + i);
+    if (record.measured) continue;
     for (int i = 0; i < 4; ++i) ev(r, c++) = record.truth(i);
   }
   return data::FormatCsv(ev_header, ev);
@@ -1361,6 +1692,22 @@ std::string RecordCsv(const Record& record) {
   }
   Eigen::MatrixXd rec(record.num, rec_header.size());
   rec << sim.time, sim.q_reference, sim.q, sim.qd, sim.qdd, sim.tau, sim.tau_measured, record.y;
+  return data::FormatCsv(rec_header, rec);
+}
+
+// A measured record: the CSV's time, positions and torques, the IRWSM2 kinematics of the
+// regressors (q, qd, qdd) and what the filters see (y_*).
+std::string MeasuredRecordCsv(const Record& record) {
+  const data::RobotSimulation& sim = record.sim;
+  std::vector<std::string> rec_header = {"t"};
+  for (const char* q : {"q_measured", "q", "qd", "qdd", "tau_measured"}) {
+    for (int j = 1; j <= 3; ++j) rec_header.push_back(std::string(q) + std::to_string(j));
+  }
+  for (const char* yname : {"y_q1", "y_qd1", "y_q2", "y_qd2", "y_d3", "y_dd3"}) {
+    rec_header.push_back(yname);
+  }
+  Eigen::MatrixXd rec(record.num, rec_header.size());
+  rec << sim.time, sim.q_measured, sim.q, sim.qd, sim.qdd, sim.tau_measured, record.y;
   return data::FormatCsv(rec_header, rec);
 }
 
@@ -1454,6 +1801,13 @@ void JudgeAcceptance(const Record& record, const solvers::HopfieldResult& hnn,
       {"ukf_within_3_percent", max_rel("UKF") <= 0.03},
       {"filters_carry_covariance", filters_carry_covariance},
       {"ukf_positive_definite_throughout", ukf_pd}};
+  if (record.measured) {
+    // No truth: the verdicts against it are undefined (their errors are NaN, null in JSON).
+    for (const char* key :
+         {"ls_within_1_percent", "smoother_within_1_percent", "ukf_within_3_percent"}) {
+      summary["acceptance"][key] = nullptr;
+    }
+  }
   const solvers::KalmanFilterRecord& ekf = filters.runs[kEkfRun].record;
   const solvers::KalmanFilterRecord& ukf = filters.runs[kUkfRun].record;
   summary["time_s"] = {{"EKF", ekf.time_s},
@@ -1489,9 +1843,10 @@ void RenderOrWarn(const data::Figure& figure, const data::OutputStage& stage,
   }
 }
 
-// The four parameters of one estimator over time, against the truth.
+// The four parameters of one estimator over time, against the truth when there is one.
 void RenderParameterFigure(const data::OutputStage& stage, const std::string& prefix,
-                           const std::string& title, const std::string& stem, bool with_std) {
+                           const std::string& title, const std::string& stem, bool with_std,
+                           bool with_truth) {
   data::Figure f;
   f.title = title;
   f.columns = 2;
@@ -1499,24 +1854,26 @@ void RenderParameterFigure(const data::OutputStage& stage, const std::string& pr
     data::Panel p{n, "t [s]", n, {}, {}};
     p.series.push_back(data::LineSeries("evolution.csv", "t", prefix + "_" + n, prefix,
                                         with_std ? prefix + "_std_" + n : ""));
-    p.series.push_back(data::LineSeries("evolution.csv", "t", std::string("true_") + n, "true"));
+    if (with_truth) {
+      p.series.push_back(data::LineSeries("evolution.csv", "t", std::string("true_") + n, "true"));
+    }
     f.panels.push_back(p);
   }
   RenderOrWarn(f, stage, stem);
 }
 
-// Like the published Figs. 7–12.
-void RenderFigures(const data::OutputStage& stage) {
+// Like the published Figs. 7–12; the "true" series only with a truth.
+void RenderFigures(const data::OutputStage& stage, bool with_truth) {
   RenderParameterFigure(stage, "hnn",
                         "Hopfield network: parameter evolution (cf. published Fig. 7)",
-                        "params_hnn", false);
+                        "params_hnn", false, with_truth);
   RenderParameterFigure(stage, "EKF_paper", "EKF, published settings (±2σ) (cf. Fig. 8)",
-                        "params_ekf_paper", true);
-  RenderParameterFigure(stage, "EKF", "EKF, tuned settings (±2σ)", "params_ekf", true);
+                        "params_ekf_paper", true, with_truth);
+  RenderParameterFigure(stage, "EKF", "EKF, tuned settings (±2σ)", "params_ekf", true, with_truth);
   RenderParameterFigure(stage, "UKF", "square-root UKF, tuned settings (±2σ) (cf. Fig. 9)",
-                        "params_ukf", true);
+                        "params_ukf", true, with_truth);
   RenderParameterFigure(stage, "UKF_paper", "square-root UKF, published P0, Q (±2σ)",
-                        "params_ukf_paper", true);
+                        "params_ukf_paper", true, with_truth);
   data::Figure cmp;
   cmp.title = "Parameter estimates over time: EKF, HNN, UKF (cf. Figs. 10–12)";
   cmp.columns = 2;
@@ -1529,7 +1886,9 @@ void RenderFigures(const data::OutputStage& stage) {
     p.series.push_back(data::LineSeries("evolution.csv", "t", std::string("UKF_") + n, "UKF"));
     p.series.push_back(
         data::LineSeries("evolution.csv", "t", std::string("UKF_RTS_") + n, "UKF + RTS"));
-    p.series.push_back(data::LineSeries("evolution.csv", "t", std::string("true_") + n, "true"));
+    if (with_truth) {
+      p.series.push_back(data::LineSeries("evolution.csv", "t", std::string("true_") + n, "true"));
+    }
     cmp.panels.push_back(p);
   }
   RenderOrWarn(cmp, stage, "params_comparison");
@@ -1541,7 +1900,39 @@ int RunsWith(const nlohmann::json& row, const char* fraction) {
   return static_cast<int>(std::lround(row[fraction].get<double>() * finished));
 }
 
+// A measured record: the estimates without errors (there is no truth) and the torque-prediction
+// error of each.
+void PrintMeasuredDigest(const Record& record, const Results& results) {
+  const nlohmann::json& summary = results.summary;
+  const nlohmann::json& ekf_why = summary["ekf_explanation"];
+  std::printf("scara_study: measured record %s, %d samples every %.6g s, filter velocities %s\n",
+              FLAGS_measurements_csv.c_str(), record.num, record.dt,
+              record.source["filter_velocities"].get<std::string>().c_str());
+  std::printf("%-22s %10s %10s %10s %10s   (torque RMS error, %% of RMS torque: joint 1 2 3)\n",
+              "method", "IZZ1", "IZZ2", "mr", "m3");
+  for (size_t i = 0; i < results.estimates.size(); ++i) {
+    const Estimate& e = results.estimates[i];
+    const nlohmann::json& joints = summary["validation"][i]["joints"];
+    std::printf("%-22s %10.5f %10.5f %10.5f %10.5f   %.3g %.3g %.3g\n", e.method.c_str(), e.p(0),
+                e.p(1), e.p(2), e.p(3), joints[0]["rms_error_percent"].get<double>(),
+                joints[1]["rms_error_percent"].get<double>(),
+                joints[2]["rms_error_percent"].get<double>());
+  }
+  std::printf("UKF positive definite on every run: %s\n",
+              summary["acceptance"]["ukf_positive_definite_throughout"].get<bool>() ? "yes" : "NO");
+  std::printf(
+      "EKF, published P0 = Q = 10 I: IZZ2 = %.4g, filter std %.4g; tuned: IZZ2 = %.6g, std %.3g\n",
+      ekf_why["published_settings_final_IZZ2"].get<double>(),
+      ekf_why["published_settings_final_std_IZZ2"].get<double>(),
+      ekf_why["tuned_final_IZZ2"].get<double>(), ekf_why["tuned_final_std_IZZ2"].get<double>());
+  std::printf("scara_study: wrote %s\n", FLAGS_out_dir.c_str());
+}
+
 void PrintDigest(const Record& record, const Results& results) {
+  if (record.measured) {
+    PrintMeasuredDigest(record, results);
+    return;
+  }
   const nlohmann::json& summary = results.summary;
   const nlohmann::json& ekf_why = summary["ekf_explanation"];
   std::printf("scara_study: %d samples, PID bandwidth %.3g Hz\n", record.num,
@@ -1578,19 +1969,69 @@ void PrintDigest(const Record& record, const Results& results) {
   std::printf("scara_study: wrote %s\n", FLAGS_out_dir.c_str());
 }
 
+// Every estimator over the record, the EKF diagnosis, the sign statistics and the validation
+// (torque prediction for a measured record, closed-loop tracking for the simulated one); false
+// with a message.
+bool RunStages(const Record& record, const data::JointTrajectory& reference,
+               solvers::HopfieldResult* hnn, FilterResults* filters, int* ukf_seed_failures,
+               Results* results, std::string* error) {
+  const Regression regression = StackRegression(record);
+  EstimateLeastSquares(record, regression, results);
+  if (!RunHopfield(record, regression, hnn, results, error)) return false;
+
+  const FilterSetup setup = MakeFilterSetup(record);
+  if (!RunFilters(record, setup, filters, error)) return false;
+  AddFilterEstimates(record, *filters, &results->estimates);
+  if (!RunWeightedResidualSmoother(record, *filters, results, error)) return false;
+
+  DiagnoseEkfSettings(record, setup, results);
+  results->summary["ekf_paper_izz2_std"] = Izz2StdOverRecord(filters->runs[kEkfPaperRun]);
+  *ukf_seed_failures = RunSignStatistics(record, setup, results);
+  if (record.measured) {
+    ValidateByTorquePrediction(regression, results);
+    return true;
+  }
+  return ValidateByTracking(record, reference, results, error);
+}
+
+// The flags, and with a record (measured) the CSV and the filters' measurement std; false with
+// a message naming the flag or the file:line:column.
+bool ValidateInputs(bool measured, Eigen::Vector3d* torque_noise, Vector6d* measured_std,
+                    MeasuredColumns* columns, std::string* error) {
+  if ((measured && !RejectSimulationFlags(error)) || !ValidateFlags(torque_noise, error)) {
+    return false;
+  }
+  if (!measured) {
+    if (FLAGS_measurement_std.empty()) return true;
+    *error =
+        "--measurement_std is used only with --measurements_csv (the simulation draws its "
+        "sensor noise from the published R scaled by --noise_scale)";
+    return false;
+  }
+  return MeasuredRecordStd(measured_std, error) &&
+         ReadMeasuredColumns(FLAGS_measurements_csv, columns, error);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   gflags::SetUsageMessage(
       "scara_study [--duration_s=30] [--seed=S] [--out_dir=D] [--noise_scale=1] "
-      "[--q_param=0] [--ukf_alpha=1] ...");
+      "[--q_param=0] [--ukf_alpha=1] ...\n"
+      "scara_study --measurements_csv=F [--out_dir=D] [--measurement_std=6 values] "
+      "[--q_param=0] ...");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   google::InitGoogleLogging(argv[0]);
   FLAGS_logtostderr = true;
   if (argc > 1) return Fail(2, std::string("unexpected argument '") + argv[1] + "'");
   std::string error;
   Eigen::Vector3d torque_noise;
-  if (!ValidateFlags(&torque_noise, &error)) return Fail(2, error);
+  const bool measured = !FLAGS_measurements_csv.empty();
+  MeasuredColumns columns;
+  Vector6d measured_std;
+  if (!ValidateInputs(measured, &torque_noise, &measured_std, &columns, &error)) {
+    return Fail(2, error);
+  }
 
   data::OutputStage stage;
   if (!stage.Open(FLAGS_out_dir, &error)) return Fail(1, error);
@@ -1598,32 +2039,30 @@ int main(int argc, char** argv) {
 
   const MultisineReference reference(FLAGS_duration_s);
   Record record;
-  if (!SimulateRecord(reference, torque_noise, &record, &error)) return Fail(1, error);
+  if (measured ? !MakeMeasuredRecord(columns, torque_noise, measured_std, &record, &error)
+               : !SimulateRecord(reference, torque_noise, &record, &error)) {
+    return Fail(1, error);
+  }
   Results results;
-  DescribeRecord(record, &results.summary);
+  if (measured) {
+    DescribeMeasuredRecord(record, &results.summary);
+  } else {
+    DescribeRecord(record, &results.summary);
+  }
 
-  const Regression regression = StackRegression(record);
-  EstimateLeastSquares(record, regression, &results);
   solvers::HopfieldResult hnn;
-  if (!RunHopfield(record, regression, &hnn, &results, &error)) return Fail(1, error);
-
-  const FilterSetup setup = MakeFilterSetup(record);
   FilterResults filters;
-  if (!RunFilters(record, setup, &filters, &error)) return Fail(1, error);
-  AddFilterEstimates(record, filters, &results.estimates);
-  if (!RunWeightedResidualSmoother(record, filters, &results, &error)) return Fail(1, error);
-
-  DiagnoseEkfSettings(record, setup, &results);
-  results.summary["ekf_paper_izz2_std"] = Izz2StdOverRecord(filters.runs[kEkfPaperRun]);
-  const int ukf_seed_failures = RunSignStatistics(record, setup, &results);
-  if (!ValidateByTracking(record, reference, &results, &error)) return Fail(1, error);
+  int ukf_seed_failures = 0;
+  if (!RunStages(record, reference, &hnn, &filters, &ukf_seed_failures, &results, &error)) {
+    return Fail(1, error);
+  }
 
   TabulateEstimates(record.truth, &results);
   results.csv.evolution = EvolutionCsv(record, hnn, filters);
-  results.csv.record = RecordCsv(record);
+  results.csv.record = measured ? MeasuredRecordCsv(record) : RecordCsv(record);
   JudgeAcceptance(record, hnn, filters, ukf_seed_failures, &results);
   if (!WriteCsvFiles(results.csv, &stage, &error)) return Fail(1, error);
-  if (FLAGS_figures) RenderFigures(stage);
+  if (FLAGS_figures) RenderFigures(stage, !measured);
 
   results.summary["wall_time_s"] =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
