@@ -47,7 +47,8 @@
 //
 // Outputs in --out_dir: record.csv, estimates.csv, table7.csv, evolution.csv, validation.csv,
 // ekf_diagnosis.csv, ekf_seed_statistics.csv, summary.json and figures (*.png with their
-// *.figure.json).
+// *.figure.json); with a measured record also torque_prediction.csv and its figure (the measured
+// torques against those LS, UKF + RTS and the weighted-residual smoother predict).
 #include <ceres/problem.h>
 #include <gflags/gflags.h>
 #include <glog/logging.h>
@@ -765,6 +766,8 @@ bool MakeMeasuredRecord(const MeasuredColumns& columns, const Eigen::Vector3d& t
 // What the stages accumulate for --out_dir.
 struct CsvFiles {
   std::string record, evolution, estimates, table7, validation, ekf_diagnosis, ekf_seed_statistics;
+  std::string torque_prediction;                       // a measured record only
+  std::vector<std::string> torque_prediction_methods;  // the estimates it shows
 };
 struct Results {
   std::vector<Estimate> estimates;
@@ -1559,6 +1562,39 @@ void ValidateByTorquePrediction(const Regression& regression, Results* results) 
   results->summary["validation"] = val_json;
 }
 
+// The estimates whose predicted torques torque_prediction.csv and its figure show.
+const char* const kTorquePredictionMethods[] = {"LS", "UKF_RTS", "WR_smoother"};
+
+// The measured torques and those predicted by kTorquePredictionMethods over time, decimated to at
+// most --max_plot_rows rows: t, tau_measured1..3, <method>_tau1..3 for the *methods present.
+std::string TorquePredictionCsv(const Record& record, const Regression& regression,
+                                const std::vector<Estimate>& estimates,
+                                std::vector<std::string>* methods) {
+  const std::map<std::string, const Estimate*> by_name = EstimatesByName(estimates);
+  std::vector<std::string> header = {"t", "tau_measured1", "tau_measured2", "tau_measured3"};
+  std::vector<Eigen::VectorXd> predicted;
+  for (const char* method : kTorquePredictionMethods) {
+    if (!by_name.count(method)) continue;
+    methods->push_back(method);
+    for (int j = 1; j <= 3; ++j) header.push_back(std::string(method) + "_tau" + std::to_string(j));
+    predicted.push_back(regression.phi * by_name.at(method)->p);
+  }
+  const int num = record.num;
+  const int stride = std::max(1, (num + FLAGS_max_plot_rows - 1) / FLAGS_max_plot_rows);
+  const int rows = (num + stride - 1) / stride;
+  Eigen::MatrixXd table(rows, header.size());
+  for (int r = 0; r < rows; ++r) {
+    const int k = r * stride;
+    int c = 0;
+    table(r, c++) = record.sim.time(k);
+    for (int j = 0; j < 3; ++j) table(r, c++) = regression.tau(3 * k + j);
+    for (const Eigen::VectorXd& tau : predicted) {
+      for (int j = 0; j < 3; ++j) table(r, c++) = tau(3 * k + j);
+    }
+  }
+  return data::FormatCsv(header, table);
+}
+
 // ---- Tables.
 
 std::string EstimatesCsv(const std::vector<Estimate>& estimates, const Eigen::Vector4d& truth) {
@@ -1831,7 +1867,9 @@ bool WriteCsvFiles(const CsvFiles& csv, data::OutputStage* stage, std::string* e
          stage->WriteText("table7.csv", csv.table7, error) &&
          stage->WriteText("validation.csv", csv.validation, error) &&
          stage->WriteText("ekf_diagnosis.csv", csv.ekf_diagnosis, error) &&
-         stage->WriteText("ekf_seed_statistics.csv", csv.ekf_seed_statistics, error);
+         stage->WriteText("ekf_seed_statistics.csv", csv.ekf_seed_statistics, error) &&
+         (csv.torque_prediction.empty() ||
+          stage->WriteText("torque_prediction.csv", csv.torque_prediction, error));
 }
 
 // A figure that cannot be rendered is a warning, not a failure: the CSV files hold the data.
@@ -1862,8 +1900,32 @@ void RenderParameterFigure(const data::OutputStage& stage, const std::string& pr
   RenderOrWarn(f, stage, stem);
 }
 
-// Like the published Figs. 7–12; the "true" series only with a truth.
-void RenderFigures(const data::OutputStage& stage, bool with_truth) {
+// A measured record: the measured torques of each joint against those the estimates predict
+// (torque_prediction.csv).
+void RenderTorquePrediction(const data::OutputStage& stage,
+                            const std::vector<std::string>& methods) {
+  data::Figure f;
+  f.title = "Measured and predicted joint torques, tau_hat = Y(q, q', q'') p";
+  f.columns = 1;
+  const char* units[3] = {"tau1 [N m]", "tau2 [N m]", "f3 [N]"};
+  for (int j = 1; j <= 3; ++j) {
+    const std::string joint = std::to_string(j);
+    data::Panel p{"joint " + joint, "t [s]", units[j - 1], {}, {}};
+    p.series.push_back(
+        data::LineSeries("torque_prediction.csv", "t", "tau_measured" + joint, "measured"));
+    for (const std::string& method : methods) {
+      p.series.push_back(
+          data::LineSeries("torque_prediction.csv", "t", method + "_tau" + joint, method));
+    }
+    f.panels.push_back(p);
+  }
+  RenderOrWarn(f, stage, "torque_prediction");
+}
+
+// Like the published Figs. 7–12; the "true" series only with a truth, the torque prediction
+// only without (for the estimates in torque_methods).
+void RenderFigures(const data::OutputStage& stage, bool with_truth,
+                   const std::vector<std::string>& torque_methods) {
   RenderParameterFigure(stage, "hnn",
                         "Hopfield network: parameter evolution (cf. published Fig. 7)",
                         "params_hnn", false, with_truth);
@@ -1892,6 +1954,7 @@ void RenderFigures(const data::OutputStage& stage, bool with_truth) {
     cmp.panels.push_back(p);
   }
   RenderOrWarn(cmp, stage, "params_comparison");
+  if (!with_truth) RenderTorquePrediction(stage, torque_methods);
 }
 
 // The runs of a sign-statistics row, and how many of them matched a fraction of the row.
@@ -1989,6 +2052,8 @@ bool RunStages(const Record& record, const data::JointTrajectory& reference,
   *ukf_seed_failures = RunSignStatistics(record, setup, results);
   if (record.measured) {
     ValidateByTorquePrediction(regression, results);
+    results->csv.torque_prediction = TorquePredictionCsv(record, regression, results->estimates,
+                                                         &results->csv.torque_prediction_methods);
     return true;
   }
   return ValidateByTracking(record, reference, results, error);
@@ -2062,7 +2127,7 @@ int main(int argc, char** argv) {
   results.csv.record = measured ? MeasuredRecordCsv(record) : RecordCsv(record);
   JudgeAcceptance(record, hnn, filters, ukf_seed_failures, &results);
   if (!WriteCsvFiles(results.csv, &stage, &error)) return Fail(1, error);
-  if (FLAGS_figures) RenderFigures(stage, !measured);
+  if (FLAGS_figures) RenderFigures(stage, !measured, results.csv.torque_prediction_methods);
 
   results.summary["wall_time_s"] =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

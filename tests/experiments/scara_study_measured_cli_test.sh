@@ -16,6 +16,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh"
 "$binary" --out_dir="$work/sim" --figures=false --duration_s=6 --seed_repeats=0 > "$work/log" 2>&1 ||
   fail "simulated run exited non-zero: $(cat "$work/log")"
 
+[[ -e "$work/sim/torque_prediction.csv" ]] && fail "simulated run wrote torque_prediction.csv"
+
 # meas.csv: t,q1,q2,d3 from q1..q3 and tau1,tau2,f3 from tau_measured1..3; meas_dq.csv adds the
 # velocities qd1..3 as dq1,dq2,dd3, the columns shuffled and an extra column. Both from
 # t = 0.5 s on: the closed loop starts with a transient that alternates sample to sample
@@ -40,12 +42,15 @@ PY
 check_measured_run() {
   local dir="$1" velocities="$2"
   for f in record.csv evolution.csv estimates.csv table7.csv validation.csv ekf_diagnosis.csv \
-           summary.json; do
+           torque_prediction.csv summary.json; do
     [[ -s "$dir/$f" ]] || fail "$dir: did not write $f"
   done
   ls -A "$dir" | grep -q staging && fail "$dir: staging folder left behind"
   head -1 "$dir/evolution.csv" | grep -q "true_" && fail "$dir: evolution.csv has true_ columns"
   head -1 "$dir/record.csv" | grep -q "q_ref" && fail "$dir: record.csv has a reference"
+  head -1 "$dir/torque_prediction.csv" |
+    grep -q "^t,tau_measured1,tau_measured2,tau_measured3,LS_tau1,LS_tau2,LS_tau3,UKF_RTS_tau1" ||
+    fail "$dir: torque_prediction.csv header: $(head -1 "$dir/torque_prediction.csv")"
   python3 - "$dir" "$work/sim/summary.json" "$velocities" <<'PY' || fail "$dir: outputs wrong"
 import csv, json, math, sys
 out, truth_file, velocities = sys.argv[1:4]
