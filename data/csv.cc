@@ -202,11 +202,45 @@ bool ReadCsvWithHeader(const std::string& path, const std::vector<std::string>& 
   return true;
 }
 
-bool CheckTimeColumnIncreasing(const CsvTable& table, const std::string& path, std::string* error) {
+namespace {
+
+// Where a message about the time cell of row k points (CheckTimeColumnIncreasing).
+std::string TimeCellWhere(const CsvTable& table, const std::string& path, Eigen::Index k,
+                          int column, bool name_column) {
+  const int line = table.line_numbers[k];
+  return name_column ? Where(path, line, column + 1, table.header)
+                     : Where(path, line) + ":" + std::to_string(column + 1);
+}
+
+}  // namespace
+
+bool CheckTimeColumnIncreasing(const CsvTable& table, const std::string& path, std::string* error,
+                               int column, bool name_column) {
   for (Eigen::Index k = 1; k < table.values.rows(); ++k) {
-    if (!(table.values(k, 0) > table.values(k - 1, 0))) {
+    if (!(table.values(k, column) > table.values(k - 1, column))) {
       *error =
-          path + ":" + std::to_string(table.line_numbers[k]) + ":1: time not strictly increasing";
+          TimeCellWhere(table, path, k, column, name_column) + ": time not strictly increasing";
+      return false;
+    }
+  }
+  return true;
+}
+
+bool CheckUniformTimeStep(const CsvTable& table, const std::string& path, int column,
+                          bool name_column, double tolerance, const std::string& reason,
+                          double* mean_step, std::string* error) {
+  const Eigen::VectorXd t = table.values.col(column);
+  const Eigen::Index rows = t.size();
+  const double step = (t(rows - 1) - t(0)) / static_cast<double>(rows - 1);
+  *mean_step = step;
+  for (Eigen::Index k = 1; k < rows; ++k) {
+    if (std::abs(t(k) - t(k - 1) - step) > tolerance * step) {
+      char text[160];
+      std::snprintf(text, sizeof(text),
+                    ": time step %.6g s differs by more than %g %% from the record's mean step "
+                    "%.6g s (",
+                    t(k) - t(k - 1), 100.0 * tolerance, step);
+      *error = TimeCellWhere(table, path, k, column, name_column) + text + reason + ")";
       return false;
     }
   }

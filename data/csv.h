@@ -38,8 +38,19 @@ bool ReadCsvWithHeader(const std::string& path, const std::vector<std::string>& 
                        CsvTable* table, std::string* error);
 
 // False with "<path>:<line>:1: time not strictly increasing" (the line of the first offending
-// row) when the first column of `table`, read from `path`, is not strictly increasing.
-bool CheckTimeColumnIncreasing(const CsvTable& table, const std::string& path, std::string* error);
+// row) when the first column of `table`, read from `path`, is not strictly increasing. For time
+// in another column (`column`, 0-based) the location gives that column's number, and with
+// name_column also its name: "<path>:<line>:<column> (column '<name>')".
+bool CheckTimeColumnIncreasing(const CsvTable& table, const std::string& path, std::string* error,
+                               int column = 0, bool name_column = false);
+
+// False when a step of the (strictly increasing) time in `column` differs from the record's mean
+// step by more than `tolerance` (a fraction) of it: "<location>: time step <dt> s differs by
+// more than <100 tolerance> % from the record's mean step <mean> s (<reason>)", the location as
+// in CheckTimeColumnIncreasing. The mean step goes to *mean_step.
+bool CheckUniformTimeStep(const CsvTable& table, const std::string& path, int column,
+                          bool name_column, double tolerance, const std::string& reason,
+                          double* mean_step, std::string* error);
 
 // Reads a time series. Either `time_column` names a column holding time in seconds (it must be
 // strictly increasing; an error names the offending line), or it is empty and `dt_s` > 0 gives

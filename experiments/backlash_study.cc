@@ -279,20 +279,13 @@ bool MakeMeasuredCase(const std::string& path, Case* c, std::string* error) {
     *error = path + ": expected at least 100 data rows, got " + std::to_string(rows);
     return false;
   }
-  if (!data::CheckTimeColumnIncreasing(table, path, error)) return false;
-  const Eigen::VectorXd t = table.values.col(0);
-  const double step = (t(rows - 1) - t(0)) / (rows - 1);
-  for (int k = 1; k < rows; ++k) {
-    if (std::abs(t(k) - t(k - 1) - step) > 0.01 * step) {
-      char text[160];
-      std::snprintf(text, sizeof(text),
-                    ":1: time step %.6g s differs by more than 1 %% from the record's mean step "
-                    "%.6g s (the estimators need a uniform sample period)",
-                    t(k) - t(k - 1), step);
-      *error = path + ":" + std::to_string(table.line_numbers[k]) + text;
-      return false;
-    }
+  double step = 0.0;
+  if (!data::CheckTimeColumnIncreasing(table, path, error) ||
+      !data::CheckUniformTimeStep(table, path, 0, false, 0.01,
+                                  "the estimators need a uniform sample period", &step, error)) {
+    return false;
   }
+  const Eigen::VectorXd t = table.values.col(0);
   c->sample_period_s = step;
   c->default_samples = rows;
   c->measure_arm_velocity = table.header.size() == 4;

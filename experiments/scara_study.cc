@@ -628,36 +628,13 @@ bool FindMeasuredColumns(const data::CsvTable& table, const std::string& path,
   return true;
 }
 
-// Time strictly increasing (data::CheckTimeColumnIncreasing) and uniform to 1 % of the mean step
-// per line; `time_column` is the 0-based column of t in the file, named in the messages.
+// Time strictly increasing and uniform to 1 % of the mean step per line (the step goes to
+// *step); `time_column` is the 0-based column of t in the file, named in the messages.
 bool CheckMeasuredTime(const data::CsvTable& table, const std::string& path, int time_column,
                        double* step, std::string* error) {
-  data::CsvTable time_only;
-  time_only.header = {"t"};
-  time_only.values = table.values.col(time_column);
-  time_only.line_numbers = table.line_numbers;
-  const std::string where = ":" + std::to_string(time_column + 1) + " (column 't'): ";
-  if (!data::CheckTimeColumnIncreasing(time_only, path, error)) {
-    // The message names column 1, that of time_only: name the file's column instead.
-    const std::string::size_type at = error->rfind(":1: ");
-    if (at != std::string::npos) error->replace(at, 4, where);
-    return false;
-  }
-  const Eigen::VectorXd t = time_only.values.col(0);
-  const int rows = static_cast<int>(t.size());
-  *step = (t(rows - 1) - t(0)) / (rows - 1);
-  for (int k = 1; k < rows; ++k) {
-    if (std::abs(t(k) - t(k - 1) - *step) > 0.01 * *step) {
-      char text[200];
-      std::snprintf(text, sizeof(text),
-                    "time step %.6g s differs by more than 1 %% from the record's mean step "
-                    "%.6g s (the filters discretise with one step)",
-                    t(k) - t(k - 1), *step);
-      *error = path + ":" + std::to_string(table.line_numbers[k]) + where + text;
-      return false;
-    }
-  }
-  return true;
+  return data::CheckTimeColumnIncreasing(table, path, error, time_column, true) &&
+         data::CheckUniformTimeStep(table, path, time_column, true, 0.01,
+                                    "the filters discretise with one step", step, error);
 }
 
 // Reads and checks --measurements_csv; false with a message naming the file, line and column.

@@ -48,6 +48,31 @@ TEST(CsvTest, TimeColumnCheckNamesTheFirstNonIncreasingLine) {
   EXPECT_TRUE(CheckTimeColumnIncreasing(table, "f.csv", &error));
 }
 
+TEST(CsvTest, TimeChecksNameTheTimeColumn) {
+  CsvTable table;
+  std::string error;
+  ASSERT_TRUE(ParseCsv("x,t\n7,0\n7,1\n7,1\n", "f.csv", &table, &error)) << error;
+  EXPECT_FALSE(CheckTimeColumnIncreasing(table, "f.csv", &error, 1));
+  EXPECT_EQ(error, "f.csv:4:2: time not strictly increasing");
+  EXPECT_FALSE(CheckTimeColumnIncreasing(table, "f.csv", &error, 1, true));
+  EXPECT_EQ(error, "f.csv:4:2 (column 't'): time not strictly increasing");
+}
+
+TEST(CsvTest, UniformTimeStepWithinTolerance) {
+  CsvTable table;
+  std::string error;
+  ASSERT_TRUE(ParseCsv("t\n0\n0.1\n0.2\n0.3\n", "f.csv", &table, &error)) << error;
+  double step = 0.0;
+  EXPECT_TRUE(CheckUniformTimeStep(table, "f.csv", 0, false, 0.01, "why", &step, &error));
+  EXPECT_DOUBLE_EQ(step, 0.1);
+  table.values(2, 0) = 0.21;  // steps 0.1, 0.11, 0.09 about the mean 0.1
+  EXPECT_FALSE(CheckUniformTimeStep(table, "f.csv", 0, true, 0.01, "why", &step, &error));
+  EXPECT_EQ(error,
+            "f.csv:4:1 (column 't'): time step 0.11 s differs by more than 1 % from the record's "
+            "mean step 0.1 s (why)");
+  EXPECT_TRUE(CheckUniformTimeStep(table, "f.csv", 0, false, 0.2, "why", &step, &error));
+}
+
 TEST(CsvTest, EmptyFile) { EXPECT_THAT(ParseError(""), HasSubstr("f.csv: empty file")); }
 
 TEST(CsvTest, HeaderOnly) { EXPECT_THAT(ParseError("a,b\n"), HasSubstr("no data rows")); }
