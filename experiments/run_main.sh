@@ -14,5 +14,5 @@ export CCACHE_BASEDIR="$PWD"  # lets clones in other folders share the compiler 
 bash .ci/install_deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release > /dev/null
 cmake --build build -j"$(nproc)"
-./build/experiments/tx40_study --out_dir=out/tx40_study "$@"
-./build/experiments/irw_smooth --out_dir=out/main
+./build/bin/tx40_study --out_dir=out/tx40_study "$@"
+./build/bin/irw_smooth --out_dir=out/main
