@@ -1,4 +1,4 @@
-#include "data/csv.h"
+#include "dynid/data/csv.h"
 
 #include <charconv>
 #include <cmath>
@@ -8,7 +8,7 @@
 
 #include <glog/logging.h>
 
-#include "data/output.h"
+#include "dynid/data/output.h"
 
 namespace dynid::data {
 namespace {

@@ -16,7 +16,7 @@
 
 #include <Eigen/Core>
 
-#include "data/time_series.h"
+#include "dynid/data/time_series.h"
 
 namespace dynid::data {
 

@@ -1,4 +1,4 @@
-#include "data/example_signals.h"
+#include "dynid/data/example_signals.h"
 
 #include <cmath>
 

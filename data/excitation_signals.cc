@@ -1,4 +1,4 @@
-#include "data/excitation_signals.h"
+#include "dynid/data/excitation_signals.h"
 
 #include <glog/logging.h>
 

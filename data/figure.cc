@@ -1,13 +1,10 @@
-#include "data/figure.h"
+#include "dynid/data/figure.h"
 
 #include <cstdlib>
 #include <filesystem>
 
-#include "data/output.h"
-
-#ifndef DYNID_SOURCE_DIR
-#define DYNID_SOURCE_DIR "."
-#endif
+#include "dynid/data/output.h"
+#include "dynid/data/runtime_files.h"
 
 namespace dynid::data {
 
@@ -74,7 +71,11 @@ bool RenderFigure(const Figure& figure, const std::string& directory, const std:
   const char* override_python = std::getenv("DYNID_PYTHON");
   std::string python = override_python ? override_python : "";
   if (python.empty()) python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
-  const std::string script = std::string(DYNID_SOURCE_DIR) + "/data/plot_figure.py";
+  std::string script;
+  if (!FindRuntimeFile("plot_figure.py", &script, &error)) {
+    *warning = "figure '" + stem + "' not rendered: " + error;
+    return false;
+  }
   const std::string command = "'" + python + "' '" + script + "' '" + spec + "' '" + png +
                               "' > /dev/null 2>&1";
   const int status = std::system(command.c_str());

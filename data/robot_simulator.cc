@@ -1,4 +1,4 @@
-#include "data/robot_simulator.h"
+#include "dynid/data/robot_simulator.h"
 
 #include <cmath>
 #include <random>

@@ -28,8 +28,8 @@
 
 #include <Eigen/Core>
 
-#include "data/trajectory.h"
-#include "models/serial_robot.h"
+#include "dynid/data/trajectory.h"
+#include "dynid/models/serial_robot.h"
 
 namespace dynid::data {
 

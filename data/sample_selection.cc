@@ -1,4 +1,4 @@
-#include "data/sample_selection.h"
+#include "dynid/data/sample_selection.h"
 
 #include <glog/logging.h>
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "data/signal.h"
+#include "dynid/data/signal.h"
 
 namespace dynid::data {
 

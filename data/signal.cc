@@ -1,4 +1,4 @@
-#include "data/signal.h"
+#include "dynid/data/signal.h"
 
 #include <glog/logging.h>
 

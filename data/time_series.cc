@@ -1,4 +1,4 @@
-#include "data/time_series.h"
+#include "dynid/data/time_series.h"
 
 #include <cmath>
 #include <sstream>

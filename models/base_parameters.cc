@@ -2,7 +2,7 @@
 // Eigen/Core's headers); it is attributed to the header, so it must be silenced before the first
 // Eigen include of this translation unit.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include "models/base_parameters.h"
+#include "dynid/models/base_parameters.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,11 +1,11 @@
-#include "models/friction_mass.h"
+#include "dynid/models/friction_mass.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include <glog/logging.h>
 
-#include "models/model_linearization_impl.h"
+#include "dynid/models/model_linearization_impl.h"
 
 namespace dynid::models {
 

@@ -17,8 +17,8 @@
 
 #include <Eigen/Core>
 
-#include "models/mechanical_model.h"
-#include "models/model_linearization.h"
+#include "dynid/models/mechanical_model.h"
+#include "dynid/models/model_linearization.h"
 
 namespace dynid::models {
 

@@ -1,6 +1,6 @@
-#include "models/mass_spring_damper.h"
+#include "dynid/models/mass_spring_damper.h"
 
-#include "models/model_linearization_impl.h"
+#include "dynid/models/model_linearization_impl.h"
 
 namespace dynid::models {
 

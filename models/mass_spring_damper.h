@@ -13,8 +13,8 @@
 #ifndef DYNID_MODELS_MASS_SPRING_DAMPER_H_
 #define DYNID_MODELS_MASS_SPRING_DAMPER_H_
 
-#include "models/mechanical_model.h"
-#include "models/model_linearization.h"
+#include "dynid/models/mechanical_model.h"
+#include "dynid/models/model_linearization.h"
 
 namespace dynid::models {
 

@@ -6,7 +6,7 @@
 #include <ceres/jet.h>
 #include <glog/logging.h>
 
-#include "models/model_linearization.h"
+#include "dynid/models/model_linearization.h"
 
 namespace dynid::models {
 

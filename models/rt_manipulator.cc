@@ -1,8 +1,8 @@
-#include "models/rt_manipulator.h"
+#include "dynid/models/rt_manipulator.h"
 
 #include <cmath>
 
-#include "models/model_linearization_impl.h"
+#include "dynid/models/model_linearization_impl.h"
 
 namespace dynid::models {
 

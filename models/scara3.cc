@@ -1,4 +1,4 @@
-#include "models/scara3.h"
+#include "dynid/models/scara3.h"
 
 #include <cmath>
 

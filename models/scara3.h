@@ -18,7 +18,7 @@
 
 #include <Eigen/Core>
 
-#include "models/serial_robot.h"
+#include "dynid/models/serial_robot.h"
 
 namespace dynid::models {
 

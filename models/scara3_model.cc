@@ -1,6 +1,6 @@
-#include "models/scara3_model.h"
+#include "dynid/models/scara3_model.h"
 
-#include "models/model_linearization_impl.h"
+#include "dynid/models/model_linearization_impl.h"
 
 namespace dynid::models {
 

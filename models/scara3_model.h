@@ -14,9 +14,9 @@
 
 #include <cmath>
 
-#include "models/mechanical_model.h"
-#include "models/model_linearization.h"
-#include "models/scara3.h"
+#include "dynid/models/mechanical_model.h"
+#include "dynid/models/model_linearization.h"
+#include "dynid/models/scara3.h"
 
 namespace dynid::models {
 

@@ -1,4 +1,4 @@
-#include "models/serial_robot.h"
+#include "dynid/models/serial_robot.h"
 
 #include <algorithm>
 #include <cmath>

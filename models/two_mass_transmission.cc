@@ -1,4 +1,4 @@
-#include "models/two_mass_transmission.h"
+#include "dynid/models/two_mass_transmission.h"
 
 #include <glog/logging.h>
 

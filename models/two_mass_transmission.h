@@ -35,7 +35,7 @@
 #include <cstdint>
 #include <string>
 
-#include "models/mechanical_model.h"
+#include "dynid/models/mechanical_model.h"
 
 namespace dynid::models {
 

@@ -1,4 +1,4 @@
-#include "models/tx40.h"
+#include "dynid/models/tx40.h"
 
 #include <cmath>
 

@@ -31,7 +31,7 @@
 
 #include <Eigen/Core>
 
-#include "models/serial_robot.h"
+#include "dynid/models/serial_robot.h"
 
 namespace dynid::models {
 

@@ -1,8 +1,8 @@
-#include "models/unknown_force_mass.h"
+#include "dynid/models/unknown_force_mass.h"
 
 #include <glog/logging.h>
 
-#include "models/model_linearization_impl.h"
+#include "dynid/models/model_linearization_impl.h"
 
 namespace dynid::models {
 

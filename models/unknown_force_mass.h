@@ -19,8 +19,8 @@
 #ifndef DYNID_MODELS_UNKNOWN_FORCE_MASS_H_
 #define DYNID_MODELS_UNKNOWN_FORCE_MASS_H_
 
-#include "models/mechanical_model.h"
-#include "models/model_linearization.h"
+#include "dynid/models/mechanical_model.h"
+#include "dynid/models/model_linearization.h"
 
 namespace dynid::models {
 

@@ -1,10 +1,10 @@
-#include "models/xy_table.h"
+#include "dynid/models/xy_table.h"
 
 #include <sstream>
 
 #include <ceres/jet.h>
 
-#include "models/model_linearization_impl.h"
+#include "dynid/models/model_linearization_impl.h"
 
 namespace dynid::models {
 

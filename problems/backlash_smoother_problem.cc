@@ -1,4 +1,4 @@
-#include "problems/backlash_smoother_problem.h"
+#include "dynid/problems/backlash_smoother_problem.h"
 
 #include <ceres/ceres.h>
 #include <glog/logging.h>

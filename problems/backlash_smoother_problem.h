@@ -33,7 +33,7 @@
 #include <string>
 #include <vector>
 
-#include "models/two_mass_transmission.h"
+#include "dynid/models/two_mass_transmission.h"
 
 namespace ceres {
 class CostFunction;

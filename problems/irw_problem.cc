@@ -1,4 +1,4 @@
-#include "problems/irw_problem.h"
+#include "dynid/problems/irw_problem.h"
 
 #include <cmath>
 

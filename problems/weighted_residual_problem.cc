@@ -1,14 +1,14 @@
-#include "problems/weighted_residual_problem.h"
+#include "dynid/problems/weighted_residual_problem.h"
 
 #include <cmath>
 #include <sstream>
 
 #include <Eigen/Eigenvalues>
 
-#include "models/friction_mass.h"
-#include "models/mass_spring_damper.h"
-#include "models/rt_manipulator.h"
-#include "problems/weighted_residual_problem_impl.h"
+#include "dynid/models/friction_mass.h"
+#include "dynid/models/mass_spring_damper.h"
+#include "dynid/models/rt_manipulator.h"
+#include "dynid/problems/weighted_residual_problem_impl.h"
 
 namespace dynid::problems {
 

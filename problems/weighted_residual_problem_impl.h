@@ -14,7 +14,7 @@
 #include <ceres/problem.h>
 #include <glog/logging.h>
 
-#include "problems/weighted_residual_problem.h"
+#include "dynid/problems/weighted_residual_problem.h"
 
 namespace dynid::problems {
 namespace internal {

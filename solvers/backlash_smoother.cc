@@ -1,4 +1,4 @@
-#include "solvers/backlash_smoother.h"
+#include "dynid/solvers/backlash_smoother.h"
 
 #include <ceres/ceres.h>
 #include <glog/logging.h>

@@ -17,8 +17,8 @@
 #include <functional>
 #include <string>
 
-#include "models/two_mass_transmission.h"
-#include "problems/backlash_smoother_problem.h"
+#include "dynid/models/two_mass_transmission.h"
+#include "dynid/problems/backlash_smoother_problem.h"
 
 namespace dynid::solvers {
 

@@ -1,4 +1,4 @@
-#include "solvers/continuous_discrete_ekf.h"
+#include "dynid/solvers/continuous_discrete_ekf.h"
 
 #include <glog/logging.h>
 

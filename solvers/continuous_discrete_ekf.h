@@ -31,7 +31,7 @@
 #include <functional>
 #include <string>
 
-#include "models/two_mass_transmission.h"
+#include "dynid/models/two_mass_transmission.h"
 
 namespace dynid::solvers {
 

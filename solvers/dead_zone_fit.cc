@@ -1,4 +1,4 @@
-#include "solvers/dead_zone_fit.h"
+#include "dynid/solvers/dead_zone_fit.h"
 
 #include <glog/logging.h>
 

@@ -1,4 +1,4 @@
-#include "solvers/derivative_accuracy.h"
+#include "dynid/solvers/derivative_accuracy.h"
 
 #include <cmath>
 #include <cstdio>
@@ -6,7 +6,7 @@
 
 #include <glog/logging.h>
 
-#include "data/signal.h"
+#include "dynid/data/signal.h"
 
 namespace dynid::solvers {
 namespace {

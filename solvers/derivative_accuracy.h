@@ -12,8 +12,8 @@
 
 #include <Eigen/Core>
 
-#include "solvers/irw_smoother.h"
-#include "solvers/nvr_fit.h"
+#include "dynid/solvers/irw_smoother.h"
+#include "dynid/solvers/nvr_fit.h"
 
 namespace dynid::solvers {
 

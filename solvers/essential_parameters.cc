@@ -1,4 +1,4 @@
-#include "solvers/essential_parameters.h"
+#include "dynid/solvers/essential_parameters.h"
 
 #include <glog/logging.h>
 
@@ -7,7 +7,7 @@
 #include <iomanip>
 #include <sstream>
 
-#include "solvers/residual_analysis.h"
+#include "dynid/solvers/residual_analysis.h"
 
 namespace dynid::solvers {
 namespace {

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "solvers/linear_least_squares.h"
+#include "dynid/solvers/linear_least_squares.h"
 
 namespace dynid::solvers {
 

@@ -1,4 +1,4 @@
-#include "solvers/extended_kalman_filter.h"
+#include "dynid/solvers/extended_kalman_filter.h"
 
 #include <chrono>
 #include <cmath>

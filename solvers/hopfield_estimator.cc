@@ -1,4 +1,4 @@
-#include "solvers/hopfield_estimator.h"
+#include "dynid/solvers/hopfield_estimator.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,4 +1,4 @@
-#include "solvers/idim.h"
+#include "dynid/solvers/idim.h"
 
 #include <algorithm>
 #include <chrono>
@@ -12,9 +12,9 @@
 #include <limits>
 #include <glog/logging.h>
 
-#include "data/signal.h"
-#include "solvers/irw_smoother.h"
-#include "solvers/nvr_fit.h"
+#include "dynid/data/signal.h"
+#include "dynid/solvers/irw_smoother.h"
+#include "dynid/solvers/nvr_fit.h"
 
 namespace dynid::solvers {
 namespace {

@@ -42,13 +42,13 @@
 
 #include <Eigen/Core>
 
-#include "data/robot_simulator.h"
-#include "data/sample_selection.h"
-#include "data/trajectory.h"
-#include "models/base_parameters.h"
-#include "models/serial_robot.h"
-#include "solvers/linear_least_squares.h"
-#include "solvers/residual_analysis.h"
+#include "dynid/data/robot_simulator.h"
+#include "dynid/data/sample_selection.h"
+#include "dynid/data/trajectory.h"
+#include "dynid/models/base_parameters.h"
+#include "dynid/models/serial_robot.h"
+#include "dynid/solvers/linear_least_squares.h"
+#include "dynid/solvers/residual_analysis.h"
 
 namespace dynid::solvers {
 

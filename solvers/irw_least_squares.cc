@@ -1,4 +1,4 @@
-#include "solvers/irw_least_squares.h"
+#include "dynid/solvers/irw_least_squares.h"
 
 #include <cmath>
 #include <vector>
@@ -6,8 +6,8 @@
 #include <ceres/ceres.h>
 #include <glog/logging.h>
 
-#include "problems/irw_problem.h"
-#include "solvers/banded.h"
+#include "dynid/problems/irw_problem.h"
+#include "dynid/solvers/internal/banded.h"
 
 namespace dynid::solvers {
 namespace {

@@ -14,7 +14,7 @@
 
 #include <Eigen/Core>
 
-#include "solvers/irw_smoother.h"
+#include "dynid/solvers/irw_smoother.h"
 
 namespace dynid::solvers {
 

@@ -1,4 +1,4 @@
-#include "solvers/irw_smoother.h"
+#include "dynid/solvers/irw_smoother.h"
 
 #include <algorithm>
 #include <atomic>

@@ -1,4 +1,4 @@
-#include "solvers/kalman_smoother.h"
+#include "dynid/solvers/kalman_smoother.h"
 
 #include <chrono>
 #include <cmath>

@@ -4,7 +4,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
-#include "solvers/linear_least_squares.h"
+#include "dynid/solvers/linear_least_squares.h"
 
 #include <ceres/ceres.h>
 #include <glog/logging.h>

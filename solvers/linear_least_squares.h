@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "data/signal.h"
+#include "dynid/data/signal.h"
 
 namespace ceres {
 class CostFunction;

@@ -23,10 +23,10 @@
 #include <Eigen/LU>
 #include <glog/logging.h>
 
-#include "models/mechanical_model.h"
-#include "models/model_linearization.h"
-#include "solvers/continuous_discrete_ekf.h"
-#include "solvers/kalman_smoother.h"
+#include "dynid/models/mechanical_model.h"
+#include "dynid/models/model_linearization.h"
+#include "dynid/solvers/continuous_discrete_ekf.h"
+#include "dynid/solvers/kalman_smoother.h"
 
 namespace dynid::solvers {
 

@@ -1,4 +1,4 @@
-#include "solvers/nvr_fit.h"
+#include "dynid/solvers/nvr_fit.h"
 
 #include <cmath>
 #include <functional>
@@ -7,7 +7,7 @@
 
 #include <glog/logging.h>
 
-#include "solvers/banded.h"
+#include "dynid/solvers/internal/banded.h"
 
 namespace dynid::solvers {
 namespace {

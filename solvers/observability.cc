@@ -1,4 +1,4 @@
-#include "solvers/observability.h"
+#include "dynid/solvers/observability.h"
 
 #include <glog/logging.h>
 

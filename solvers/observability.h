@@ -33,10 +33,10 @@
 #include <string>
 #include <vector>
 
-#include "models/mechanical_model.h"
-#include "models/model_linearization.h"
-#include "problems/weighted_residual_problem.h"
-#include "solvers/parameter_covariance.h"
+#include "dynid/models/mechanical_model.h"
+#include "dynid/models/model_linearization.h"
+#include "dynid/problems/weighted_residual_problem.h"
+#include "dynid/solvers/parameter_covariance.h"
 
 namespace dynid::solvers {
 

@@ -1,4 +1,4 @@
-#include "solvers/parameter_covariance.h"
+#include "dynid/solvers/parameter_covariance.h"
 
 #include <algorithm>
 #include <cmath>
@@ -14,7 +14,7 @@
 #include <ceres/problem.h>
 #include <glog/logging.h>
 
-#include "solvers/banded.h"
+#include "dynid/solvers/internal/banded.h"
 
 namespace dynid::solvers {
 

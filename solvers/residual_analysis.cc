@@ -1,4 +1,4 @@
-#include "solvers/residual_analysis.h"
+#include "dynid/solvers/residual_analysis.h"
 
 #include <algorithm>
 #include <Eigen/LU>

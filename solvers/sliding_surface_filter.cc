@@ -1,4 +1,4 @@
-#include "solvers/sliding_surface_filter.h"
+#include "dynid/solvers/sliding_surface_filter.h"
 
 #include <Eigen/SVD>
 #include <sstream>

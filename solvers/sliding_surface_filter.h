@@ -51,7 +51,7 @@
 #include <string>
 #include <utility>
 
-#include "models/model_linearization.h"
+#include "dynid/models/model_linearization.h"
 
 namespace dynid::solvers {
 

@@ -1,4 +1,4 @@
-#include "solvers/unscented_kalman_filter.h"
+#include "dynid/solvers/unscented_kalman_filter.h"
 
 #include <algorithm>
 #include <chrono>

@@ -23,7 +23,7 @@
 
 #include <Eigen/Core>
 
-#include "solvers/kalman_smoother.h"
+#include "dynid/solvers/kalman_smoother.h"
 
 namespace dynid::solvers {
 

@@ -1,4 +1,4 @@
-#include "solvers/weight_sweep.h"
+#include "dynid/solvers/weight_sweep.h"
 
 #include <glog/logging.h>
 #include <sys/stat.h>

@@ -31,9 +31,9 @@
 #include <string>
 #include <vector>
 
-#include "models/mechanical_model.h"
-#include "problems/weighted_residual_problem.h"
-#include "solvers/observability.h"
+#include "dynid/models/mechanical_model.h"
+#include "dynid/problems/weighted_residual_problem.h"
+#include "dynid/solvers/observability.h"
 
 namespace dynid::solvers {
 

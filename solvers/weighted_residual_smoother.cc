@@ -1,4 +1,4 @@
-#include "solvers/weighted_residual_smoother.h"
+#include "dynid/solvers/weighted_residual_smoother.h"
 
 #include <chrono>
 #include <memory>

@@ -19,8 +19,8 @@
 
 #include <Eigen/Core>
 
-#include "problems/weighted_residual_problem.h"
-#include "solvers/parameter_covariance.h"
+#include "dynid/problems/weighted_residual_problem.h"
+#include "dynid/solvers/parameter_covariance.h"
 
 namespace ceres {
 class Problem;

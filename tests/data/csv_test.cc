@@ -1,4 +1,4 @@
-#include "data/csv.h"
+#include "dynid/data/csv.h"
 
 #include <filesystem>
 #include <fstream>

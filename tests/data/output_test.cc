@@ -1,4 +1,4 @@
-#include "data/output.h"
+#include "dynid/data/output.h"
 
 #include <filesystem>
 #include <fstream>

@@ -1,4 +1,4 @@
-#include "data/robot_simulator.h"
+#include "dynid/data/robot_simulator.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,12 +6,9 @@
 #include <glog/logging.h>
 #include <gtest/gtest.h>
 
-#include "data/trajectory.h"
-#include "data/tx40_experiment.h"
-#include "models/base_parameters.h"
-#include "models/tx40.h"
-#include "solvers/essential_parameters.h"
-#include "solvers/linear_least_squares.h"
+#include "dynid/data/trajectory.h"
+#include "dynid/models/base_parameters.h"
+#include "dynid/models/tx40.h"
 
 namespace dynid::data {
 namespace {
@@ -148,72 +145,6 @@ TEST(RobotSimulatorTest, RejectsBadOptions) {
   std::string error;
   EXPECT_FALSE(SimulateClosedLoop(robot, Tx40Move(), options, &sim, &error));
   EXPECT_NE(error.find("gains"), std::string::npos) << error;
-}
-
-TEST(Tx40ExperimentTest, ShortDefaultExperiment) {
-  Tx40ExperimentOptions options;
-  options.duration_s = 0.8;
-  Tx40Experiment experiment;
-  std::string error;
-  ASSERT_TRUE(SimulateTx40Experiment(options, &experiment, &error)) << error;
-  EXPECT_EQ(experiment.simulation.time.size(), 4001);
-  EXPECT_EQ(experiment.base.size(), 55);
-  EXPECT_LT(experiment.max_tracking_error_rad, 0.05);
-  EXPECT_GT(experiment.base_regressor_condition, 1.0);
-  EXPECT_TRUE(std::isfinite(experiment.base_regressor_condition_normalised));
-  // The options actually used are recorded (for re-simulation by IDIM-IV).
-  EXPECT_EQ(experiment.simulator_options.gains.kp.size(), 6);
-  EXPECT_EQ(experiment.simulator_options.control_rate_hz, 5000.0);
-}
-
-// The whole chain on the default 7 s experiment: true (q, q', q'') decimated by 10, measured
-// (noisy) torques, closed-form base regressor, IDIM-LS and essential-parameter elimination. The
-// published essential set of seed 000 Table 2 must survive (the selection may keep a few more).
-TEST(Tx40ExperimentTest, EssentialParametersContainPublishedSet) {
-  Tx40ExperimentOptions options;
-  Tx40Experiment experiment;
-  std::string error;
-  ASSERT_TRUE(SimulateTx40Experiment(options, &experiment, &error)) << error;
-  const models::SerialRobot robot = models::MakeTx40();
-  const RobotSimulation& sim = experiment.simulation;
-  const int decimation = 10;
-  const int ns = static_cast<int>((sim.time.size() + decimation - 1) / decimation);
-  Eigen::MatrixXd q(ns, 6), qd(ns, 6), qdd(ns, 6);
-  Eigen::VectorXd y(6 * ns);
-  for (int k = 0; k < ns; ++k) {
-    q.row(k) = sim.q.row(k * decimation);
-    qd.row(k) = sim.qd.row(k * decimation);
-    qdd.row(k) = sim.qdd.row(k * decimation);
-    for (int j = 0; j < 6; ++j) y[j * ns + k] = sim.tau_measured(k * decimation, j);
-  }
-  Eigen::MatrixXd x, x_base;
-  robot.StackedRegressor(q, qd, qdd, &x);
-  experiment.base.SelectColumns(x, &x_base);
-  // Essential selection with the relative error allowed to grow by 2 % of the full model's.
-  const solvers::LinearLeastSquaresSummary full =
-      solvers::SolveLeastSquares(x_base, y, solvers::LinearLeastSquaresOptions());
-  ASSERT_TRUE(full.success) << full.message;
-  solvers::EssentialParametersOptions essential_options;
-  essential_options.max_relative_error_increase = 0.02 * full.relative_error;
-  const solvers::EssentialParametersSummary result = solvers::SelectEssentialParameters(
-      x_base, y, experiment.base.names, essential_options);
-  ASSERT_TRUE(result.success) << result.message;
-  EXPECT_LE(result.final_fit.relative_error, 1.02 * result.full_relative_error + 1e-12);
-  EXPECT_LT(result.essential_columns.size(), 40u);
-  RecordProperty("essential_parameters", static_cast<int>(result.essential_columns.size()));
-  for (const std::string& name : models::Tx40EssentialNames()) {
-    EXPECT_NE(std::find(result.essential_names.begin(), result.essential_names.end(), name),
-              result.essential_names.end())
-        << name;
-  }
-  // Estimates of the kept parameters are close to the simulated base values.
-  for (size_t i = 0; i < result.essential_columns.size(); ++i) {
-    const double truth = experiment.theta_base[result.essential_columns[i]];
-    if (result.essential_names[i] == "zz1r" || result.essential_names[i] == "fv1") {
-      EXPECT_NEAR(result.final_fit.theta[i], truth, 0.01 * std::abs(truth))
-          << result.essential_names[i];
-    }
-  }
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "data/signal.h"
+#include "dynid/data/signal.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <string>
 
-#include "data/csv.h"
+#include "dynid/data/csv.h"
 
 namespace dynid::data {
 namespace {

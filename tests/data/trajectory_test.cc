@@ -1,4 +1,4 @@
-#include "data/trajectory.h"
+#include "dynid/data/trajectory.h"
 
 #include <cmath>
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "data/csv.h"
+#include "dynid/data/csv.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(bytes), size);

@@ -1,12 +1,12 @@
-#include "models/base_parameters.h"
+#include "dynid/models/base_parameters.h"
 
 #include <algorithm>
 #include <random>
 
 #include <gtest/gtest.h>
 
-#include "models/scara3.h"
-#include "models/tx40.h"
+#include "dynid/models/scara3.h"
+#include "dynid/models/tx40.h"
 #include "tests/models/robot_test_util.h"
 
 namespace dynid::models {

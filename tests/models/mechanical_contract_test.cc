@@ -11,11 +11,11 @@
 
 #include <gtest/gtest.h>
 
-#include "models/friction_mass.h"
-#include "models/mass_spring_damper.h"
-#include "models/mechanical_model.h"
-#include "models/model_linearization.h"
-#include "models/rt_manipulator.h"
+#include "dynid/models/friction_mass.h"
+#include "dynid/models/mass_spring_damper.h"
+#include "dynid/models/mechanical_model.h"
+#include "dynid/models/model_linearization.h"
+#include "dynid/models/rt_manipulator.h"
 
 namespace dynid::models {
 namespace {

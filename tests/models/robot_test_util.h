@@ -9,7 +9,7 @@
 #include <Eigen/Core>
 #include <Eigen/Geometry>
 
-#include "models/serial_robot.h"
+#include "dynid/models/serial_robot.h"
 
 namespace dynid::models::testing {
 

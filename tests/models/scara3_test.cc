@@ -1,10 +1,10 @@
-#include "models/scara3.h"
+#include "dynid/models/scara3.h"
 
 #include <random>
 
 #include <gtest/gtest.h>
 
-#include "models/base_parameters.h"
+#include "dynid/models/base_parameters.h"
 
 namespace dynid::models {
 namespace {

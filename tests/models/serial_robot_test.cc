@@ -1,4 +1,4 @@
-#include "models/serial_robot.h"
+#include "dynid/models/serial_robot.h"
 
 #include <cmath>
 #include <random>
@@ -7,8 +7,8 @@
 #include <Eigen/Eigenvalues>
 #include <gtest/gtest.h>
 
-#include "models/scara3.h"
-#include "models/tx40.h"
+#include "dynid/models/scara3.h"
+#include "dynid/models/tx40.h"
 #include "tests/models/robot_test_util.h"
 
 namespace dynid::models {

@@ -1,11 +1,11 @@
 // Tests of models::TwoMassTransmission (seed 002 eq. 1) and of the excitation signals.
-#include "models/two_mass_transmission.h"
+#include "dynid/models/two_mass_transmission.h"
 
 #include <ceres/jet.h>
 #include <gtest/gtest.h>
 
-#include "data/excitation_signals.h"
-#include "models/mechanical_model.h"
+#include "dynid/data/excitation_signals.h"
+#include "dynid/models/mechanical_model.h"
 
 namespace dynid::models {
 namespace {

@@ -1,4 +1,4 @@
-#include "models/tx40.h"
+#include "dynid/models/tx40.h"
 
 #include <algorithm>
 #include <random>
@@ -6,7 +6,7 @@
 #include <Eigen/Eigenvalues>
 #include <gtest/gtest.h>
 
-#include "models/base_parameters.h"
+#include "dynid/models/base_parameters.h"
 
 namespace dynid::models {
 namespace {

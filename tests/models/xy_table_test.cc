@@ -7,10 +7,9 @@
 
 #include <gtest/gtest.h>
 
-#include "data/xy_table_simulator.h"
-#include "models/mechanical_model.h"
-#include "models/model_linearization.h"
-#include "models/xy_table.h"
+#include "dynid/models/mechanical_model.h"
+#include "dynid/models/model_linearization.h"
+#include "dynid/models/xy_table.h"
 
 namespace dynid::models {
 namespace {
@@ -221,54 +220,6 @@ TYPED_TEST(XyTableContractTest, EquationsOfMotionVanishOnSimulatedMotion) {
   }
   EXPECT_LT(worst, 1e-6);  // torques are ~1 N m
   EXPECT_GT(trajectory.velocities.cwiseAbs().maxCoeff(), 10.0);
-}
-
-// The closed-loop simulator with the model's structure produces states that satisfy the
-// flexible model's equations and measurements equal to the model's (independent code paths).
-TEST(XyTableSimulatorTest, ModelStructureSystemSatisfiesTheFlexibleModel) {
-  const XyTableParameters p = TestParameters();
-  const XyTableFlexible model(p);
-  const Eigen::Matrix<double, 5, 1> theta = model.NominalParameters();
-  const data::XyTableTrueSystem system = data::XyTableModelStructureSystem(p, theta);
-  data::XyTableExperimentOptions options;
-  options.duration_s = 1.0;
-  options.position_noise_m = options.acceleration_noise_m_per_s2 = options.current_noise_a = 0.0;
-  options.encoder_resolution_rad = 0.0;
-  const data::XyTableRecord record = data::SimulateXyTable(system, options);
-  ASSERT_EQ(record.positions.cols(), 3);
-  double worst_equation = 0.0, worst_measurement = 0.0;
-  for (int k = 0; k < record.time.size(); k += 7) {
-    const Eigen::Vector3d s = record.positions.row(k).transpose();
-    const Eigen::Vector3d v = record.velocities.row(k).transpose();
-    const Eigen::Vector3d a = record.accelerations.row(k).transpose();
-    const Eigen::Vector2d u = record.clean_measurements.row(k).tail<2>().transpose();
-    Eigen::Vector3d r;
-    Eigen::Matrix<double, 8, 1> z;
-    model.EquationsOfMotion(s.data(), v.data(), a.data(), u.data(), theta.data(), 0.0, r.data());
-    model.Measurements(s.data(), v.data(), a.data(), u.data(), theta.data(), 0.0, z.data());
-    worst_equation = std::max(worst_equation, r.cwiseAbs().maxCoeff());
-    const Eigen::Matrix<double, 8, 1> measured = record.clean_measurements.row(k).transpose();
-    worst_measurement = std::max(worst_measurement, (z - measured).cwiseAbs().maxCoeff());
-  }
-  EXPECT_LT(worst_equation, 1e-10);
-  EXPECT_LT(worst_measurement, 1e-10);
-  // The path is tracked: end-effector within 3 cm of the reference (the spindle twists by
-  // ~2 cm at the lowest stiffness).
-  const Eigen::MatrixXd error =
-      record.clean_measurements.leftCols(2) - record.reference.leftCols(2);
-  EXPECT_LT(error.cwiseAbs().maxCoeff(), 0.03);
-  EXPECT_GT(record.reference.col(0).maxCoeff() - record.reference.col(0).minCoeff(), 0.3);
-}
-
-TEST(XyTableSimulatorTest, ClampedModesAreSpindleAndBeltModes) {
-  data::XyTableTrueSystem system;
-  Eigen::VectorXd q(5);
-  q << 50.0, 60.0, 50.0, 0.0, 0.0;
-  const Eigen::VectorXd hz = data::XyTableClampedFrequencies(system, q);
-  ASSERT_EQ(hz.size(), 3);
-  EXPECT_GT(hz(0), 2.0);
-  EXPECT_LT(hz(0), 6.0);   // spindle mode, ~4 Hz
-  EXPECT_NEAR(hz(1), 11.0, 1.5);  // belt pre-stress mode(s), ~11 Hz
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Tests of the backlash smoothing problem: derivatives, structure, and the residuals at the truth.
-#include "problems/backlash_smoother_problem.h"
+#include "dynid/problems/backlash_smoother_problem.h"
 
 #include <ceres/ceres.h>
 #include <ceres/gradient_checker.h>

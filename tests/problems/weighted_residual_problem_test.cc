@@ -1,4 +1,4 @@
-#include "problems/weighted_residual_problem.h"
+#include "dynid/problems/weighted_residual_problem.h"
 
 #include <cmath>
 #include <string>
@@ -6,7 +6,7 @@
 #include <ceres/problem.h>
 #include <gtest/gtest.h>
 
-#include "models/mass_spring_damper.h"
+#include "dynid/models/mass_spring_damper.h"
 #include "tests/solvers/weighted_residual_fixtures.h"
 
 namespace dynid::problems {

@@ -1,6 +1,6 @@
 // Tests of the batch backlash smoother: it beats the SAEKF on the same data, and on a linear
 // system its estimate at the last sample agrees with the (then exact) Kalman filter.
-#include "solvers/backlash_smoother.h"
+#include "dynid/solvers/backlash_smoother.h"
 
 #include <ceres/ceres.h>
 #include <gtest/gtest.h>
@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "data/excitation_signals.h"
-#include "solvers/continuous_discrete_ekf.h"
-#include "solvers/dead_zone_fit.h"
+#include "dynid/data/excitation_signals.h"
+#include "dynid/solvers/continuous_discrete_ekf.h"
+#include "dynid/solvers/dead_zone_fit.h"
 
 namespace dynid::solvers {
 namespace {

@@ -1,4 +1,4 @@
-#include "solvers/banded.h"
+#include "dynid/solvers/internal/banded.h"
 
 #include <random>
 

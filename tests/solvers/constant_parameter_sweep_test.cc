@@ -1,11 +1,11 @@
-#include "solvers/constant_parameter_sweep.h"
+#include "dynid/solvers/internal/constant_parameter_sweep.h"
 
 #include <algorithm>
 #include <string>
 
 #include <gtest/gtest.h>
 
-#include "solvers/first_order_smoother.h"
+#include "dynid/solvers/internal/first_order_smoother.h"
 #include "tests/solvers/weighted_residual_fixtures.h"
 
 namespace dynid::solvers {

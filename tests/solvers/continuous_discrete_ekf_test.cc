@@ -1,5 +1,5 @@
 // Tests of the continuous–discrete EKF and the SAEKF of seed 002 Table 1.
-#include "solvers/continuous_discrete_ekf.h"
+#include "dynid/solvers/continuous_discrete_ekf.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <cmath>
 #include <random>
 
-#include "data/excitation_signals.h"
+#include "dynid/data/excitation_signals.h"
 
 namespace dynid::solvers {
 namespace {

@@ -1,5 +1,5 @@
 // Tests of the robust dead-zone fit (backlash b and stiffness K from (Δ, tau_K) pairs).
-#include "solvers/dead_zone_fit.h"
+#include "dynid/solvers/dead_zone_fit.h"
 
 #include <gtest/gtest.h>
 

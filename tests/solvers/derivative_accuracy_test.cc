@@ -1,8 +1,8 @@
-#include "solvers/derivative_accuracy.h"
+#include "dynid/solvers/derivative_accuracy.h"
 
 #include <gtest/gtest.h>
 
-#include "data/example_signals.h"
+#include "dynid/data/example_signals.h"
 
 namespace dynid::solvers {
 namespace {

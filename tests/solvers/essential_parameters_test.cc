@@ -1,4 +1,4 @@
-#include "solvers/essential_parameters.h"
+#include "dynid/solvers/essential_parameters.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "solvers/first_order_smoother.h"
+#include "dynid/solvers/internal/first_order_smoother.h"
 
 #include <cmath>
 #include <string>
@@ -9,10 +9,10 @@
 #include <ceres/problem.h>
 #include <gtest/gtest.h>
 
-#include "models/mass_spring_damper.h"
-#include "models/rt_manipulator.h"
-#include "problems/weighted_residual_problem.h"
-#include "solvers/weighted_residual_smoother.h"
+#include "dynid/models/mass_spring_damper.h"
+#include "dynid/models/rt_manipulator.h"
+#include "dynid/problems/weighted_residual_problem.h"
+#include "dynid/solvers/weighted_residual_smoother.h"
 #include "tests/solvers/weighted_residual_fixtures.h"
 
 namespace dynid::solvers {

@@ -5,7 +5,7 @@
 // costate substitution of shooting converges only when states and costates are weakly coupled
 // (short records, heavy W, moderate position weights); the weights below are chosen so, and a
 // strongly coupled case must be reported as diverged.
-#include "solvers/forward_backward_shooting.h"
+#include "dynid/solvers/internal/forward_backward_shooting.h"
 
 #include <algorithm>
 #include <cmath>
@@ -14,9 +14,9 @@
 
 #include <gtest/gtest.h>
 
-#include "models/mass_spring_damper.h"
-#include "problems/weighted_residual_problem.h"
-#include "solvers/first_order_smoother.h"
+#include "dynid/models/mass_spring_damper.h"
+#include "dynid/problems/weighted_residual_problem.h"
+#include "dynid/solvers/internal/first_order_smoother.h"
 #include "tests/solvers/weighted_residual_fixtures.h"
 
 namespace dynid::solvers {

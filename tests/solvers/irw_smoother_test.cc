@@ -1,4 +1,4 @@
-#include "solvers/irw_smoother.h"
+#include "dynid/solvers/irw_smoother.h"
 
 #include <cmath>
 #include <random>
@@ -6,8 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "solvers/banded.h"
-#include "solvers/irw_least_squares.h"
+#include "dynid/solvers/internal/banded.h"
+#include "dynid/solvers/irw_least_squares.h"
 
 namespace dynid::solvers {
 namespace {

@@ -1,4 +1,4 @@
-#include "solvers/linear_least_squares.h"
+#include "dynid/solvers/linear_least_squares.h"
 
 #include <ceres/cost_function.h>
 #include <ceres/gradient_checker.h>

@@ -1,4 +1,4 @@
-#include "solvers/node_pipeline.h"
+#include "dynid/solvers/internal/node_pipeline.h"
 
 #include <atomic>
 #include <string>

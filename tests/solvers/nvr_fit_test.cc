@@ -1,4 +1,4 @@
-#include "solvers/nvr_fit.h"
+#include "dynid/solvers/nvr_fit.h"
 
 #include <algorithm>
 #include <cmath>

@@ -2,7 +2,7 @@
 // example of seed 004 §2.9 (one tone: only the eigenfrequency k/m is determined pointwise; two
 // tones: full rank), and the global identifiability test on a model with a deliberately
 // unidentifiable parameter combination, cross-checked by a dense SVD of the whole Jacobian.
-#include "solvers/observability.h"
+#include "dynid/solvers/observability.h"
 
 #include <ceres/crs_matrix.h>
 #include <ceres/problem.h>
@@ -11,9 +11,9 @@
 #include <Eigen/SVD>
 #include <cmath>
 
-#include "models/mass_spring_damper.h"
-#include "models/model_linearization_impl.h"
-#include "problems/weighted_residual_problem_impl.h"
+#include "dynid/models/mass_spring_damper.h"
+#include "dynid/models/model_linearization_impl.h"
+#include "dynid/problems/weighted_residual_problem_impl.h"
 
 // GCC 12 reports a false -Warray-bounds inside models::Simulate for 1 × 1 Eigen vectors.
 #pragma GCC diagnostic ignored "-Warray-bounds"

@@ -8,15 +8,15 @@
 #include <cmath>
 #include <random>
 
-#include "models/mass_spring_damper.h"
-#include "models/scara3.h"
-#include "models/scara3_model.h"
-#include "solvers/continuous_discrete_ekf.h"
-#include "solvers/extended_kalman_filter.h"
-#include "solvers/hopfield_estimator.h"
-#include "solvers/kalman_smoother.h"
-#include "solvers/mechanical_state_space.h"
-#include "solvers/unscented_kalman_filter.h"
+#include "dynid/models/mass_spring_damper.h"
+#include "dynid/models/scara3.h"
+#include "dynid/models/scara3_model.h"
+#include "dynid/solvers/continuous_discrete_ekf.h"
+#include "dynid/solvers/extended_kalman_filter.h"
+#include "dynid/solvers/hopfield_estimator.h"
+#include "dynid/solvers/kalman_smoother.h"
+#include "dynid/solvers/mechanical_state_space.h"
+#include "dynid/solvers/unscented_kalman_filter.h"
 
 namespace dynid::solvers {
 namespace {

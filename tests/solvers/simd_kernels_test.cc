@@ -1,4 +1,4 @@
-#include "solvers/simd_kernels.h"
+#include "dynid/solvers/internal/simd_kernels.h"
 
 #include <cmath>
 #include <cstdlib>

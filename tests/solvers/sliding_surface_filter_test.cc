@@ -2,7 +2,7 @@
 // identification model is linear, so the discrete sliding law is exact and the bounds below follow
 // from Lambda, Omega and the sample period alone; cross-checks against an independent KKT solve
 // of eq. 4.13, against supplied exact measurement rates, and against the linear optimal filter.
-#include "solvers/sliding_surface_filter.h"
+#include "dynid/solvers/sliding_surface_filter.h"
 
 #include <gtest/gtest.h>
 
@@ -10,11 +10,11 @@
 #include <cmath>
 #include <random>
 
-#include "models/friction_mass.h"
-#include "models/mass_spring_damper.h"
-#include "models/unknown_force_mass.h"
-#include "problems/weighted_residual_problem.h"
-#include "solvers/first_order_smoother.h"
+#include "dynid/models/friction_mass.h"
+#include "dynid/models/mass_spring_damper.h"
+#include "dynid/models/unknown_force_mass.h"
+#include "dynid/problems/weighted_residual_problem.h"
+#include "dynid/solvers/internal/first_order_smoother.h"
 
 namespace dynid::solvers {
 namespace {

@@ -9,9 +9,9 @@
 
 #include <Eigen/Core>
 
-#include "models/mass_spring_damper.h"
-#include "models/mechanical_model.h"
-#include "problems/weighted_residual_problem.h"
+#include "dynid/models/mass_spring_damper.h"
+#include "dynid/models/mechanical_model.h"
+#include "dynid/problems/weighted_residual_problem.h"
 
 namespace dynid::testing_fixtures {
 

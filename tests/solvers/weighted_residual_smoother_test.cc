@@ -1,4 +1,4 @@
-#include "solvers/weighted_residual_smoother.h"
+#include "dynid/solvers/weighted_residual_smoother.h"
 
 #include <cmath>
 #include <complex>
@@ -8,11 +8,11 @@
 #include <ceres/problem.h>
 #include <gtest/gtest.h>
 
-#include "models/friction_mass.h"
-#include "models/mass_spring_damper.h"
-#include "models/rt_manipulator.h"
-#include "problems/weighted_residual_problem.h"
-#include "solvers/parameter_covariance.h"
+#include "dynid/models/friction_mass.h"
+#include "dynid/models/mass_spring_damper.h"
+#include "dynid/models/rt_manipulator.h"
+#include "dynid/problems/weighted_residual_problem.h"
+#include "dynid/solvers/parameter_covariance.h"
 #include "tests/solvers/weighted_residual_fixtures.h"
 
 namespace dynid::solvers {

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# End-to-end checks of the backlash_study program: a short good run writes every output and
+# prints the table; bad flags exit 2 with a message naming the flag and leave nothing behind.
+# Usage: backlash_study_cli_test.sh PATH/TO/backlash_study
+set -u
+binary="$1"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/../cli_test_lib.sh"
+
+# A short good run (2000 samples, small bootstrap, no sweep, no figures).
+"$binary" --out_dir="$work/out" --figures=false --samples=2000 --bootstrap=20 \
+  --qpp_factors= --cases=sim2,linear > "$work/log" 2>&1 ||
+  fail "good run exited non-zero: $(cat "$work/log")"
+for f in results.csv summary.json sim2_series.csv linear_series.csv; do
+  [[ -s "$work/out/$f" ]] || fail "good run did not write $f"
+done
+head -1 "$work/out/results.csv" | grep -q "^case,estimator,b_true,b_estimate,b_lower,b_upper,K_true," ||
+  fail "unexpected results.csv header: $(head -1 "$work/out/results.csv")"
+grep -q "^sim2 *smoother " "$work/log" || fail "no sim2 smoother row in the table: $(cat "$work/log")"
+grep -q '"verdict"' "$work/out/summary.json" || fail "summary.json lacks the verdicts"
+ls -A "$work/out" | grep -q staging && fail "staging folder left behind"
+
+# Issue 7's acceptance on the short record (0.2 s of Simulation 2, seed covariances): the
+# shape-constrained smoother within 10 % on b and K with intervals that cover the truth, the
+# smoothers beating the SAEKF in tau_K error, and the linear spring backlash-free for every
+# estimator.
+field() {  # field CASE ESTIMATOR COLUMN_NAME
+  awk -F, -v c="$1" -v e="$2" -v name="$3" \
+    'NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; next }
+     $1 == c && $2 == e { print $col[name] }' "$work/out/results.csv"
+}
+b=$(field sim2 smoother_shape b_estimate); k=$(field sim2 smoother_shape K_estimate)
+check "sim2 smoother_shape b within 10 %" "a > 0.09 && a < 0.11" "$b"
+check "sim2 smoother_shape K within 10 %" "a > 71.1 && a < 86.9" "$k"
+check "sim2 smoother_shape b interval covers 0.1" "a <= 0.1 && b >= 0.1" \
+  "$(field sim2 smoother_shape b_lower)" "$(field sim2 smoother_shape b_upper)"
+check "sim2 smoother_shape K interval covers 79" "a <= 79 && b >= 79" \
+  "$(field sim2 smoother_shape K_lower)" "$(field sim2 smoother_shape K_upper)"
+check "sim2 tau_K error: shape < smoother < saekf" "a < b && b < c" \
+  "$(field sim2 smoother_shape tau_rms_error)" "$(field sim2 smoother tau_rms_error)" \
+  "$(field sim2 saekf tau_rms_error)"
+for e in saekf smoother smoother_q0 smoother_shape; do
+  [[ "$(field linear $e backlash_detected)" == "0" ]] ||
+    fail "linear spring: $e reports backlash"
+done
+check "linear smoother_shape K within 2 %" "a > 65.66 && a < 68.34" \
+  "$(field linear smoother_shape K_estimate)"
+
+# The real-data path: the sim2 record of the good run (time, torque, both measured velocities)
+# as a CSV gives the same estimates as the simulated case, and nothing that needs a truth.
+python3 - "$work/out/sim2_series.csv" "$work/meas.csv" "$work/motor.csv" <<'PY' ||
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+with open(sys.argv[2], "w") as both, open(sys.argv[3], "w") as motor:
+    both.write("# the sim2 record of backlash_study_cli_test.sh\nt,u,x3,x4\n")
+    motor.write("t,u,x3\n")
+    for r in rows:
+        both.write(",".join(r[c] for c in ["t", "u", "y_x3", "y_x4"]) + "\n")
+        motor.write(",".join(r[c] for c in ["t", "u", "y_x3"]) + "\n")
+PY
+  fail "could not build the CSV"
+"$binary" --out_dir="$work/real" --figures=false --bootstrap=20 --qpp_factors=1,10 \
+  --measurements_csv="$work/meas.csv" > "$work/log" 2>&1 ||
+  fail "CSV run exited non-zero: $(cat "$work/log")"
+for f in results.csv summary.json measured_series.csv qpp_sweep.csv qpp_sweep_measured.csv; do
+  [[ -s "$work/real/$f" ]] || fail "CSV run did not write $f"
+done
+measured_field() {  # measured_field ESTIMATOR COLUMN_NAME
+  awk -F, -v e="$1" -v name="$2" \
+    'NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; next }
+     $1 == "measured" && $2 == e { print $col[name] }' "$work/real/results.csv"
+}
+check "CSV run: smoother_shape b and K equal the simulated case's" "a == b && c == d" \
+  "$(measured_field smoother_shape b_estimate)" "$(field sim2 smoother_shape b_estimate)" \
+  "$(measured_field smoother_shape K_estimate)" "$(field sim2 smoother_shape K_estimate)"
+[[ "$(measured_field smoother_shape b_true)" == "nan" ]] || fail "CSV run reports a true b"
+head -1 "$work/real/measured_series.csv" | grep -q "tau_true" && fail "CSV run writes tau_true"
+grep -q '"true": null' "$work/real/summary.json" || fail "summary.json should have no true system"
+[[ $(grep -c "^measured,1000," "$work/real/qpp_sweep.csv") -eq 4 ]] ||
+  fail "the Q_pp sweep did not run on the record: $(cat "$work/real/qpp_sweep.csv")"
+"$binary" --out_dir="$work/motor" --figures=false --bootstrap=20 --qpp_factors= \
+  --smoother_q0=false --measurements_csv="$work/motor.csv" --qxx=0,0,0,0 > "$work/log" 2>&1 ||
+  fail "motor-velocity-only CSV run exited non-zero: $(cat "$work/log")"
+grep -q '"arm_velocity_measured": false' "$work/motor/summary.json" ||
+  fail "motor-only CSV run: arm velocity reported as measured"
+
+# A short Q_pp sweep writes the long table and the per-case wide table.
+"$binary" --out_dir="$work/sweep" --figures=false --samples=1000 --bootstrap=20 --cases=sim2 \
+  --sweep_cases=sim2 --qpp_factors=1,10 --smoother_q0=false > "$work/log" 2>&1 ||
+  fail "sweep run exited non-zero: $(cat "$work/log")"
+[[ $(grep -c "^sim2,1000," "$work/sweep/qpp_sweep.csv") -eq 3 ]] ||
+  fail "qpp_sweep.csv lacks the Q_pp = 1000 rows: $(cat "$work/sweep/qpp_sweep.csv")"
+[[ $(wc -l < "$work/sweep/qpp_sweep_sim2.csv") -eq 3 ]] ||
+  fail "qpp_sweep_sim2.csv should have a header and 2 rows"
+
+# expect_error EXPECTED_SUBSTRING ARGS...: exit code 2, message, and no outputs.
+expect_error() { local expected="$1"; shift; expect_exit 2 "$expected" --figures=false "$@"; }
+expect_error "--cases: unknown case 'sim3'" --cases=sim3
+expect_error "--cases: give at least one case" --cases=
+expect_error "--qpp_factors: '-1' is not a positive number" --qpp_factors=-1
+expect_error "--qpp_factors: 'x' is not a positive number" --qpp_factors=1,x
+expect_error "--sweep_cases: unknown case 'real'" --sweep_cases=real
+expect_error "--samples must be 0 (case default) or >= 100" --samples=10
+expect_error "--bootstrap must be >= 20" --bootstrap=5
+expect_error "--fit_threads must be >= 0" --fit_threads=-2
+expect_error "--rk4_steps must be >= 1" --rk4_steps=0
+expect_error "--refine_radius must be >= 0" --refine_radius=-1
+expect_error "--shape_function_tolerance must be in (0, 1)" --shape_function_tolerance=0
+expect_error "--shape_curve: unknown curve point 'end'" --shape_curve=end
+expect_error "--prbs_amplitude" --prbs_amplitude=0
+expect_error "unexpected argument 'extra'" extra
+# Bad records and flags of the real-data path.
+expect_error "missing.csv" --measurements_csv="$work/missing.csv"
+printf 't,u,x2\n0,1,2\n' > "$work/header.csv"
+expect_error "header.csv:1: expected the header t,u,x3" --measurements_csv="$work/header.csv"
+head -50 "$work/meas.csv" > "$work/short.csv"
+expect_error "expected at least 100 data rows, got 48" --measurements_csv="$work/short.csv"
+{ head -100 "$work/meas.csv"; sed -n 3,4p "$work/meas.csv"; } > "$work/order.csv"
+expect_error "order.csv:101:1: time not strictly increasing" --measurements_csv="$work/order.csv"
+awk -F, 'NR == 60 { $1 = $1 + 0.00004 } { print }' OFS=, "$work/meas.csv" > "$work/jitter.csv"
+expect_error "jitter.csv:60:1: time step" --measurements_csv="$work/jitter.csv"
+expect_error "--cases is not used with --measurements_csv" \
+  --measurements_csv="$work/meas.csv" --cases=sim2
+expect_error "--motor_inertia is used only with --measurements_csv" --motor_inertia=0.001
+expect_error "--motor_inertia must be a number > 0" \
+  --measurements_csv="$work/meas.csv" --motor_inertia=0
+expect_error "--qxx: expected 4 comma-separated numbers" --measurements_csv="$work/meas.csv" --qxx=1,2
+expect_error "--samples=5000 exceeds the 2000 rows" --measurements_csv="$work/meas.csv" --samples=5000
+
+finish backlash_study

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# End-to-end checks of the friction_filter_study program: a short good run writes every output and
+# prints the error table; its measurements through --measurements_csv give the same estimates;
+# bad flags and bad records exit 2 with a message naming the flag or the file and line and leave
+# nothing behind; an output folder that cannot be created exits 1 with a message.
+# Usage: friction_filter_study_cli_test.sh PATH/TO/friction_filter_study
+set -u
+binary="$1"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/../cli_test_lib.sh"
+
+# A short good run (0.5 s at 2 ms, both masses, no figures).
+"$binary" --out_dir="$work/out" --figures=false --duration_s=0.5 --sample_period_s=2e-3 \
+  --transient_s=0.25 > "$work/log" 2>&1 ||
+  fail "good run exited non-zero: $(cat "$work/log")"
+for f in results.csv results.md summary.json case_mass1.csv case_mass2.csv; do
+  [[ -s "$work/out/$f" ]] || fail "good run did not write $f"
+done
+head -1 "$work/out/results.csv" | grep -q "^true_mass_kg,filter,rms_error_n,rms_error_after_transient_n," ||
+  fail "unexpected results.csv header: $(head -1 "$work/out/results.csv")"
+[[ $(wc -l < "$work/out/results.csv") -eq 5 ]] || fail "results.csv should have 4 rows"
+grep -q "^2 *linear_optimal " "$work/log" || fail "no mass-2 optimal-filter row: $(cat "$work/log")"
+grep -q '"reaching_time_s"' "$work/out/summary.json" || fail "summary.json lacks reaching times"
+[[ $(head -1 "$work/out/case_mass1.csv" | tr ',' '\n' | wc -l) -eq 29 ]] ||
+  fail "case_mass1.csv should have 29 columns"
+ls -A "$work/out" | grep -q staging && fail "staging folder left behind"
+
+# The real-data path: the measurements of the mass-1 case as a CSV give the same estimates.
+python3 - "$work/out/case_mass1.csv" "$work/meas.csv" <<'PY' || fail "could not build the CSV"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+with open(sys.argv[2], "w") as f:
+    f.write("t,s,a,f\n")
+    for r in rows:
+        f.write(",".join(r[c] for c in ["t", "z_s", "z_a", "z_f"]) + "\n")
+PY
+"$binary" --out_dir="$work/real" --figures=false --measurements_csv="$work/meas.csv" \
+  --transient_s=0.25 > "$work/log" 2>&1 || fail "CSV run exited non-zero: $(cat "$work/log")"
+for f in results.csv results.md summary.json case_measured.csv; do
+  [[ -s "$work/real/$f" ]] || fail "CSV run did not write $f"
+done
+head -1 "$work/real/results.csv" | grep -q "^filter,friction_at_end_n," ||
+  fail "unexpected results.csv header of the CSV run: $(head -1 "$work/real/results.csv")"
+python3 - "$work/out/case_mass1.csv" "$work/real/case_measured.csv" <<'PY' ||
+import csv, sys
+simulated = list(csv.DictReader(open(sys.argv[1])))
+measured = list(csv.DictReader(open(sys.argv[2])))
+assert "w" not in measured[0], "the CSV run writes a true friction"
+for column in ["sl_e", "of_e", "sl_v", "of_s"]:
+    assert all(a[column] == b[column] for a, b in zip(simulated, measured)), column
+PY
+  fail "CSV run: estimates differ from the simulated case's"
+
+# expect_error CODE EXPECTED_SUBSTRING ARGS...: exit code, message, and no outputs.
+expect_error() {
+  local code_expected="$1" expected="$2"; shift 2
+  expect_exit "$code_expected" "$expected" --figures=false --duration_s=0.2 --transient_s=0.1 "$@"
+}
+expect_error 2 "--true_masses: 'x' is not a number" --true_masses=1,x
+expect_error 2 "--true_masses: masses must be > 0" --true_masses=0
+expect_error 2 "--true_masses: give at least one value" --true_masses=
+expect_error 2 "--initial_state: expected 3 values, got 2" --initial_state=1,2
+expect_error 2 "--optimal_residual_weights: weights must be > 0" --optimal_residual_weights=1,1,0,1
+expect_error 2 "--lambda/--omega/--boundary_layer: lambda must be finite and > 0" --lambda=0
+expect_error 2 "--static_friction must be >= --dynamic_friction" --static_friction=1
+expect_error 2 "--sample_period_s must be in (0, 0.01]" --sample_period_s=0
+expect_error 2 "--transient_s must be in [0, --duration_s)" --transient_s=5
+expect_error 2 "unexpected argument 'extra'" extra
+# expect_csv_error EXPECTED_SUBSTRING ARGS...: as expect_error 2, without the simulation flags.
+expect_csv_error() { local expected="$1"; shift; expect_exit 2 "$expected" --figures=false "$@"; }
+expect_csv_error "--noise_scale is not used with --measurements_csv" \
+  --measurements_csv="$work/meas.csv" --noise_scale=1
+expect_csv_error "missing.csv" --measurements_csv="$work/missing.csv"
+printf 't,s,a\n0,1,2\n' > "$work/header.csv"
+expect_csv_error "header.csv" --measurements_csv="$work/header.csv"
+head -10 "$work/meas.csv" > "$work/short.csv"
+expect_csv_error "expected at least 20 data rows, got 9" --measurements_csv="$work/short.csv"
+{ head -30 "$work/meas.csv"; sed -n 2p "$work/meas.csv"; } > "$work/time.csv"
+expect_csv_error "time.csv:31:1: time not strictly increasing" --measurements_csv="$work/time.csv"
+expect_csv_error "--transient_s must be in [0, the record's last time" \
+  --measurements_csv="$work/meas.csv" --transient_s=10
+# A regular file where the output folder should be.
+touch "$work/file"
+"$binary" --out_dir="$work/file/out" --figures=false --duration_s=0.2 --transient_s=0.1 \
+  > "$work/log" 2>&1
+code=$?
+[[ $code -eq 1 ]] || fail "exit code $code (expected 1) for an out_dir under a file"
+grep -q "friction_filter_study: error: .*$work/file" "$work/log" ||
+  fail "no message naming the bad out_dir: $(cat "$work/log")"
+
+finish friction_filter_study

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# End-to-end checks of the rt_manipulator_study program (issue 5): the default run writes every
+# output and meets the study's claims (payload near 2 kg, closer with weighting 2, the phi
+# residual following the elastic deformation); the same record through --measurements_csv gives
+# the same estimates; bad flags and bad files exit 2 with a message naming the flag or the file
+# and line, and leave nothing behind.
+# Usage: rt_manipulator_study_cli_test.sh PATH/TO/rt_manipulator_study
+set -u
+binary="$1"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/../cli_test_lib.sh"
+# json FILE EXPRESSION: a value of summary.json (python3 is needed for the figures anyway).
+json() { python3 -c "import json, sys; d = json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+"$binary" --out_dir="$work/out" --figures=false > "$work/log" 2>&1 ||
+  fail "good run exited non-zero: $(cat "$work/log")"
+for f in rt_study.csv summary.json; do
+  [[ -s "$work/out/$f" ]] || fail "good run did not write $f"
+done
+grep -q "^weighting2 " "$work/log" || fail "no weighting2 row in the table: $(cat "$work/log")"
+ls -A "$work/out" | grep -q staging && fail "staging folder left behind"
+s="$work/out/summary.json"
+w1=$(json "$s" "d['weighting1']['smoother_payload_kg']")
+w2=$(json "$s" "d['weighting2']['smoother_payload_kg']")
+check "weighting 2 smoother payload within 1 % of 2 kg" "a > 1.98 && a < 2.02" "$w2"
+check "weighting 2 closer to 2 kg than weighting 1" "(a - 2) ^ 2 < (b - 2) ^ 2" "$w2" "$w1"
+check "weighting 2 filter payload within 2 % at the end" "a > 1.96 && a < 2.04" \
+  "$(json "$s" "d['weighting2']['filter_final_payload_kg']")"
+check "phi residual follows the deformation" "a > 0.9" \
+  "$(json "$s" "d['phi_residual_vs_deformation']['correlation']")"
+
+# The real-data path: the measured channels of the good run as a CSV.
+python3 - "$work/out/rt_study.csv" "$work/meas.csv" <<'PY' || fail "could not build the CSV"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+cols = ["t", "r_measured", "phi_measured", "radial_acc_measured", "tangential_acc_measured",
+        "F_measured", "T_measured"]
+with open(sys.argv[2], "w") as f:
+    f.write("t,r,phi,radial_acceleration,tangential_acceleration,F,T\n")
+    for r in rows:
+        f.write(",".join(r[c] for c in cols) + "\n")
+PY
+"$binary" --out_dir="$work/real" --measurements_csv="$work/meas.csv" --figures=false \
+  > "$work/log" 2>&1 || fail "CSV run exited non-zero: $(cat "$work/log")"
+grep -q "measured record" "$work/log" || fail "CSV run did not report measured data"
+r="$work/real/summary.json"
+for w in weighting1 weighting2; do
+  check "CSV run: $w smoother payload equals the simulated run's" "a == b" \
+    "$(json "$r" "d['$w']['smoother_payload_kg']")" "$(json "$s" "d['$w']['smoother_payload_kg']")"
+done
+grep -q '"true_payload_kg"' "$r" && fail "CSV run reports a true payload"
+head -1 "$work/real/rt_study.csv" | grep -q "deformation" && fail "CSV run writes a deformation"
+
+# expect_error EXPECTED_SUBSTRING ARGS...: exit code 2, message, and no outputs.
+expect_error() { local expected="$1"; shift; expect_exit 2 "$expected" --figures=false "$@"; }
+expect_error "--sample_period_s must be in (0, 0.01]" --sample_period_s=0
+expect_error "--duration_s must be in [0.2, 10]" --duration_s=20
+expect_error "--stiffness must be > 0" --stiffness=-1
+expect_error "--noise_scale must be >= 0" --noise_scale=-1
+expect_error "--deweight must be > 0" --deweight=0
+expect_error "unexpected argument 'extra'" extra
+expect_error "--link_mass is used only with --measurements_csv" --link_mass=3
+expect_error "--stiffness is not used with --measurements_csv" \
+  --measurements_csv="$work/meas.csv" --stiffness=100
+expect_error "--joint_inertia must be a number > 0" \
+  --measurements_csv="$work/meas.csv" --joint_inertia=0
+expect_error "missing.csv" --measurements_csv="$work/missing.csv"
+printf 't,r,phi\n0,1,2\n' > "$work/header.csv"
+expect_error "header.csv" --measurements_csv="$work/header.csv"
+head -15 "$work/meas.csv" > "$work/short.csv"
+expect_error "expected at least 20 data rows, got 14" --measurements_csv="$work/short.csv"
+{ head -40 "$work/meas.csv"; sed -n 2p "$work/meas.csv"; } > "$work/time.csv"
+expect_error "time.csv:41:1: time not strictly increasing" --measurements_csv="$work/time.csv"
+
+finish rt_manipulator_study

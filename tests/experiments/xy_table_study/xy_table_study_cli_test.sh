@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# End-to-end checks of the xy_table_study program: a short good run on simulated data writes
+# every output and prints the tables; the same through --measurements_csv (the simulated record
+# written as CSV) works; bad flags and bad files exit 2 with a message naming the flag or the
+# file and line, and leave nothing behind.
+# Usage: xy_table_study_cli_test.sh PATH/TO/xy_table_study
+set -u
+binary="$1"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/../cli_test_lib.sh"
+
+# A short good run: 0.6 s identification interval, one sweep weight, no evaluation, no figures.
+short=(--figures=false --duration_s=1.4 --interval_start_s=0.4 --interval_end_s=1.0
+       --acceleration_weight_sweep=2.5e-5 --evaluation=false --max_iterations=60)
+"$binary" --out_dir="$work/out" "${short[@]}" > "$work/log" 2>&1 ||
+  fail "good run exited non-zero: $(cat "$work/log")"
+for f in tables.md summary.json interval.csv sweep.csv evaluation.csv; do
+  [[ -e "$work/out/$f" ]] || fail "good run did not write $f"
+done
+grep -q "^| rigid |" "$work/log" || fail "no rigid row in the table: $(cat "$work/log")"
+grep -q "^| flexible_with_accelerations |" "$work/log" || fail "no stage-3 row: $(cat "$work/log")"
+grep -q '"residual_percent_of_range"' "$work/out/summary.json" || fail "summary lacks residuals"
+grep -q '"hamiltonian_rate_per_s"' "$work/out/summary.json" ||
+  fail "summary lacks the acceleration-weight sweep"
+head -1 "$work/out/interval.csv" | grep -q "flexible_with_accelerations_model_a_orth" ||
+  fail "interval.csv lacks the model accelerations"
+head -1 "$work/out/interval.csv" | grep -q "^t,x_e_measured,y_e_measured," ||
+  fail "unexpected interval.csv header: $(head -1 "$work/out/interval.csv")"
+ls -A "$work/out" | grep -q staging && fail "staging folder left behind"
+
+# The real-data path: the measured channels of the good run as a CSV.
+python3 - "$work/out/interval.csv" "$work/meas.csv" <<'PY' || fail "could not build the CSV"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+cols = ["t", "x_e_measured", "y_e_measured", "a_along_measured", "a_orth_measured",
+        "phi1_measured", "phi2_measured", "i1_measured", "i2_measured"]
+with open(sys.argv[2], "w") as f:
+    f.write("t,x_effector,y_effector,acceleration_along,acceleration_orthogonal,phi1,phi2,i1,i2\n")
+    for r in rows:
+        f.write(",".join(r[c] for c in cols) + "\n")
+PY
+"$binary" --out_dir="$work/real" --measurements_csv="$work/meas.csv" "${short[@]}" \
+  > "$work/log" 2>&1 || fail "CSV run exited non-zero: $(cat "$work/log")"
+grep -q "measured data" "$work/log" || fail "CSV run did not report measured data"
+grep -q '"true_system"' "$work/real/summary.json" && fail "CSV run reports a true system"
+
+# expect_error EXPECTED_SUBSTRING ARGS...: exit code 2, message, and no outputs.
+expect_error() { local expected="$1"; shift; expect_exit 2 "$expected" --figures=false "$@"; }
+expect_error "--interval_start_s/--interval_end_s" --interval_start_s=2 --interval_end_s=1
+expect_error "--sample_period_s must be in (0, 0.01]" --sample_period_s=0
+expect_error "--duration_s must exceed --interval_end_s" --duration_s=3
+expect_error "--noise_scale must be >= 0" --noise_scale=-1
+expect_error "--transcription must be shooting or collocation" --transcription=euler
+expect_error "--acceleration_weight_sweep: 'x' is not a number >= 0" --acceleration_weight_sweep=1,x
+expect_error "--max_iterations must be >= 1" --max_iterations=0
+expect_error "--friction_smoothing must be a number > 0" --friction_smoothing=0
+expect_error "--first_order_r0_factor must be a number > 0" --first_order_r0_factor=-1
+expect_error "--first_order_damping must be in (0, 1]" --first_order_damping=1.5
+expect_error "--circle_csv needs --measurements_csv" --circle_csv=foo.csv
+expect_error "unexpected argument 'extra'" extra
+expect_error "missing.csv" --measurements_csv="$work/missing.csv"
+printf 't,x\n0,1\n' > "$work/header.csv"
+expect_error "header.csv" --measurements_csv="$work/header.csv"
+{ head -1 "$work/meas.csv"; sed -n 2,40p "$work/meas.csv"; sed -n 2p "$work/meas.csv"; } > "$work/time.csv"
+expect_error "time not strictly increasing" --measurements_csv="$work/time.csv" \
+  --interval_start_s=0.4 --interval_end_s=1.0
+expect_error "holds" --measurements_csv="$work/meas.csv" --interval_start_s=5 --interval_end_s=6
+
+finish xy_table_study
