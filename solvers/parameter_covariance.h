@@ -1,5 +1,5 @@
 // solvers:: covariance of the constant parameters of a trajectory problem, and the
-// identifiability report (METHODS.md §7 and §8 "Ceres covariance").
+// identifiability report (solvers/README.md, "Pitfalls").
 //
 // For a least-squares problem ½|r(y, theta)|² whose trajectory unknowns y are ordered so that the
 // Gauss–Newton matrix H = JᵀJ is banded (node-ordered blocks, as in

@@ -1,9 +1,9 @@
-// solvers/residual_analysis — is the residual white? (METHODS.md §4; seed 000 §4.3, Figs. 4–5)
+// solvers/residual_analysis — is the residual white? (Brunot et al. (2018) §4.3, Figs. 4–5)
 //
 // The standard deviations σ² (XᵀX)^{-1} and eq. 8 assume serially uncorrelated residuals;
-// seed 000 shows that with a badly set decimation filter the residual autocorrelation lies far
-// outside the ±1.96/sqrt(N) band and the reported %σ are not valid. This module computes, per
-// joint block, the normalised autocorrelation up to a maximum lag with those bounds and gives a
+// Brunot et al. (2018) shows that with a badly set decimation filter the residual autocorrelation
+// lies far outside the ±1.96/sqrt(N) band and the reported %σ are not valid. This module computes,
+// per joint block, the normalised autocorrelation up to a maximum lag with those bounds and gives a
 // verdict.
 //
 // Verdict (documented choice): the Ljung–Box portmanteau test,

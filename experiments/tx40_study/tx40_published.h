@@ -1,5 +1,5 @@
-// The published TX40 results of seed 000 (Brunot, Janot, Young, Carrillo, Kybernetika 2018),
-// transcribed in /work/shared/spec/TARGETS.md: Table 2 (good prior knowledge, all four methods,
+// The published TX40 results of Brunot, Janot, Young & Carrillo (2018), Kybernetika 54(1),
+// transcribed from the paper: Table 2 (good prior knowledge, all four methods,
 // 28 essential parameters), the values Tables 4 and 6 print for poor and no knowledge, Table 3
 // (relative errors) and Table 5 (IDIM-IV iterations). Used by experiments/tx40_study.cc to print
 // the published values beside the reproduction. NaN = the seed gives no value.

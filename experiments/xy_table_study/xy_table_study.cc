@@ -1,5 +1,5 @@
-// xy_table_study — global identification of the belt-driven xy-table (seed 004 ch. 5,
-// METHODS.md §7; issue 6).
+// xy_table_study — global identification of the belt-driven xy-table (van de Molengraft (1990)
+// ch. 5).
 //
 // Question: does the weighted-residual smoother, given the rigid and the flexible xy-table models
 // (models/xy_table.h), find effective inertias, dry frictions and the spindle stiffness from a
@@ -89,7 +89,7 @@ DEFINE_double(first_order_r0_factor, 1e-2,
               "on the rule weight of each initial state and parameter (the thesis: 'small')");
 DEFINE_double(first_order_damping, 1.0,
               "numerical damping alpha in (0, 1] of the first-order approximation in the sweep "
-              "(seed 004 eq. 3.23)");
+              "(van de Molengraft (1990) eq. 3.23)");
 DEFINE_double(friction_smoothing, 0.05,
               "eps (rad/s) of the models' smooth dry friction w / sqrt(w² + eps²); smaller = "
               "sharper (the simulated true system keeps its own 0.02 rad/s)");
@@ -221,9 +221,9 @@ double PeakFrequency(const Eigen::VectorXd& t, const Eigen::VectorXd& x, double 
   return best_f;
 }
 
-// Stiffness of the two-point boundary-value problem (seed 004 eq. 3.4) linearised about the
-// estimate `v` (theta constant, so part of the state with W_theta⁻¹ = 0): with the inputs p̄
-// eliminated (S = DᵀVD, P = V − V D S⁻¹ Dᵀ V, Ã = A − B S⁻¹ DᵀV C) the Hamiltonian matrix is
+// Stiffness of the two-point boundary-value problem (van de Molengraft (1990) eq. 3.4) linearised
+// about the estimate `v` (theta constant, so part of the state with W_theta⁻¹ = 0): with the inputs
+// p̄ eliminated (S = DᵀVD, P = V − V D S⁻¹ Dᵀ V, Ã = A − B S⁻¹ DᵀV C) the Hamiltonian matrix is
 //   [[Ã, W⁻¹ + B S⁻¹ Bᵀ], [Cᵀ P C, −Ãᵀ]],
 // whose eigenvalues come in pairs ±μ. The largest |Re μ| over the nodes is the rate of the fastest
 // mode of the forward Riccati equation (eq. 3.9) and of the unstable direction that makes
@@ -294,7 +294,7 @@ std::string Fmt(double x, const char* format = "%.4g") {
 }  // namespace
 
 int main(int argc, char** argv) {
-  gflags::SetUsageMessage("xy-table global identification (seed 004 ch. 5)");
+  gflags::SetUsageMessage("xy-table global identification (van de Molengraft (1990) ch. 5)");
   google::ParseCommandLineFlags(&argc, &argv, true);
   google::InitGoogleLogging(argv[0]);
   FLAGS_logtostderr = true;

@@ -280,9 +280,9 @@ TEST(BacklashSmootherTest, Simulation1ShapeRefinementRecoversTheDeadZone) {
   }
 }
 
-// The Simulation 2 axis with a linear spring K = 67 Nm/rad and no backlash (seed 002 §7's real
-// axis), the seed's Simulation 2 covariances: the free smoother's fit reports no backlash, and
-// the shape refinement with b free leaves b at (or statistically at) 0 and finds K.
+// The Simulation 2 axis with a linear spring K = 67 Nm/rad and no backlash (Hovland et al. (2002)
+// §7's real axis), the seed's Simulation 2 covariances: the free smoother's fit reports no
+// backlash, and the shape refinement with b free leaves b at (or statistically at) 0 and finds K.
 TEST(BacklashSmootherTest, LinearSpringIsReportedBacklashFree) {
   models::TwoMassTransmissionParameters parameters = models::SeedSimulation2Parameters();
   parameters.shape = models::SpringShape::kLinear;

@@ -181,8 +181,8 @@ TEST(FirstOrderSmootherTest, CollocationAndShootingConvergeTogetherAsStepShrinks
 }
 
 // Textbook Kalman filter + Rauch–Tung–Striebel smoother for the mass–spring–damper with the
-// measured force as known input (the Kalman–Bucy limit of seed 004 §3.3: equation of motion
-// and input measurement weighted infinitely). Returns the smoothed [s; v] (2 × N).
+// measured force as known input (the Kalman–Bucy limit of van de Molengraft (1990) §3.3: equation
+// of motion and input measurement weighted infinitely). Returns the smoothed [s; v] (2 × N).
 Eigen::MatrixXd KalmanRtsSmoother(const MsdExperiment& e) {
   const Eigen::Vector3d theta = e.model.NominalParameters();
   const double mass = theta(0), damping = theta(1), stiffness = theta(2);
