@@ -25,7 +25,7 @@
 //   - has   ParameterVector NominalParameters() const;   (the "true" theta of the model)
 //
 // Everything generic over such a model lives here (simulation, M and h + H u by evaluation)
-// and in models/mechanical_model_jacobians.h (Jet linearisation, explicitly instantiated in
+// and in models/model_linearization_impl.h (Jet linearisation, explicitly instantiated in
 // each model's .cc file).
 #ifndef DYNID_MODELS_MECHANICAL_MODEL_H_
 #define DYNID_MODELS_MECHANICAL_MODEL_H_

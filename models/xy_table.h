@@ -205,11 +205,11 @@ class XyTableFlexible : public MechanicalModelBase<3, 2, 5, 8> {
 };
 
 // An independent Lagrangian of the same geometry with optional belt pre-stress springs under the
-// two slides (the "true system" of data/xy_table_simulator.h): generalised coordinates
-// q = [phi1, phi2, phi3] (with_belt_springs = false) or [phi1, phi2, phi3, uA, uB] (slide
-// displacements relative to their belts, m): x_A = r phi1 + uA, x_B = r phi3 + uB. The mass matrix
-// is assembled from the velocity Jacobians of the bodies (motors, slides, transverse slideway,
-// end-effector), the Coriolis/centrifugal column from its derivatives by automatic
+// two slides (the "true system" of experiments/xy_table_study/xy_table_simulator.h): generalised
+// coordinates q = [phi1, phi2, phi3] (with_belt_springs = false) or [phi1, phi2, phi3, uA, uB]
+// (slide displacements relative to their belts, m): x_A = r phi1 + uA, x_B = r phi3 + uB. The mass
+// matrix is assembled from the velocity Jacobians of the bodies (motors, slides, transverse
+// slideway, end-effector), the Coriolis/centrifugal column from its derivatives by automatic
 // differentiation (c_i = Σ_jk (∂M_ij/∂q_k − ½ ∂M_jk/∂q_i) v_j v_k).
 class XyTableLagrangian {
  public:

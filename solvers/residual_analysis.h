@@ -10,7 +10,7 @@
 //   Q = N (N + 2) Σ_{k=1}^{L} r_k² / (N − k)  ~  χ²(L) under whiteness,
 // white when its p-value >= significance (default 0.05). The fraction of lags outside
 // ±1.96/sqrt(N) is reported beside it (about 5 % is expected for white noise), because it is what
-// the seed's figures show, but it does not decide: with few lags it is too coarse a statistic.
+// the paper's figures show, but it does not decide: with few lags it is too coarse a statistic.
 #ifndef DYNID_SOLVERS_RESIDUAL_ANALYSIS_H_
 #define DYNID_SOLVERS_RESIDUAL_ANALYSIS_H_
 

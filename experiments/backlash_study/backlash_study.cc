@@ -104,7 +104,7 @@ DEFINE_double(shape_std, 1e-2,
               "smoother_shape: admitted deviation of tau_K from the dead-zone curve [Nm]");
 DEFINE_bool(smoother_q0, true,
             "also run the smoother with Q_xx = 0 (the floor): the simulated truth has no process "
-            "noise; the seed's Q_xx(3,3) = 1000 is a filter-robustness inflation (only for cases "
+            "noise; the paper's Q_xx(3,3) = 1000 is a filter-robustness inflation (only for cases "
             "with a non-zero Q_xx)");
 DEFINE_double(center_window_s, 0.1,
               "dead-zone fit: the centre is piecewise linear in time with knots this far apart, "
@@ -1147,7 +1147,7 @@ int main(int argc, char** argv) {
     if (!WriteCaseOutputs(run, &stage, &error)) return Fail(1, error);
   }
 
-  // Q_pp sweep: the seed's main tuning knob.
+  // Q_pp sweep: the paper's main tuning knob.
   if (!qpp_factors.empty() && !sweep_cases.empty()) {
     std::string sweep_csv =
         "case,qpp,estimator,b_estimate,b_lower,b_upper,K_estimate,K_lower,K_upper,"

@@ -7,11 +7,11 @@
 // pre-processing filters are set well (omega_dyn = 10 Hz), badly (30 Hz) or not at all, and how
 // close are they to the published values (Tables 2–6)? Method: Brunot et al. (2017) §2.3 and Brunot
 // et al. (2018) §2 and §4 through solvers/idim.h. Default: a simulated experiment
-// (data/tx40_experiment.h: closed loop at 5 kHz, encoder quantisation, torque noise, fixed seed)
-// whose true parameters are known, so each table has the columns "true", "estimate (%σ)" and
-// "published". Success: with good knowledge every true value lies within 3 relative standard
-// deviations of every method's estimate; with poor knowledge IDIM-LS degrades while IDIM-IV IRWSM1
-// does not; with no knowledge IDIM-IV IRWSM1 still converges.
+// (experiments/tx40_study/tx40_experiment.h: closed loop at 5 kHz, encoder quantisation, torque
+// noise, fixed seed) whose true parameters are known, so each table has the columns "true",
+// "estimate (%σ)" and "published". Success: with good knowledge every true value lies within 3
+// relative standard deviations of every method's estimate; with poor knowledge IDIM-LS degrades
+// while IDIM-IV IRWSM1 does not; with no knowledge IDIM-IV IRWSM1 still converges.
 //
 //   tx40_study [--out_dir=out/tx40_study] [--duration_s=7] [--seed=2018] [--threads=0]
 //   tx40_study --positions_csv=F --torques_csv=G [--sample_rate_hz=5000]

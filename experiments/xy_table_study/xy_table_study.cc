@@ -6,20 +6,21 @@
 // closed-loop point-to-point experiment, do its residuals reveal what the models lack (an ~11 Hz
 // belt pre-stress mode under the slides, spindle damping), and is the identified model useful
 // beyond the identification interval?
-// Method: data from data/xy_table_simulator.h (true system with belt springs and damping, PD
-// control, cubic strokes of 0.83 s, six times forward and backward; noise as documented there) or
-// from --measurements_csv. On [3.33, 4.99] s, problems::BuildWeightedResidualProblem +
-// solvers::SolveWeightedResidual with the thesis's weight rule (problems/xy_table_case.h):
-// stage 1 rigid model (motor positions and currents), stage 2 flexible model (+ end-effector
-// position), stage 3 flexible model with acceleration measurements; initial guesses of the thesis;
-// covariances by the banded Schur complement. Then: residuals as % of each measurement's range,
-// elastic deformation estimated vs true, residual spectrum (peak frequency), a sweep of the
-// acceleration weight (the thesis's solver overflowed above ~0.0025), open-loop simulation of the
-// identified model with the measured currents over three intervals and on a circular path, and
-// the end-effector path reconstructed without position measurements (accelerations + model; by
-// the smoother with theta fixed and on-line by the linear optimal filter).
-// Success: residuals below ~2–3 % of the ranges; stiffness estimate below the spindle's (the
-// belt springs act in series); the 11 Hz mode visible in the residuals.
+// Method: data from experiments/xy_table_study/xy_table_simulator.h (true system with belt springs
+// and damping, PD control, cubic strokes of 0.83 s, six times forward and backward; noise as
+// documented there) or from --measurements_csv. On [3.33, 4.99] s,
+// problems::BuildWeightedResidualProblem + solvers::SolveWeightedResidual with the thesis's weight
+// rule (experiments/xy_table_study/xy_table_case.h): stage 1 rigid model (motor positions and
+// currents), stage 2 flexible model (+ end-effector position), stage 3 flexible model with
+// acceleration measurements; initial guesses of the thesis; covariances by the banded Schur
+// complement. Then: residuals as % of each measurement's range, elastic deformation estimated vs
+// true, residual spectrum (peak frequency), a sweep of the acceleration weight (the thesis's solver
+// overflowed above ~0.0025), open-loop simulation of the identified model with the measured
+// currents over three intervals and on a circular path, and the end-effector path reconstructed
+// without position measurements (accelerations + model; by the smoother with theta fixed and
+// on-line by the linear optimal filter). Success: residuals below ~2–3 % of the ranges; stiffness
+// estimate below the spindle's (the belt springs act in series); the 11 Hz mode visible in the
+// residuals.
 //
 //   xy_table_study [--out_dir=out/xy_table_study] [--measurements_csv=F [--circle_csv=G]]
 //                  [--interval_start_s=3.33] [--interval_end_s=4.99] [--duration_s=9.96]

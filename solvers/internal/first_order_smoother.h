@@ -154,8 +154,8 @@ struct FirstOrderSmootherOptions {
   // linearisation of the nodes and the elimination of their inputs run ahead of the sequential
   // Riccati sweep on a worker thread and on the sweep's own thread when it would wait, the
   // smoothed inputs on a second thread behind the backward sweep, and the damped update on all
-  // threads (solvers/constant_parameter_sweep.h). Two threads use what there is; more only speed
-  // up the damped update. The model's EquationsOfMotion and Measurements must then be safe to
+  // threads (solvers/internal/constant_parameter_sweep.h). Two threads use what there is; more only
+  // speed up the damped update. The model's EquationsOfMotion and Measurements must then be safe to
   // call concurrently (const and free of shared mutable state). Results do not depend on the
   // thread count.
   int num_threads = 1;

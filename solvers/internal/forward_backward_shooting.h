@@ -1,6 +1,6 @@
 // solvers::RunForwardBackwardShooting — the forward–backward shooting solution of the
 // weighted-residual optimal estimation problem (van de Molengraft (1990) §3.4), for small problems
-// and as an independent cross-check of the Riccati sweep (solvers/first_order_smoother.h).
+// and as an independent cross-check of the Riccati sweep (solvers/internal/first_order_smoother.h).
 //
 // It works on the same multiple-shooting discretisation as RunFirstOrderSmoother and the Ceres
 // transcription kShooting (zeta at the nodes with trapezoidal weights w_k V, xi piecewise

@@ -130,7 +130,7 @@ TEST(BacklashSmootherTest, TwoPhaseSolveReachesTheOnePhaseSolution) {
   EXPECT_EQ(iterations.back(), b.summary.iterations);
 }
 
-// With the seed's inflated Q_xx(3,3) the free smoother's tau_K is smoothed over the dead-zone
+// With the paper's inflated Q_xx(3,3) the free smoother's tau_K is smoothed over the dead-zone
 // corners and the fitted b, K come out low; tying tau_K to the fitted curve and re-solving
 // removes that bias.
 TEST(BacklashSmootherTest, ShapeRefinementRemovesTheCornerBias) {
@@ -281,7 +281,7 @@ TEST(BacklashSmootherTest, Simulation1ShapeRefinementRecoversTheDeadZone) {
 }
 
 // The Simulation 2 axis with a linear spring K = 67 Nm/rad and no backlash (Hovland et al. (2002)
-// §7's real axis), the seed's Simulation 2 covariances: the free smoother's fit reports no
+// §7's real axis), the paper's Simulation 2 covariances: the free smoother's fit reports no
 // backlash, and the shape refinement with b free leaves b at (or statistically at) 0 and finds K.
 TEST(BacklashSmootherTest, LinearSpringIsReportedBacklashFree) {
   models::TwoMassTransmissionParameters parameters = models::SeedSimulation2Parameters();

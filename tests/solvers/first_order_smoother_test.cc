@@ -104,7 +104,8 @@ TEST(FirstOrderSmootherTest, ThreadCountDoesNotChangeTheIterates) {
 }
 
 // The sweep's AVX2 + FMA kernels (when the CPU has them) and its portable ones
-// (solvers/simd_kernels.h) compute the same iterates up to round-off, with one and two threads.
+// (solvers/internal/simd_kernels.h) compute the same iterates up to round-off, with one and two
+// threads.
 TEST(FirstOrderSmootherTest, PortableAndWideKernelsAgree) {
   const MsdExperiment e = MakeMsdExperiment(2001, 4.0, false, 25, ParameterMode::kConstant);
   FirstOrderSmootherOptions options;
