@@ -40,7 +40,7 @@ Record Simulation2(const models::TwoMassTransmissionParameters& parameters, int 
 }
 
 // The smoother settings of the Simulation 2 records: Q_pp = 100, R = 1 (their noise), and
-// Q_xx = 0 (the floor) or, with seed_q_xx, the seed's inflated Q_xx(3,3) = 1000.
+// Q_xx = 0 (the floor) or, with seed_q_xx, the paper's inflated Q_xx(3,3) = 1000.
 problems::BacklashSmootherProblemOptions Sim2ProblemOptions(bool seed_q_xx) {
   problems::BacklashSmootherProblemOptions options;
   if (seed_q_xx) options.state_noise_intensity << 0.0, 0.0, 1000.0, 0.0;
