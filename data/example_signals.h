@@ -2,8 +2,8 @@
 // shipped example data (data/README.md says how each shipped file was made).
 //
 // - Smoothed bang-bang acceleration ("trapezoidal velocity") moves, as the TX40 experiments of
-//   seed 000 §4.1 use: each move is an acceleration pulse A sin^2(pi t / tau) of width tau, a
-//   cruise at v = A tau / 2, the opposite pulse, then a dwell. Position, velocity and
+//   Brunot et al. (2018) §4.1 use: each move is an acceleration pulse A sin^2(pi t / tau) of width
+//   tau, a cruise at v = A tau / 2, the opposite pulse, then a dwell. Position, velocity and
 //   acceleration are evaluated in closed form.
 // - A finite Fourier series q(t) = q0 + sum_k a_k sin(k w t) + b_k cos(k w t), the usual
 //   periodic excitation trajectory.

@@ -1,14 +1,14 @@
 // Excitation torques for identification experiments, sampled on t_k = k ts and meant to be held
 // constant over each sample interval (zero-order hold).
 //
-//  - PrbsSignal: a maximum-length pseudo-random binary sequence (seed 002 Fig. 10, "piecewise
-//    random binary signal"): a Fibonacci LFSR of `register_bits` bits (3 … 31, primitive
-//    feedback taps) clocked every `clock_period_s`, output offset ± amplitude. The sequence
-//    repeats after 2^bits − 1 clock periods; `seed` picks the non-zero start state.
+//  - PrbsSignal: a maximum-length pseudo-random binary sequence (Hovland et al.
+//    (2002) Fig. 10, "piecewise random binary signal"): a Fibonacci LFSR of `register_bits` bits
+//    (3 … 31, primitive feedback taps) clocked every `clock_period_s`, output offset ± amplitude.
+//    The sequence repeats after 2^bits − 1 clock periods; `seed` picks the non-zero start state.
 //  - SweptSineSignal: amplitude · sin(phase) with the instantaneous frequency rising linearly
-//    from f0 to f1 over the record (a stand-in for seed 002 Fig. 5, the motor-torque profile of
-//    Simulation 1, which the seed shows only as a figure: a slow-to-fast oscillating torque of a
-//    few Nm), plus an offset.
+//    from f0 to f1 over the record (a stand-in for Hovland et al. (2002) Fig. 5, the motor-torque
+//    profile of Simulation 1, which the paper shows only as a figure: a slow-to-fast oscillating
+//    torque of a few Nm), plus an offset.
 #ifndef DYNID_DATA_EXCITATION_SIGNALS_H_
 #define DYNID_DATA_EXCITATION_SIGNALS_H_
 

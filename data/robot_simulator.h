@@ -1,9 +1,9 @@
 // data/robot_simulator — closed-loop simulation of a robot identification experiment
-// (METHODS.md §3–4; seed 000 §4.1: the TX40 is identified in closed loop, positions and control
+// (Brunot et al. (2018) §2 and §4.1: the TX40 is identified in closed loop, positions and control
 // signals sampled at 5 kHz).
 //
 // The simulator lives in dynid_data (it produces data sets) and uses models::SerialRobot for the
-// direct dynamic model q'' = M^{-1}(tau − N) (seed 000 eq. 4).
+// direct dynamic model q'' = M^{-1}(tau − N) (Brunot et al. (2018) eq. 4).
 //
 // Loop, at every control instant t_k = k/f_c:
 //   1. sensors: q_meas = Δq·round(q/Δq) (encoder resolution Δq per joint, none if empty);
@@ -13,8 +13,8 @@
 //   3. tau is held constant (zero-order hold) while the state is integrated over [t_k, t_k+1) by
 //      `integration_substeps` classical RK4 steps on the direct dynamic model;
 //   4. recorded: true q, q', q'' (q'' = DDM(q_k, q'_k, tau_k)), the applied tau, and the measured
-//      torque tau_meas = tau + bias + N(0, σ²) (the "control signal" of seed 000 is the applied
-//      torque; noise and bias model the current measurement).
+//      torque tau_meas = tau + bias + N(0, σ²) (the "control signal" of Brunot et al. (2018) is the
+//      applied torque; noise and bias model the current measurement).
 // Motor-side channels go through the transmission: q_m = R q_meas and tau_m = R^{-T} tau_meas
 // (tau = Rᵀ tau_m), R = options.motor_from_joint (identity if empty).
 // The integrator starts from q_ref(0), q'_ref(0); with preload_integrator the PID integral

@@ -1,5 +1,5 @@
-// data/signal — the conventional pre-processing of robot identification (METHODS.md §2;
-// seed 001 §2.3; seed 000 §4.1): Butterworth and Chebyshev type I low-pass designs as
+// data/signal — the conventional pre-processing of robot identification (Brunot et al. (2017)
+// §2.3; Brunot et al. (2018) §4.1): Butterworth and Chebyshev type I low-pass designs as
 // second-order sections, zero-phase forward-backward filtering, decimation, central
 // differences, and "parallel filtering" (the same decimation filter on the torques and on every
 // column of the observation matrix).
@@ -85,10 +85,10 @@ int DecimatedLength(int num_samples, int factor);
 // than 28 samples (the filter's pad length 27 + 1).
 bool Decimate(const Eigen::VectorXd& x, int factor, Eigen::VectorXd* y, std::string* error);
 
-// "Parallel filtering" (seed 001 §2.3 step 3): Decimate applied to every column of `signals`
-// (rows = samples, columns = independent signals), result DecimatedLength(rows, R) × cols.
-// Columns are split over `num_threads` std::threads (0 = std::thread::hardware_concurrency()).
-// The result is identical to calling Decimate on each column.
+// "Parallel filtering" (Brunot et al. (2017) §2.3 step 3): Decimate applied to every column of
+// `signals` (rows = samples, columns = independent signals), result DecimatedLength(rows, R) ×
+// cols. Columns are split over `num_threads` std::threads (0 =
+// std::thread::hardware_concurrency()). The result is identical to calling Decimate on each column.
 bool DecimateColumns(const Eigen::MatrixXd& signals, int factor, int num_threads,
                      Eigen::MatrixXd* decimated, std::string* error);
 
@@ -99,7 +99,7 @@ bool FiltFiltColumns(const SecondOrderSections& sos, const Eigen::MatrixXd& sign
 // How the rows of a stacked observation matrix / torque vector are ordered, for n joints and
 // N_s samples (row index of joint j at sample k):
 //   kJointMajor:  j · N_s + k   (all samples of joint 0, then of joint 1, ...; Gautier's usual)
-//   kSampleMajor: k · n + j     (tau(t_1), tau(t_2), ... stacked as in seed 001 eq. 4)
+//   kSampleMajor: k · n + j     (tau(t_1), tau(t_2), ... stacked as in Brunot et al. (2017) eq. 4)
 enum class StackOrder { kJointMajor, kSampleMajor };
 
 // Row index of (joint, sample) in a stack of num_joints × num_samples rows.

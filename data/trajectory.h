@@ -1,5 +1,5 @@
-// data/trajectory — joint-space reference trajectories for robot experiments (seed 000 §4.1:
-// trapezoidal velocities, "smoothed bang-bang accelerations"; METHODS.md §3).
+// data/trajectory — joint-space reference trajectories for robot experiments (Brunot et al. (2018)
+// §4.1: trapezoidal velocities, "smoothed bang-bang accelerations").
 //
 // Every trajectory gives q(t), q'(t), q''(t) (n joints) on [0, duration()], continuous in
 // position and velocity. Three families:

@@ -1,4 +1,4 @@
-// Base and essential parameters of a SerialRobot (METHODS.md §3; seed 000 §4.1).
+// Base and essential parameters of a SerialRobot (Brunot et al. (2018) §2 and §4.1).
 //
 // The standard parameters theta_std (p of them, SerialRobot header) are not all identifiable:
 // some have no effect on the dynamics and others act only in fixed linear combinations. The base

@@ -1,4 +1,4 @@
-// models::FrictionMass — a mass with dry friction (seed 004 §4.4, METHODS.md §7):
+// models::FrictionMass — a mass with dry friction (van de Molengraft (1990) §4.4):
 //
 //   m a + w = f,   w = w_d sign(v) when v != 0; w = f when v = 0 and a = 0 (stick);
 //                  w = w_s sign(f) when v = 0 and a != 0 (break-away).

@@ -1,5 +1,5 @@
-// models::MechanicalModel — the van de Molengraft form of a mechanical system (METHODS.md §7,
-// seed 004 eqs. 2.1 and 2.5).
+// models::MechanicalModel — the van de Molengraft form of a mechanical system (van de
+// Molengraft (1990) eqs. 2.1 and 2.5).
 //
 // A model has n positions s, n velocities v = s', n accelerations a = v', m inputs u and
 // p constant parameters theta, and is described by two scalar-templated functions:
@@ -8,9 +8,9 @@
 //   measurements          z = g(s, v, theta, t) + G(s, v, theta, t) a + R(s, v, theta, t) u (l)
 //
 // r = 0 on the true motion; the weighted-residual estimators allow r != 0 (the residual zeta of
-// METHODS.md §7) and weight it. Both functions must be affine in a and in u (the structure of
-// eqs. 2.1d and 2.5; the contract test checks it); they may be arbitrarily non-linear in s, v,
-// theta and t.
+// van de Molengraft (1990)) and weight it. Both functions must be affine in a and in u (the
+// structure of eqs. 2.1d and 2.5; the contract test checks it); they may be arbitrarily non-linear
+// in s, v, theta and t.
 //
 // The interface is a compile-time concept, not a virtual class, so Ceres Jets flow through the
 // physics without virtual calls. A model class
@@ -25,7 +25,7 @@
 //   - has   ParameterVector NominalParameters() const;   (the "true" theta of the model)
 //
 // Everything generic over such a model lives here (simulation, M and h + H u by evaluation)
-// and in models/mechanical_model_jacobians.h (Jet linearisation, explicitly instantiated in
+// and in models/model_linearization_impl.h (Jet linearisation, explicitly instantiated in
 // each model's .cc file).
 #ifndef DYNID_MODELS_MECHANICAL_MODEL_H_
 #define DYNID_MODELS_MECHANICAL_MODEL_H_

@@ -1,6 +1,6 @@
 // models::LinearizeModel — value and Jacobians of a mechanical model's equations of motion and
 // measurements with respect to the augmented state x = [s; v; theta] and the augmented input
-// p̄ = [a; u] (METHODS.md §7, seed 004 eqs. 2.11 and 2.16).
+// p̄ = [a; u] (van de Molengraft (1990) eqs. 2.11 and 2.16).
 //
 // In the notation of the identification model E z = f(x, t) + F(x, t) p̄ + zeta with
 // f = [h; g] and F = [[M, H], [G, R]]:

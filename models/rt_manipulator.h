@@ -1,5 +1,5 @@
 // models::RtManipulatorRigid / RtManipulatorFlexible — the rotation–translation manipulator of
-// seed 004 §3.7 and App. D (METHODS.md §7).
+// van de Molengraft (1990) §3.7 and App. D.
 //
 // A link of mass ml and length l slides radially (translation r, force F) in a joint that rotates
 // in the horizontal plane (rotation phi, torque T, joint inertia J); the payload mp sits at the

@@ -1,4 +1,4 @@
-// models/scara3 — the 3-DOF RRP SCARA of seed 003 §2.4 (METHODS.md §3).
+// models/scara3 — the 3-DOF RRP SCARA of Urrea & Agramonte (2022) §2.4.
 //
 // Closed form of the paper (q3 = d3, the prismatic stroke, positive downwards):
 //     tau1 = IZZ1 q1'' + IZZ2 q2'' + mr((2 q1'' + q2'') cos q2 − (q2'² + 2 q1' q2') sin q2)
@@ -22,8 +22,8 @@
 
 namespace dynid::models {
 
-// Link data of seed 003 Table 1 (with I3 = 0.008 kg m², the value that reproduces the paper's
-// true base parameters; the table prints 0.08).
+// Link data of Urrea & Agramonte (2022) Table 1 (with I3 = 0.008 kg m², the value that reproduces
+// the paper's true base parameters; the table prints 0.08).
 struct Scara3LinkData {
   double m1_kg = 12.0, m2_kg = 6.0, m3_kg = 2.0;
   double l1_m = 0.6, l2_m = 0.4;

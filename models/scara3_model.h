@@ -4,8 +4,8 @@
 //
 // Positions s = [q1, q2, d3], inputs u = [tau1, tau2, F3], parameters theta = [IZZ1, IZZ2, mr,
 // m3], measurements z = [q1, q1', q2, q2', d3, d3'] (the six joint positions and velocities, in
-// the order of the augmented state x1..x6 of the SCARA EKF, METHODS.md §6). Equations of motion
-// r = Phi(s, v, a) theta − u with the closed-form regressor of models/scara3.h:
+// the order of the augmented state x1..x6 of the SCARA EKF, Urrea & Agramonte (2022) §3). Equations
+// of motion r = Phi(s, v, a) theta − u with the closed-form regressor of models/scara3.h:
 //   r1 = IZZ1 a1 + IZZ2 a2 + mr((2 a1 + a2) cos q2 − (v2² + 2 v1 v2) sin q2) − tau1
 //   r2 = IZZ2 (a1 + a2) + mr (a1 cos q2 + v1² sin q2) − tau2
 //   r3 = m3 (a3 − g) − F3

@@ -1,8 +1,8 @@
 // models::SerialRobot — rigid serial chains of revolute and prismatic joints in modified
 // Denavit–Hartenberg form (Khalil–Kleinfinger), with rotor inertia, friction, torque offsets
 // and motor coupling: inverse dynamics (recursive Newton–Euler), mass matrix (composite rigid
-// bodies), forward dynamics, energies and the IDIM regressor phi(q, q', q'') (METHODS.md §3;
-// seed 000 eqs. 3–4; seed 001 §2).
+// bodies), forward dynamics, energies and the IDIM regressor phi(q, q', q'') (Brunot et al.
+// (2018) §2, eqs. 3–4; Brunot et al. (2017) §2).
 //
 // Frames. Frame j is attached to link j; its pose in frame j−1 is
 //     ^{j-1}T_j = Rot_x(alpha_j) Trans_x(d_j) Rot_z(theta_j) Trans_z(r_j),
@@ -23,11 +23,11 @@
 // followed, for every coupled motor k (named e.g. "m6"), by ia<name> fv<name> fc<name>
 // (iam6 fvm6 fcm6, present when rotor inertia / friction are enabled).
 //
-// Coupled motor (TX40 wrist, METHODS.md §3). A motor whose angle is N·cᵀq (c = coupling vector,
-// e.g. e5 + e6) adds, in the physical form,
+// Coupled motor (TX40 wrist, Brunot et al. (2018) §2). A motor whose angle is N·cᵀq (c = coupling
+// vector, e.g. e5 + e6) adds, in the physical form,
 //     tau += c (Iam cᵀq'' + fvm cᵀq' + fcm sign(cᵀq')),
-// and in Gautier's published form (the form of seed 000 Table 2) only the off-diagonal part of
-// c cᵀ multiplies the inertia and viscous terms,
+// and in Gautier's published form (the form of Brunot et al. (2018) Table 2) only the off-diagonal
+// part of c cᵀ multiplies the inertia and viscous terms,
 //     tau += (c cᵀ − diag(c∘c)) (Iam q'' + fvm q') + c fcm sign(cᵀq'),
 // i.e. for c = e5 + e6: row 5 gets Iam q6'' + fvm q6', row 6 gets Iam q5'' + fvm q5', both rows
 // fcm sign(q5' + q6'). Both forms span the same space; in the Gautier form ia5, ia6, fv5, fv6 absorb
@@ -168,8 +168,8 @@ class SerialRobot {
   void GravityTorques(const Eigen::VectorXd& q, Eigen::VectorXd* tau_g) const;
   // n × n joint-space inertia (links by composite rigid bodies + rotors + coupled motors).
   void MassMatrix(const Eigen::VectorXd& q, Eigen::MatrixXd* mass) const;
-  // Direct dynamic model q'' = M(q)^{-1} (tau − N(q, q'))  (seed 000 eq. 4). CHECK-fails when
-  // M is not positive definite.
+  // Direct dynamic model q'' = M(q)^{-1} (tau − N(q, q'))  (Brunot et al. (2018) eq. 4).
+  // CHECK-fails when M is not positive definite.
   void ForwardDynamics(const Eigen::VectorXd& q, const Eigen::VectorXd& qd,
                        const Eigen::VectorXd& tau, Eigen::VectorXd* qdd) const;
   // Kinetic energy (links from their twists, rotors and coupled motors) and potential energy
@@ -185,7 +185,7 @@ class SerialRobot {
   // (n·Ns) × num_parameters() and filled JOINT-MAJOR: row i·Ns + k holds joint i of sample k
   // (all samples of joint 1, then all samples of joint 2, …), so that with tau stacked the same
   // way (tau_stacked.segment(i·Ns, Ns) = column i of the Ns × n torque matrix) the IDIM reads
-  // tau_stacked = X theta_std (seed 001 eq. 4). Per-joint filtering/decimation acts on
+  // tau_stacked = X theta_std (Brunot et al. (2017) eq. 4). Per-joint filtering/decimation acts on
   // contiguous row blocks.
   void StackedRegressor(const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd,
                         const Eigen::MatrixXd& qdd, Eigen::MatrixXd* X) const;

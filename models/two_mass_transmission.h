@@ -1,5 +1,5 @@
 // models::TwoMassTransmission — a motor and an arm coupled by a transmission with backlash and a
-// spring, the system of seed 002 eq. (1) (METHODS.md §5):
+// spring, the system of Hovland et al. (2002) eq. (1):
 //
 //   x1' = x3,  x2' = x4,
 //   x3' = (u − D (x3 − x4) − tau_K(Δ) − tau_f(x3) − Kr x1) / m1,
@@ -9,11 +9,11 @@
 // x1, x2 motor and arm positions [rad], x3, x4 their velocities [rad/s], u the motor torque [Nm].
 // tau_K(Δ) is the transmission torque [Nm]; three shapes (SpringShape):
 //   kDeadZone        K (Δ − b/2) for Δ > b/2, K (Δ + b/2) for Δ < −b/2, 0 in between
-//                    (total dead-zone width b, seed 002 Fig. 1 / Fig. 7);
+//                    (total dead-zone width b, Hovland et al. (2002) Fig. 1 / Fig. 7);
 //   kSmoothDeadZone  the dead zone with its two corners rounded over ±smoothing_rad
 //                    (K/2 [(Δ−b/2) + sqrt((Δ−b/2)² + ε²) + (Δ+b/2) − sqrt((Δ+b/2)² + ε²)]);
-//   kLinear          K Δ (no backlash; the "real axis" of seed 002 §7, K ≈ 67 Nm/rad).
-// The seed prints pi/2 in tau_f; METHODS.md §5 uses 2/pi so that |tau_f| → Cc (as here).
+//   kLinear          K Δ (no backlash; the "real axis" of Hovland et al. (2002) §7, K ≈ 67 Nm/rad).
+// The paper prints pi/2 in tau_f; dynid uses 2/pi so that |tau_f| → Cc (as here).
 //
 // Two faces:
 //  - the van de Molengraft MechanicalModel (models/mechanical_model.h): n = 2 (s = [x1, x2]),
@@ -21,8 +21,9 @@
 //      r = [m1 a1 + D (v1 − v2) + tau_K + tau_f + Kr s1 − u;  m2 a2 − D (v1 − v2) − tau_K];
 //    the shape and smoothing are fixed properties of the model object, not parameters.
 //  - the estimator form used by the SAEKF and the batch smoother: tau_K is not computed but
-//    given (an unknown, the augmented state p of seed 002 eq. 2): StateDerivative(x, u, tau_K)
-//    with the Jacobians of seed 002 Table 1 (∂f/∂x, ∂f/∂p) in StateJacobians.
+//    given (an unknown, the augmented state p of Hovland et al. (2002) eq. 2): StateDerivative(x,
+//    u, tau_K) with the Jacobians of Hovland et al. (2002) Table 1 (∂f/∂x, ∂f/∂p) in
+//    StateJacobians.
 //
 // SimulateTransmission integrates the true system with the input held constant over each
 // sample interval (zero-order hold, so estimators that hold u over the interval see exactly the
@@ -123,8 +124,8 @@ class TwoMassTransmission : public MechanicalModelBase<2, 1, 9, 2> {
     z[1] = v[1];
   }
 
-  // Estimator form: x' = f(x, u, tau_K) with tau_K given (seed 002 eq. 2 without noise), using
-  // the model's own parameter values. x and xdot have 4 values.
+  // Estimator form: x' = f(x, u, tau_K) with tau_K given (Hovland et al. (2002) eq. 2 without
+  // noise), using the model's own parameter values. x and xdot have 4 values.
   template <class T>
   void StateDerivative(const T* x, const T& u, const T& tau_k, T* xdot) const {
     const TwoMassTransmissionParameters& p = parameters_;

@@ -1,5 +1,5 @@
 // models::UnknownForceMass — a mass of known value driven by a measured force f and by an unknown
-// force e that the estimators treat as a (time-varying) parameter (METHODS.md §7, seed 004 §4.4).
+// force e that the estimators treat as a (time-varying) parameter (van de Molengraft (1990) §4.4).
 //
 // This is the filter model of the friction study: m_f a + e = f, with e the friction force (or
 // anything the model lacks, e.g. the inertia error (m_true − m_f) a when the mass is wrong).

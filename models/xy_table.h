@@ -1,5 +1,5 @@
-// models::XyTableRigid / XyTableFlexible — the belt-driven xy-table of seed 004 ch. 5 and App. E
-// (METHODS.md §7), as identification models in the van de Molengraft form
+// models::XyTableRigid / XyTableFlexible — the belt-driven xy-table of van de Molengraft (1990)
+// ch. 5 and App. E, as identification models in the van de Molengraft form
 // (models/mechanical_model.h).
 //
 // Geometry (all lengths in m, the small-angle kinematics below are the model's definition):
@@ -42,7 +42,7 @@
 //   r1 = ((2 ms + mt + me) r² + J1) a1 + w1 sgn(w1) − K1 i1
 //   r2 = (me r² + J2) a2 + w2 sgn(w2) − K2 i2.
 //
-// Measurements (l = 8, seed 004 eq. 5.3):
+// Measurements (l = 8, van de Molengraft (1990) eq. 5.3):
 //   z = [x_e, y_e, a_along, a_orth, phi1, phi2, i1, i2]
 // with the end-effector acceleration (X', r a2) projected on the transverse slideway's direction
 // (c, 1)/sqrt(1 + c²) (a_along) and on its normal (1, −c)/sqrt(1 + c²) (a_orth, ≈ x-direction).
@@ -67,7 +67,8 @@
 
 namespace dynid::models {
 
-// Known constants (local identification, seed 004 eq. E.4) and the smoothing option.
+// Known constants (local identification, van de Molengraft (1990) eq. E.4) and the smoothing
+// option.
 struct XyTableParameters {
   double slide_mass_kg = 2.3;              // ms > 0, each of the two slides
   double transverse_mass_kg = 8.5;         // mt > 0, transverse slideway
@@ -79,7 +80,7 @@ struct XyTableParameters {
   double torque_constant2_nm_per_a = 0.056;  // K2 > 0
   double friction_smoothing_rad_per_s = 0.05;  // eps of the smooth sign, > 0
   // Nominal theta (used for simulation and as the "true" values of NominalParameters): the
-  // thesis's estimates with acceleration measurements (METHODS.md §7).
+  // thesis's estimates with acceleration measurements (van de Molengraft (1990)).
   double inertia1_kg_m2 = 2.099e-3;
   double inertia2_kg_m2 = 1.437e-4;
   double friction1_nm = 0.461;
@@ -204,11 +205,11 @@ class XyTableFlexible : public MechanicalModelBase<3, 2, 5, 8> {
 };
 
 // An independent Lagrangian of the same geometry with optional belt pre-stress springs under the
-// two slides (the "true system" of data/xy_table_simulator.h): generalised coordinates
-// q = [phi1, phi2, phi3] (with_belt_springs = false) or [phi1, phi2, phi3, uA, uB] (slide
-// displacements relative to their belts, m): x_A = r phi1 + uA, x_B = r phi3 + uB. The mass matrix
-// is assembled from the velocity Jacobians of the bodies (motors, slides, transverse slideway,
-// end-effector), the Coriolis/centrifugal column from its derivatives by automatic
+// two slides (the "true system" of experiments/xy_table_study/xy_table_simulator.h): generalised
+// coordinates q = [phi1, phi2, phi3] (with_belt_springs = false) or [phi1, phi2, phi3, uA, uB]
+// (slide displacements relative to their belts, m): x_A = r phi1 + uA, x_B = r phi3 + uB. The mass
+// matrix is assembled from the velocity Jacobians of the bodies (motors, slides, transverse
+// slideway, end-effector), the Coriolis/centrifugal column from its derivatives by automatic
 // differentiation (c_i = Σ_jk (∂M_ij/∂q_k − ½ ∂M_jk/∂q_i) v_j v_k).
 class XyTableLagrangian {
  public:

@@ -1,10 +1,10 @@
 // problems::BuildBacklashSmootherProblem — the batch (smoothing) counterpart of the SAEKF of
-// seed 002 (METHODS.md §5): the transmission states x_k = [x1, x2, x3, x4](t_k) and the
+// Hovland et al. (2002): the transmission states x_k = [x1, x2, x3, x4](t_k) and the
 // transmission torque tau_K(t_k) are unknown at every sample of the record and estimated
 // together from all the data as one sparse non-linear least-squares problem.
 //
-// Stochastic model (the SAEKF's, seed 002 eqs. 2–3): x' = f(x, u, tau_K) + v, tau_K' = v5 with
-// white v of intensity Q_xx (diagonal) and Q_pp, y_k = h(x_k) + w_k with w_k ~ N(0, R I),
+// Stochastic model (the SAEKF's, Hovland et al. (2002) eqs. 2–3): x' = f(x, u, tau_K) + v, tau_K' =
+// v5 with white v of intensity Q_xx (diagonal) and Q_pp, y_k = h(x_k) + w_k with w_k ~ N(0, R I),
 // h = x3 or [x3, x4]. Discretised on the sample grid (step ts, input and tau_K held over the
 // interval as in the SAEKF's propagation):
 //   x_{k+1} = Φ(x_k, u_k, tau_k) + v_k,  v_k ~ N(0, ts · diag(q)),   q_i = max(Q_xx,ii, floor_i)
@@ -17,9 +17,9 @@
 //       (x_{k+1}[2 …] − y_{k+1}) / sqrt(R)          ]        l measurement residuals
 //   initial block, parameter block node_0:
 //     [ (node_0 − prior mean) / prior std;  (x_0[2 …] − y_0) / sqrt(R) ]   5 + l residuals
-// Floor: where Q_xx,ii = 0 (seed 002 sets the position noises, and in Simulation 1 all of Q_xx,
-// to zero: hard constraints in the filter) the residual would have infinite weight; the floor
-// (default 1e-6 in the state's unit² per second, i.e. a defect of about 1e-5 units per 1e-4 s
+// Floor: where Q_xx,ii = 0 (Hovland et al. (2002) sets the position noises, and in Simulation 1 all
+// of Q_xx, to zero: hard constraints in the filter) the residual would have infinite weight; the
+// floor (default 1e-6 in the state's unit² per second, i.e. a defect of about 1e-5 units per 1e-4 s
 // step) makes it a stiff penalty that keeps the normal equations well conditioned in double
 // precision while being far tighter than the measurement and tau_K residuals of both seed cases.
 //

@@ -1,4 +1,4 @@
-// The IRW smoother as a sparse linear least-squares problem (METHODS.md §1).
+// The IRW smoother as a sparse linear least-squares problem (Brunot et al. (2018) §3).
 //
 // With a diffuse prior, the smoothed positions x(0..N-1) of IRWSM1 minimise
 //   J(x) = sum_k (y(k) - x(k))^2 + (1/NVR) sum_k (x(k+2) - 2 x(k+1) + x(k))^2,

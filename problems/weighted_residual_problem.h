@@ -1,8 +1,8 @@
 // problems::BuildWeightedResidualProblem — van de Molengraft's weighted-residual optimal
-// estimation problem (METHODS.md §7, seed 004 eq. 3.1) transcribed into a sparse Ceres problem.
+// estimation problem (van de Molengraft (1990) eq. 3.1) transcribed into a sparse Ceres problem.
 //
-// The identification model (seed 004 eq. 2.11) of a models::MechanicalModel with augmented state
-// x = [s; v; theta] (2n + p) and augmented input p̄ = [a; u] (n + m):
+// The identification model (van de Molengraft (1990) eq. 2.11) of a models::MechanicalModel with
+// augmented state x = [s; v; theta] (2n + p) and augmented input p̄ = [a; u] (n + m):
 //
 //     x' = A x + B p̄ + xi,        E z_m = f(x, t) + F(x, t) p̄ + zeta,
 //
@@ -18,14 +18,16 @@
 //   theta    (p): kFixed — one block held constant (not estimated);
 //                 kConstant — one block shared by all nodes ("smoother-like", theta' = 0 exactly);
 //                 kTimeVarying — one block per node with process residual xi_theta weighted by
-//                 W_theta ("filter-like": theta may drift to absorb model error, seed 004 ch. 3.7).
+//                 W_theta ("filter-like": theta may drift to absorb model error, van de
+//                 Molengraft (1990) §3.7).
 //
 // zeta is evaluated at the nodes and weighted by the trapezoidal weights w_k (h_0/2, (h_{k−1} +
 // h_k)/2, h_{N−2}/2): one residual block sqrt(w_k V) zeta_k per node, the same in both
 // transcriptions. xi differs:
-//   kCollocation (finite elements, seed 004 §3.6): x and p̄ interpolated linearly on each element
-//     [t_k, t_{k+1}]; xi(τ) = x' − A x(τ) − B p̄(τ) integrated exactly by 2-point Gauss–Legendre
-//     quadrature: residual sqrt(W h_k / 2) xi(τ_g) for both Gauss points (one block per element).
+//   kCollocation (finite elements, van de Molengraft (1990) §3.6): x and p̄ interpolated
+//     linearly on each element [t_k, t_{k+1}]; xi(τ) = x' − A x(τ) − B p̄(τ) integrated exactly
+//     by 2-point Gauss–Legendre quadrature: residual sqrt(W h_k / 2) xi(τ_g) for both Gauss
+//     points (one block per element).
 //   kShooting (multiple shooting): p̄ and xi piecewise constant on each interval, one RK4 step of
 //     x' = A x + B p̄_k + xi_k from x_k must land on x_{k+1}. Because A is nilpotent (A² = 0) and
 //     the forcing is constant, RK4 is exact here: x_{k+1} = (I + hA) x_k + h (I + hA/2)(B p̄_k + xi_k),

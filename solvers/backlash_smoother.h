@@ -1,5 +1,5 @@
 // solvers::RunBacklashSmoother — solves the batch backlash smoothing problem of
-// problems/backlash_smoother_problem.h (seed 002's SAEKF model, all data at once; METHODS.md §5)
+// problems/backlash_smoother_problem.h (the SAEKF model of Hovland et al. (2002), all data at once)
 // with Ceres: Levenberg–Marquardt, SPARSE_NORMAL_CHOLESKY (SuiteSparse), O(N) per iteration
 // because the Jacobian is block-banded in sample order.
 //

@@ -1,6 +1,5 @@
 // solvers::RunContinuousDiscreteEkf — the continuous–discrete extended Kalman filter, and
-// solvers::RunSaekf — its instance for the state-augmented EKF of seed 002 Table 1
-// (METHODS.md §5).
+// solvers::RunSaekf — its instance for the state-augmented EKF of Hovland et al. (2002) Table 1.
 //
 // Continuous–discrete EKF. System x' = f_k(t, x) + v (v white, intensity Q, n × n) between the
 // samples t_k, measurements y_k = h_k(x(t_k)) + w_k (w_k ~ N(0, R), l × l). With F = ∂f/∂x:
@@ -11,15 +10,15 @@
 //     ceil(2 ‖F(x̂(t_k))‖∞ Δt / 2.5) when that is larger (a stiff Coulomb slope Cc (2/π) α / m1 of
 //     2e4 1/s needs about 4 steps per 1e-4 s sample; with one step P_xx grows without bound).
 //     F is re-evaluated at every RK4 stage at the propagated mean, or (freeze_jacobian, the
-//     literal reading of seed 002 Table 1: "linearised at the current estimates at time t_k")
-//     once at x̂(t_k) for the whole interval.
+//     literal reading of Hovland et al. (2002) Table 1: "linearised at the current estimates at
+//     time t_k") once at x̂(t_k) for the whole interval.
 //   update at t_{k+1}: e = y − h(x̂⁻), A = H P⁻ Hᵀ + R, K = P⁻ Hᵀ A⁻¹,
 //     x̂ = x̂⁻ + K e, P = P⁻ − K A Kᵀ (symmetrised).
 // The first sample is an update of the prior (x0, P0) without propagation. The subscript k on f
 // lets the caller hold inputs constant over the interval [t_k, t_{k+1}) (zero-order hold).
 //
-// SAEKF (seed 002 §3–4): augment the transmission state x = [x1, x2, x3, x4] with p = tau_K and
-// p' = v5, so the augmented state is X = [x; p] (5), f_aug = [f(x, u_k, p); 0] and
+// SAEKF (Hovland et al. (2002) §3–4): augment the transmission state x = [x1, x2, x3, x4] with p =
+// tau_K and p' = v5, so the augmented state is X = [x; p] (5), f_aug = [f(x, u_k, p); 0] and
 // Q_aug = blockdiag(Q_xx, Q_pp). Written out in blocks, P' = F P + P Fᵀ + Q with
 // F = [[∂f/∂x, ∂f/∂p], [0, 0]] is exactly Table 1's three Riccati equations (P_xx, P_xp, P_pp),
 // and the update with H = [∂h/∂x, ∂h/∂p] gives Table 1's gains K, L and covariance updates. The
@@ -86,7 +85,7 @@ bool RunContinuousDiscreteEkf(const ContinuousDiscreteSystem& system, const Eige
                               ContinuousDiscreteEkfResult* result, std::string* error);
 
 // ----------------------------------------------------------------------------------------------
-// SAEKF of seed 002 Table 1 on models::TwoMassTransmission.
+// SAEKF of Hovland et al. (2002) Table 1 on models::TwoMassTransmission.
 
 struct SaekfOptions {
   Eigen::Vector4d state_noise_intensity = Eigen::Vector4d::Zero();  // diag Q_xx, >= 0

@@ -1,5 +1,5 @@
-// solvers::FitDeadZone — backlash size and spring stiffness from (Δ, tau_K) pairs (seed 002
-// Figs. 7, 12 and §7; METHODS.md §5): the estimated transmission torque plotted against the
+// solvers::FitDeadZone — backlash size and spring stiffness from (Δ, tau_K) pairs (Hovland et al.
+// (2002) Figs. 7, 12 and §7): the estimated transmission torque plotted against the
 // motor–arm position difference Δ = x1 − x2 traces a dead zone of total width b (the backlash)
 // with slope K (the spring) outside it. The fitted curve is
 //

@@ -35,7 +35,8 @@ struct AccuracyCase {
 
 // IRW with the NVR fitted as `fit` says (model, criterion, GCV gamma). Velocity from IRWSM1 or
 // IRWSM2; acceleration from the same model, or, when `twice` is set (IRWSM1 only), by
-// smoothing the IRWSM1 velocity again with IRWSM1 and its own fitted NVR (seed 000 §3.4).
+// smoothing the IRWSM1 velocity again with IRWSM1 and its own fitted NVR (Brunot et al. (2018)
+// §3.4).
 bool IrwDerivativeErrors(const AccuracyCase& data, const NvrFitOptions& fit, bool twice,
                          DerivativeErrors* errors, std::string* error);
 

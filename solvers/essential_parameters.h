@@ -1,5 +1,5 @@
 // solvers/essential_parameters — the subset of base parameters the data actually determine
-// (METHODS.md §3 "Essential parameters"; seed 000 §4.1: 28 essential of 60 base for the TX40).
+// (Brunot et al. (2018) §4.1: 28 essential of 60 base for the TX40).
 //
 // Iterative elimination (Pham & Gautier's procedure): fit all columns by LS; repeatedly remove
 // the column whose estimate has the largest relative standard deviation and refit, as long as

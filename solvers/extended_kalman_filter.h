@@ -1,5 +1,5 @@
 // solvers::RunExtendedKalmanFilter — the discrete-time extended Kalman filter on a
-// DiscreteStateSpaceSystem (solvers/kalman_smoother.h; METHODS.md §6).
+// DiscreteStateSpaceSystem (solvers/kalman_smoother.h; Urrea & Agramonte (2022) §3).
 //
 //   sample 0: update of the prior (x0, P0);
 //   predict k → k+1:  x⁻ = f_k(x_k),  P⁻ = F P Fᵀ + Q,  F = ∂f_k/∂x at x_k, C_k = P_k Fᵀ;

@@ -1,5 +1,6 @@
 // solvers::RunHopfieldEstimator — on-line parameter estimation of a linear-in-the-parameters
-// model tau(t) = Phi(t) p with a continuous-time Hopfield neural network (METHODS.md §6).
+// model tau(t) = Phi(t) p with a continuous-time Hopfield neural network (Urrea & Agramonte (2022)
+// §3).
 //
 // The p neurons hold the parameter estimates. The network minimises the energy
 // E(t) = ½ ||tau(t) − Phi(t) p||², whose gradient defines the weights and biases

@@ -329,7 +329,7 @@ bool BuildIdimSystem(const IdimModel& model, const Eigen::MatrixXd& q_measured,
         q.col(j) = positions[j].position;
         qd.col(j) = positions[j].velocity;
       }
-      // Applying IRWSM1 a second time, to the velocity (seed 000 §3.4).
+      // Applying IRWSM1 a second time, to the velocity (Brunot et al. (2018) §3.4).
       if (!SmoothColumnsMl(qd, dt, IrwModel::kIrw1, options.num_threads, &system->nvr_velocity,
                            &velocities, error)) {
         return false;

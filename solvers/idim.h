@@ -1,8 +1,8 @@
-// solvers/idim — the inverse dynamic identification model (IDIM) pipeline of seeds 000 and 001
-// for a models::SerialRobot: pre-processing of measured positions and torques for one level of
-// prior knowledge → observation matrix → parallel decimation → sample selection → IDIM-LS,
-// Gautier's per-joint WLS or IDIM-IV with instruments from a closed-loop auxiliary model
-// (METHODS.md §2, §3, §4; seed 000 eqs. 3–8, §4; seed 001 §2.3).
+// solvers/idim — the inverse dynamic identification model (IDIM) pipeline of Brunot et al. (2018)
+// and Brunot et al. (2017) for a models::SerialRobot: pre-processing of measured positions and
+// torques for one level of prior knowledge → observation matrix → parallel decimation → sample
+// selection → IDIM-LS, Gautier's per-joint WLS or IDIM-IV with instruments from a closed-loop
+// auxiliary model (Brunot et al. (2018) eqs. 3–8 and §4; Brunot et al. (2017) §2.3).
 //
 // Data flow of BuildIdimSystem (Ns samples of n joints at fs, joint-major stacking throughout:
 // row j·Ns + k is joint j at sample k, as models::SerialRobot::StackedRegressor):
@@ -11,14 +11,14 @@
 //                      then central differences for q̂' and q̂'' (METHODS §2 step 1); with
 //                      omega_q <= 0 no low-pass ("no knowledge": raw central differences);
 //        IRWSM1        IRW smoother, NVR per joint by maximum likelihood, velocity from it and
-//                      acceleration by applying IRWSM1 a second time to that velocity (seed 000
-//                      §3.4), again with an ML NVR;
+//                      acceleration by applying IRWSM1 a second time to that velocity (Brunot
+//                      et al. (2018) §3.4), again with an ML NVR;
 //        IRWSM2        double IRW smoother, NVR per joint by ML, velocity and acceleration from
 //                      the same smoother;
 //   2. X = phi(q̂, q̂', q̂'') restricted to the identified columns (IdimModel), y = tau stacked;
 //   3. decimation by R (order-8 Chebyshev I at 0.8 (fs/2)/R, zero phase, every R-th sample) of
 //      every column of X and of y ("parallel filtering", data::DecimateStacked); R = 1 means no
-//      filter at all (the "no knowledge" setting of seed 000 §4);
+//      filter at all (the "no knowledge" setting of Brunot et al. (2018) §4);
 //   4. optional sample selection on the decimated velocities (data::SelectSamples): rows where
 //      the joint's velocity is below a threshold and the leading/trailing rest are dropped, and
 //      a guard band around them (IdimPreprocessingOptions::selection_guard_rows / _s).
@@ -56,7 +56,8 @@ enum class IdimDifferentiator { kConventional, kIrw1, kIrw2 };
 // "conventional", "irwsm1", "irwsm2".
 const char* IdimDifferentiatorName(IdimDifferentiator differentiator);
 
-// The three prior-knowledge settings of seed 000 §4.1 (METHODS.md §2).
+// The three prior-knowledge settings of Brunot et al. (2018) §4.1 (after Brunot et al. (2017)
+// §2.3).
 enum class PriorKnowledge { kGood, kPoor, kNone };
 const char* PriorKnowledgeName(PriorKnowledge knowledge);  // "good", "poor", "none"
 bool ParsePriorKnowledge(const std::string& text, PriorKnowledge* knowledge, std::string* error);
@@ -100,7 +101,7 @@ IdimPreprocessingOptions KnowledgePreprocessing(PriorKnowledge knowledge,
                                                 double sample_rate_hz);
 
 // The identified columns: a subset of a robot's base parameters (e.g. the 28 essential
-// parameters of seed 000 Table 2), b of them.
+// parameters of Brunot et al. (2018) Table 2), b of them.
 class IdimModel {
  public:
   // `names`: base-parameter names to identify (each must be in base.names), empty = all.
@@ -230,11 +231,12 @@ struct IdimRunOptions {
   int hac_lags = 0;
 };
 
-// The IV estimate of SolveInstrumentalVariables (seed 000 eqs. 7–8, diagonal Λ per block) from
-// the b × b products: θ = (ZᵀX)^{-1} Zᵀy by full-pivoting LU, Λ_jj = ||r_j||²/N_j · N_t/(N_t − b),
-// P = (Σ_j Z_jᵀZ_j / Λ_jj)^{-1}. O(N_t b²) in BLAS-3 products instead of a pivoted Householder QR
-// of Z; condition_number is set to `condition_number_x` (cond(X) does not change between IV
-// iterations, so the caller computes it once). Fails (success = false) when ZᵀX is singular.
+// The IV estimate of SolveInstrumentalVariables (Brunot et al. (2018) eqs. 7–8, diagonal Λ per
+// block) from the b × b products: θ = (ZᵀX)^{-1} Zᵀy by full-pivoting LU, Λ_jj = ||r_j||²/N_j ·
+// N_t/(N_t − b), P = (Σ_j Z_jᵀZ_j / Λ_jj)^{-1}. O(N_t b²) in BLAS-3 products instead of a pivoted
+// Householder QR of Z; condition_number is set to `condition_number_x` (cond(X) does not change
+// between IV iterations, so the caller computes it once). Fails (success = false) when ZᵀX is
+// singular.
 LinearLeastSquaresSummary SolveIdimIvNormalProducts(const Eigen::MatrixXd& z,
                                                     const Eigen::MatrixXd& x,
                                                     const Eigen::VectorXd& y,
@@ -254,9 +256,9 @@ struct IdimResult {
   double time_s = 0.0;
 };
 
-// Runs one estimator on a built system. IV needs `auxiliary` and θ^0 (b; seed 000: CAD inertias,
-// zero friction); LS/WLS ignore both. Returns false only when no estimate exists (message says
-// why); a non-converged IV returns true with converged = false and the last estimate.
+// Runs one estimator on a built system. IV needs `auxiliary` and θ^0 (b; Brunot et al. (2018): CAD
+// inertias, zero friction); LS/WLS ignore both. Returns false only when no estimate exists (message
+// says why); a non-converged IV returns true with converged = false and the last estimate.
 bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOptions& options,
              const Eigen::VectorXd& theta0, ClosedLoopAuxiliaryModel* auxiliary,
              IdimResult* result, std::string* error);

@@ -1,4 +1,4 @@
-// The IRW smoother solved as a banded least-squares problem (METHODS.md §1), two ways:
+// The IRW smoother solved as a banded least-squares problem (Brunot et al. (2018) §3), two ways:
 // a direct banded Cholesky of the normal matrix I + D^T D / NVR, and Ceres
 // (SPARSE_NORMAL_CHOLESKY with SuiteSparse) on the problem built by problems::BuildIrwProblem.
 // Both return the smoothed positions; the increments follow as differences

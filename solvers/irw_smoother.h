@@ -1,5 +1,5 @@
-// Integrated-random-walk smoothing differentiators IRWSM1 and IRWSM2 (METHODS.md §1;
-// seed 000 §3, eqs. 13–22; seed 001 §3).
+// Integrated-random-walk smoothing differentiators IRWSM1 and IRWSM2 (Brunot et al.
+// (2018) §3, eqs. 13–22; Brunot et al. (2017) §3).
 //
 // Signal model for one sampled channel y(k), k = 0..N-1 (sample period Ts):
 //   x(k) = A x(k-1) + G eta(k-1),  y(k) = h x(k) + e(k),  e ~ N(0, sigma^2), eta ~ N(0, NVR sigma^2)

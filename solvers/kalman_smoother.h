@@ -1,6 +1,6 @@
 // solvers::DiscreteStateSpaceSystem, solvers::KalmanFilterRecord and solvers::RunRtsSmoother —
 // the discrete-time system the recursive estimators run on, what a filter pass records, and the
-// Rauch–Tung–Striebel fixed-interval smoother on that record (METHODS.md §6).
+// Rauch–Tung–Striebel fixed-interval smoother on that record (Urrea & Agramonte (2022) §3).
 //
 // System: x_{k+1} = f_k(x_k) + w_k, w_k ~ N(0, Q);  y_k = h_k(x_k) + v_k, v_k ~ N(0, R).
 //

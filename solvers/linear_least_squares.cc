@@ -681,7 +681,7 @@ LinearLeastSquaresSummary SolveInstrumentalVariables(const Eigen::MatrixXd& Z,
   summary.covariance = whitened.unscaled_covariance;
   FillStandardDeviations(&summary);
   summary.success = true;
-  summary.message = "instrumental variables; covariance by seed 000 eq. 8";
+  summary.message = "instrumental variables; covariance by Brunot et al. (2018) eq. 8";
   summary.time_s = SecondsSince(start);
   return summary;
 }

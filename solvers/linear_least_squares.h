@@ -1,8 +1,8 @@
 // solvers/linear_least_squares — the project's common linear least-squares / covariance path
-// for stacked linear-in-the-parameters models y = X θ + e (METHODS.md §4; seed 001 eqs. 4–7;
-// seed 000 eqs. 5–8). Used by IDIM-LS, per-joint weighted LS, IDIM-IV and the essential-
-// parameter selection, and generic over X: the caller supplies the stacked matrix (N_t × b),
-// the observations (N_t), optional column names and a row → block map (block = joint).
+// for stacked linear-in-the-parameters models y = X θ + e (Brunot et al. (2017) eqs. 4–7;
+// Brunot et al. (2018) eqs. 5–8). Used by IDIM-LS, per-joint weighted LS, IDIM-IV and the
+// essential- parameter selection, and generic over X: the caller supplies the stacked matrix (N_t ×
+// b), the observations (N_t), optional column names and a row → block map (block = joint).
 //
 // Three solvers, one Summary:
 //   SolveLeastSquares            Householder QR with column pivoting of X (never XᵀX).
@@ -12,7 +12,8 @@
 //                                residual blocks of rows with the analytic Jacobian = rows of X),
 //                                covariance by ceres::Covariance — the design rule's path; the
 //                                tests show it agrees with the QR path to ~1e-9.
-//   SolveInstrumentalVariables   θ = (ZᵀX)^{-1} Zᵀ y with the covariance of seed 000 eq. 8.
+//   SolveInstrumentalVariables   θ = (ZᵀX)^{-1} Zᵀ y with the covariance of
+//                                Brunot et al. (2018) eq. 8.
 #ifndef DYNID_SOLVERS_LINEAR_LEAST_SQUARES_H_
 #define DYNID_SOLVERS_LINEAR_LEAST_SQUARES_H_
 
@@ -82,8 +83,8 @@ struct LinearLeastSquaresOptions {
   bool ceres_covariance_dense_svd = true;
   int ceres_num_threads = 1;
 
-  // For SolveInstrumentalVariables: Λ of seed 000 eq. 8 as a full n × n covariance of the
-  // per-sample residual vectors (requires row_blocks.sample_of_row with every block present at
+  // For SolveInstrumentalVariables: Λ of Brunot et al. (2018) eq. 8 as a full n × n covariance of
+  // the per-sample residual vectors (requires row_blocks.sample_of_row with every block present at
   // every sample) instead of the diagonal of per-block variances.
   bool iv_full_error_covariance = false;
 
@@ -107,7 +108,7 @@ struct LinearLeastSquaresSummary {
   double sigma2 = 0.0;                   // ||r||² / (N_t − b) (weighted residual for WLS)
   Eigen::VectorXd residual;              // y − X θ (unweighted), N_t
   double residual_norm = 0.0;            // ||y − X θ||
-  double relative_error = 0.0;           // ||y − X θ|| / ||y||  (seed 000 Table 3)
+  double relative_error = 0.0;           // ||y − X θ|| / ||y||  (Brunot et al. (2018) Table 3)
   double condition_number = 0.0;         // cond(X) (of the row-scaled X for WLS); 0 if skipped
   Eigen::VectorXd block_rms;             // RMS of the residual per block
   Eigen::VectorXd block_sigma;           // WLS: σ_j used as weights; IV: sqrt(diag(Λ))
@@ -121,15 +122,15 @@ struct LinearLeastSquaresSummary {
 };
 
 // Ordinary LS by Householder QR with column pivoting: X P = Q R, θ = P R^{-1} Qᵀ y,
-// σ² = ||y − Xθ||² / (N_t − b), Σ = σ² (XᵀX)^{-1} = σ² P R^{-1} R^{-T} Pᵀ (seed 001 eqs. 5–7).
-// X: N_t × b with N_t > b; y: N_t (CHECKed). A rank-deficient X gives success = false, the
-// basic solution (θ = 0 on dependent columns), the covariance of the independent columns with
+// σ² = ||y − Xθ||² / (N_t − b), Σ = σ² (XᵀX)^{-1} = σ² P R^{-1} R^{-T} Pᵀ (Brunot et al. (2017)
+// eqs. 5–7). X: N_t × b with N_t > b; y: N_t (CHECKed). A rank-deficient X gives success = false,
+// the basic solution (θ = 0 on dependent columns), the covariance of the independent columns with
 // the dependent ones fixed, and the dependent columns named in message / dependence_report.
 LinearLeastSquaresSummary SolveLeastSquares(const Eigen::MatrixXd& X, const Eigen::VectorXd& y,
                                             const LinearLeastSquaresOptions& options);
 
-// Gautier's weighted LS (METHODS.md §4): σ_j per block (options.block_sigma_estimate), rows of
-// block j divided by σ_j, solved by SolveLeastSquares; covariance σ_w² (Xᵀ W X)^{-1} from the
+// Gautier's weighted LS (see solvers/README.md): σ_j per block (options.block_sigma_estimate), rows
+// of block j divided by σ_j, solved by SolveLeastSquares; covariance σ_w² (Xᵀ W X)^{-1} from the
 // weighted fit; residual, relative error and block RMS reported unweighted. block_sigma holds σ_j.
 LinearLeastSquaresSummary SolveWeightedLeastSquares(const Eigen::MatrixXd& X,
                                                     const Eigen::VectorXd& y,
@@ -149,12 +150,12 @@ LinearLeastSquaresSummary SolveLeastSquaresCeres(const Eigen::MatrixXd& X, const
 ceres::CostFunction* NewLinearRowsCost(const Eigen::MatrixXd& rows,
                                        const Eigen::VectorXd& observations);
 
-// Instrumental variables (seed 000 eqs. 5, 7): θ = (ZᵀX)^{-1} Zᵀ y for instruments Z with the
-// shape of X (N_t × b; in IDIM-IV the decimated regressor of the simulated noise-free robot).
-// Solved without forming ZᵀX: Z P = Q R, then (Qᵀ X) θ = Qᵀ y (same solution when ZᵀX is
-// invertible, better conditioned). Covariance by seed 000 eq. 8 without its 1/N factors, i.e.
-// the covariance of θ itself:  P = (Σ_i ζ_iᵀ Λ^{-1} ζ_i)^{-1}, ζ_i the n × b rows of Z at
-// sample i, Λ the n × n covariance of the (filtered) error, estimated from r = y − X θ_IV:
+// Instrumental variables (Brunot et al. (2018) eqs. 5, 7): θ = (ZᵀX)^{-1} Zᵀ y for instruments Z
+// with the shape of X (N_t × b; in IDIM-IV the decimated regressor of the simulated noise-free
+// robot). Solved without forming ZᵀX: Z P = Q R, then (Qᵀ X) θ = Qᵀ y (same solution when ZᵀX is
+// invertible, better conditioned). Covariance by Brunot et al. (2018) eq. 8 without its 1/N
+// factors, i.e. the covariance of θ itself:  P = (Σ_i ζ_iᵀ Λ^{-1} ζ_i)^{-1}, ζ_i the n × b rows of
+// Z at sample i, Λ the n × n covariance of the (filtered) error, estimated from r = y − X θ_IV:
 // diagonal with Λ_jj = ||r_j||² / N_j · N_t / (N_t − b) by default (then P = (Zᵀ W Z)^{-1} with
 // W = diag(1/Λ_jj) per row), or the full sample covariance of the per-sample residual vectors
 // (options.iv_full_error_covariance). With Z = X and one block this is exactly σ² (XᵀX)^{-1}.
@@ -164,10 +165,10 @@ LinearLeastSquaresSummary SolveInstrumentalVariables(const Eigen::MatrixXd& Z,
                                                      const Eigen::VectorXd& y,
                                                      const LinearLeastSquaresOptions& options);
 
-// --- The IDIM-IV iteration (seed 000 §2.2, eqs. 6–8) -------------------------------------------
+// --- The IDIM-IV iteration (Brunot et al. (2018) §2.2, eqs. 6–8) ----------------------------
 
 struct IvIterationOptions {
-  int max_iterations = 20;  // seed 000 caps at 20
+  int max_iterations = 20;  // Brunot et al. (2018) caps at 20
   // Converged when both relative changes fall to or below their tolerance:
   double torque_tolerance = 1e-3;     // ||τ_s^it − τ_s^(it−1)|| / ||τ_s^(it−1)||
   double parameter_tolerance = 1e-3;  // ||θ^it − θ^(it−1)|| / ||θ^(it−1)||
@@ -198,7 +199,8 @@ struct IvIterationSummary {
 // (eq. 7); stops when both relative changes are within tolerance (the torque change compares the
 // simulations driven by θ^it and θ^(it−1), so convergence needs one simulation more than
 // solves) or after max_iterations, reporting non-convergence with the last changes. θ^0 (b) is
-// the initial guess (seed 000: CAD inertias, zero friction). X, y as in SolveLeastSquares.
+// the initial guess (Brunot et al. (2018): CAD inertias, zero friction). X, y as in
+// SolveLeastSquares.
 IvIterationSummary IterateInstrumentalVariables(const Eigen::MatrixXd& X, const Eigen::VectorXd& y,
                                                 const Eigen::VectorXd& theta0,
                                                 const InstrumentGenerator& generator,

@@ -1,5 +1,5 @@
 // solvers::AugmentedMechanicalSystem — a mechanical model (models/mechanical_model.h) as the
-// state-space system of a joint state and parameter estimator (METHODS.md §6).
+// state-space system of a joint state and parameter estimator (Urrea & Agramonte (2022) §3).
 //
 // Augmented state x = [s; v; theta] (2n + p), input u_k held constant on [t_k, t_{k+1})
 // (zero-order hold, as a digital controller applies it), constant parameters:

@@ -1,5 +1,6 @@
 // Choosing the noise-variance ratio (NVR) of the IRW smoothers from the data
-// (METHODS.md §1 and §8; seed 000 §3.3 and eqs. 26–28).
+// (Brunot et al. (2018) §3.3 and eqs. 26–28;
+// solvers/README.md, "Pitfalls").
 //
 // Criteria:
 // - maximum likelihood: the concentrated prediction-error log-likelihood of the exact diffuse
@@ -13,7 +14,7 @@
 //   of freedom more and so smooths more. On quantised encoder data GCV's minimum is very flat
 //   and gamma = 1 under-smooths for derivatives (irw_accuracy measures it); the default 1.4 is
 //   the literature's value;
-// - the tracking-error approximation of seed 000 eqs. 27–28.
+// - the tracking-error approximation of Brunot et al. (2018) eqs. 27–28.
 //
 // The diffuse likelihood equals the Gaussian likelihood of the n_x-th differences of y,
 // z = D y ~ N(0, sigma^2 (NVR I + D D^T)), whose banded covariance gives an independent O(N)
@@ -60,7 +61,7 @@ struct NvrFitSummary {
 bool FitNvr(const Eigen::VectorXd& y, const NvrFitOptions& options, NvrFitSummary* summary,
             std::string* error);
 
-// Maximum-likelihood fit (the name of seed 000's `irwsmopt`); FitNvr with criterion ML.
+// Maximum-likelihood fit (the name of Brunot et al. (2018)'s `irwsmopt`); FitNvr with criterion ML.
 bool FitNvrMaximumLikelihood(const Eigen::VectorXd& y, IrwModel model, NvrFitSummary* summary,
                              std::string* error);
 

@@ -1,5 +1,5 @@
 // solvers:: observability of the identification model and identifiability of its parameters
-// along a trajectory (METHODS.md §7 "Observability", seed 004 §2.9).
+// along a trajectory (van de Molengraft (1990) §2.9).
 //
 // The identification model linearised at a node, E z = C x + D p̄ with x = [s; v; theta] and
 // p̄ = [a; u], C = [C_s C_v C_theta] = ∂(f + F p̄)/∂x and D = [D_a D_u] = F ((n + l) rows: the

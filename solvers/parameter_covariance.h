@@ -1,5 +1,5 @@
 // solvers:: covariance of the constant parameters of a trajectory problem, and the
-// identifiability report (METHODS.md §7 and §8 "Ceres covariance").
+// identifiability report (solvers/README.md, "Pitfalls").
 //
 // For a least-squares problem ½|r(y, theta)|² whose trajectory unknowns y are ordered so that the
 // Gauss–Newton matrix H = JᵀJ is banded (node-ordered blocks, as in
@@ -39,7 +39,7 @@ namespace dynid::solvers {
 // S = H_θθ − H_θy H_yy⁻¹ H_yθ at the current parameter values. `banded_blocks` are all
 // non-constant trajectory blocks in band (node) order, `parameter_blocks` the blocks of theta
 // (their sizes sum to p). H is accumulated row by row from the Jacobian into banded storage
-// (solvers/banded.h) and H_yy is factorised by banded Cholesky: O(N b²) for bandwidth b.
+// (solvers/internal/banded.h) and H_yy is factorised by banded Cholesky: O(N b²) for bandwidth b.
 // Returns false with a message when H_yy is not positive definite (the trajectory itself is not
 // determined by the data and weights).
 // If `trajectory_variance` is non-null it receives the marginal variances of all trajectory

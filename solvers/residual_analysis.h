@@ -1,16 +1,16 @@
-// solvers/residual_analysis — is the residual white? (METHODS.md §4; seed 000 §4.3, Figs. 4–5)
+// solvers/residual_analysis — is the residual white? (Brunot et al. (2018) §4.3, Figs. 4–5)
 //
 // The standard deviations σ² (XᵀX)^{-1} and eq. 8 assume serially uncorrelated residuals;
-// seed 000 shows that with a badly set decimation filter the residual autocorrelation lies far
-// outside the ±1.96/sqrt(N) band and the reported %σ are not valid. This module computes, per
-// joint block, the normalised autocorrelation up to a maximum lag with those bounds and gives a
+// Brunot et al. (2018) shows that with a badly set decimation filter the residual autocorrelation
+// lies far outside the ±1.96/sqrt(N) band and the reported %σ are not valid. This module computes,
+// per joint block, the normalised autocorrelation up to a maximum lag with those bounds and gives a
 // verdict.
 //
 // Verdict (documented choice): the Ljung–Box portmanteau test,
 //   Q = N (N + 2) Σ_{k=1}^{L} r_k² / (N − k)  ~  χ²(L) under whiteness,
 // white when its p-value >= significance (default 0.05). The fraction of lags outside
 // ±1.96/sqrt(N) is reported beside it (about 5 % is expected for white noise), because it is what
-// the seed's figures show, but it does not decide: with few lags it is too coarse a statistic.
+// the paper's figures show, but it does not decide: with few lags it is too coarse a statistic.
 #ifndef DYNID_SOLVERS_RESIDUAL_ANALYSIS_H_
 #define DYNID_SOLVERS_RESIDUAL_ANALYSIS_H_
 

@@ -1,12 +1,12 @@
-// solvers::RunSlidingSurfaceFilter — van de Molengraft's sliding-surface filter (METHODS.md §7,
-// seed 004 §4.3 eqs. 4.7–4.15), generic over the models of models/mechanical_model.h.
+// solvers::RunSlidingSurfaceFilter — van de Molengraft's sliding-surface filter (van de
+// Molengraft (1990) §4.3, eqs. 4.7–4.15), generic over the models of models/mechanical_model.h.
 //
-// Identification model (seed 004 eq. 2.11): augmented state x = [s; v; theta] (2n + p), augmented
-// input p̄ = [a; u] (n + m),
+// Identification model (van de Molengraft (1990) eq. 2.11): augmented state
+// x = [s; v; theta] (2n + p), augmented input p̄ = [a; u] (n + m),
 //     x' = A x + B p̄ + xi,     E z = f(x, t) + F(x, t) p̄ + zeta,
 // zeta = [−(M a + h + H u); z − (g + G a + R u)] (n + l), C = ∂(f + F p̄)/∂x. The filter treats
 // theta as time-varying (theta' = xi_theta): whatever the model lacks is absorbed by theta, which
-// is how the friction force is estimated in seed 004 §4.4.
+// is how the friction force is estimated in van de Molengraft (1990) §4.4.
 //
 // Instead of minimising a functional over the whole record, the filter forces the residual zeta
 // to zero. With the sliding variable (eq. 4.7)
@@ -30,10 +30,10 @@
 //
 // Time discretisation (the project's choice): explicit Euler on x, p̄ and nu over each sample
 // interval h_k, with the measurement rate z' taken as the forward difference
-// (z_{k+1} − z_k) / h_k unless the caller supplies rates (seed 004 asks for a differentiating
-// filter; the forward difference is the derivative of the linear interpolant of the samples, so
-// the filter integrates jumps of z, e.g. the acceleration jumps of stick–slip, exactly).
-// For a model whose identification model is linear in (x, p̄) (C, F constant, e.g.
+// (z_{k+1} − z_k) / h_k unless the caller supplies rates (van de Molengraft (1990) asks for a
+// differentiating filter; the forward difference is the derivative of the linear interpolant of the
+// samples, so the filter integrates jumps of z, e.g. the acceleration jumps of stick–slip,
+// exactly). For a model whose identification model is linear in (x, p̄) (C, F constant, e.g.
 // models::UnknownForceMass) this makes the discrete sliding law exact:
 //     s_s,k+1 = s_s,k − h_k Omega sign(s_s,k − sigma),
 // so the reaching time is known in advance to within one sample and |s_s − sigma| stays below
@@ -62,7 +62,7 @@ struct SlidingSurfaceFilterOptions {
   Eigen::VectorXd omega;        // diagonal of Omega (units of zeta per s), > 0: reaching speed
   Eigen::VectorXd sigma;        // target value of s_s (units of zeta); empty = 0
   Eigen::MatrixXd xi_weight;    // W, (2n + p) × (2n + p), symmetric positive definite
-  double boundary_layer = 0.0;  // phi >= 0; 0 = pure sign (seed 004), > 0 = sat((s − sigma)/phi)
+  double boundary_layer = 0.0;  // phi >= 0; 0 = pure sign (thesis), > 0 = sat((s − sigma)/phi)
   double rank_tolerance = 1e-10;  // relative singular-value threshold for rank(F) and N
   bool IsValid(std::string* why) const;
 };

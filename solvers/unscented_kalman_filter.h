@@ -1,5 +1,6 @@
 // solvers::RunSquareRootUkf — the square-root unscented Kalman filter with scaled sigma points
-// (METHODS.md §6; van der Merwe & Wan 2001) on a DiscreteStateSpaceSystem with additive noise.
+// (Urrea & Agramonte (2022) §3; van der Merwe & Wan (2001)) on a DiscreteStateSpaceSystem with
+// additive noise.
 //
 // Scaled unscented transform, L = n states, 2L + 1 points:
 //   lambda = alpha² (L + kappa) − L,  gamma = sqrt(L + lambda),

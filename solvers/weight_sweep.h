@@ -1,5 +1,6 @@
-// solvers:: weighting-matrix sweeps of the weighted-residual smoother (METHODS.md §7 and §8
-// "weighted-residual estimation is not maximum likelihood for theta").
+// solvers:: weighting-matrix sweeps of the weighted-residual smoother (van de Molengraft (1990);
+// solvers/README.md, "Pitfalls"; "weighted-residual estimation is not maximum likelihood for
+// theta").
 //
 // The estimates of the weighted-residual smoother depend on the weights W (kinematic couplings),
 // V (equations of motion and measurements) and R0 (initial guess). A sweep sets chosen diagonal

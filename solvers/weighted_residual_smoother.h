@@ -1,6 +1,6 @@
 // solvers::SolveWeightedResidual — solves a weighted-residual estimation problem built by
-// problems::BuildWeightedResidualProblem (METHODS.md §7) with Ceres, and extracts the covariance
-// of constant parameters (solvers/parameter_covariance.h).
+// problems::BuildWeightedResidualProblem (van de Molengraft (1990)) with Ceres, and extracts the
+// covariance of constant parameters (solvers/parameter_covariance.h).
 //
 // Linear algebra: SPARSE_NORMAL_CHOLESKY with SuiteSparse; for ParameterMode::kConstant the
 // shared theta block is put in a second elimination group so the fill-reducing ordering

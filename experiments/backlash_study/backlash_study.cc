@@ -1,25 +1,26 @@
 // backlash_study — backlash and spring identification in a two-mass robot transmission
-// (seed 002, METHODS.md §5, issue 7).
+// (Hovland et al. (2002)).
 //
 // Question: from the motor torque and measured velocities of a motor–arm pair, how large is the
 // backlash b and how stiff is the spring K, without assuming the shape of the transmission torque
 // tau_K(Δ)? Method: tau_K is an unknown random walk (intensity Q_pp) estimated as an augmented
-// state, (a) recursively by the SAEKF of seed 002 Table 1 (solvers/continuous_discrete_ekf.h),
-// (b) by the batch smoother over the whole record (problems/backlash_smoother_problem.h, solved
-// by Ceres from the SAEKF start); b and K then come from a robust dead-zone fit of the
-// (Δ, tau_K) pairs with block-bootstrap confidence intervals (solvers/dead_zone_fit.h);
-// (c) the shape-constrained smoother (estimator smoother_shape, the reported result) solves the
-// batch problem again with tau_K tied to that dead-zone curve, estimating [c, b, K] with the
-// states, with intervals from the Schur-complement covariance (solvers/backlash_smoother.h).
-// Cases:
-//   sim1    seed 002 Simulation 1: m1 = 0.006442, m2 = 0.023454, D = 0.01, Kr = 1, Cv = 0.2,
-//           Cc = 0, b = 0.2 rad, K = 37 Nm/rad; Q_pp = 1, R = 2.5e-4, Q_xx = 0; motor velocity
-//           measured only; a swept-sine torque (the seed's Fig. 5 profile is not tabulated).
-//   sim2    seed 002 Simulation 2: m1 = 0.0008, m2 = 0.001765, D = 0.01, Kr = 0, Cc = 0.27,
-//           Cv = 0.01, alpha = 100, b = 0.1 rad, K = 79 Nm/rad; Q_pp = 100, R = 1,
+// state, (a) recursively by the SAEKF of Hovland et al. (2002) Table 1
+// (solvers/continuous_discrete_ekf.h), (b) by the batch smoother over the whole record
+// (problems/backlash_smoother_problem.h, solved by Ceres from the SAEKF start); b and K then come
+// from a robust dead-zone fit of the (Δ, tau_K) pairs with block-bootstrap confidence intervals
+// (solvers/dead_zone_fit.h); (c) the shape-constrained smoother (estimator smoother_shape, the
+// reported result) solves the batch problem again with tau_K tied to that dead-zone curve,
+// estimating [c, b, K] with the states, with intervals from the Schur-complement covariance
+// (solvers/backlash_smoother.h). Cases:
+//   sim1    Hovland et al. (2002) Simulation 1: m1 = 0.006442, m2 = 0.023454, D = 0.01, Kr = 1,
+//           Cv = 0.2, Cc = 0, b = 0.2 rad, K = 37 Nm/rad; Q_pp = 1, R = 2.5e-4, Q_xx = 0;
+//           motor velocity measured only; a swept-sine torque (the paper's Fig. 5 profile is
+//           not tabulated).
+//   sim2    Hovland et al. (2002) Simulation 2: m1 = 0.0008, m2 = 0.001765, D = 0.01, Kr = 0,
+//           Cc = 0.27, Cv = 0.01, alpha = 100, b = 0.1 rad, K = 79 Nm/rad; Q_pp = 100, R = 1,
 //           Q_xx = diag(0, 0, 1000, 0); motor and arm velocity measured; PRBS torque.
-//   linear  the Simulation 2 axis with a backlash-free linear spring K = 67 Nm/rad (seed 002 §7's
-//           real axis); must be reported as "no backlash detected".
+//   linear  the Simulation 2 axis with a backlash-free linear spring K = 67 Nm/rad (the real axis
+//           of Hovland et al. (2002) §7); must be reported as "no backlash detected".
 // Success (issue 7): smoother b and K within 10 % on sim2, within 20 % on sim1 (or an explanation
 // with figures), the linear case backlash-free; a Q_pp sweep shows the sensitivity.
 //
@@ -33,8 +34,8 @@
 // measured) or t,u,x3,x4 (motor and arm velocity), in s, N m, rad/s, rad/s; time strictly
 // increasing with a uniform step (within 1 % of the record's mean step: the SAEKF and the
 // smoother hold u over each sample interval); at least 100 rows. u_k is the torque applied over
-// [t_k, t_{k+1}). The mechanical parameters other than b and K are known a priori (seed 002
-// §7) and come from the flags (defaults: the Simulation 2 axis), the covariances from --qxx,
+// [t_k, t_{k+1}). The mechanical parameters other than b and K are known a priori (Hovland et al.
+// (2002) §7) and come from the flags (defaults: the Simulation 2 axis), the covariances from --qxx,
 // --qpp, --measurement_variance. The record is the only case (named "measured"); the Q_pp sweep
 // runs on it; there is no truth, so errors against it are not reported (NaN in results.csv).
 //
@@ -103,7 +104,7 @@ DEFINE_double(shape_std, 1e-2,
               "smoother_shape: admitted deviation of tau_K from the dead-zone curve [Nm]");
 DEFINE_bool(smoother_q0, true,
             "also run the smoother with Q_xx = 0 (the floor): the simulated truth has no process "
-            "noise; the seed's Q_xx(3,3) = 1000 is a filter-robustness inflation (only for cases "
+            "noise; the paper's Q_xx(3,3) = 1000 is a filter-robustness inflation (only for cases "
             "with a non-zero Q_xx)");
 DEFINE_double(center_window_s, 0.1,
               "dead-zone fit: the centre is piecewise linear in time with knots this far apart, "
@@ -174,7 +175,7 @@ Case MakeCase(const std::string& name) {
   Case c;
   c.name = name;
   if (name == "sim1") {
-    c.description = "seed 002 Simulation 1 (motor velocity only)";
+    c.description = "Hovland et al. (2002) Simulation 1 (motor velocity only)";
     c.parameters = models::SeedSimulation1Parameters();
     c.sample_period_s = 1e-3;
     c.default_samples = 20000;
@@ -186,7 +187,7 @@ Case MakeCase(const std::string& name) {
     c.tau_noise_intensity = 1.0;
     c.measurement_variance = 2.5e-4;
   } else {
-    c.description = name == "sim2" ? "seed 002 Simulation 2 (motor and arm velocity)"
+    c.description = name == "sim2" ? "Hovland et al. (2002) Simulation 2 (motor and arm velocity)"
                                    : "Simulation 2 axis, linear spring K = 67 Nm/rad";
     c.parameters = models::SeedSimulation2Parameters();
     if (name == "linear") {
@@ -664,7 +665,7 @@ bool WriteCaseOutputs(const CaseRun& run, data::OutputStage* stage, std::string*
   const std::string title = run.config.description;
   {
     data::Figure figure;
-    figure.title = title + ": tau_K against Δ = x1 − x2 (seed 002 Figs. 7, 12)";
+    figure.title = title + ": tau_K against Δ = x1 − x2 (Hovland et al. (2002) Figs. 7, 12)";
     figure.columns = 2;
     figure.width_in = 13.0;
     figure.panel_height_in = 4.5;
@@ -702,7 +703,7 @@ bool WriteCaseOutputs(const CaseRun& run, data::OutputStage* stage, std::string*
   }
   {
     data::Figure figure;
-    figure.title = title + ": tau_K against time (seed 002 Fig. 8)";
+    figure.title = title + ": tau_K against time (Hovland et al. (2002) Fig. 8)";
     data::Panel tau{"transmission torque", "t [s]", "tau_K [Nm]", {}, {}};
     if (truth) tau.series.push_back(data::LineSeries(csv, "t", "tau_true", "true"));
     tau.series.push_back(data::LineSeries(csv, "t", "saekf_tau", "SAEKF (±2σ)", "saekf_tau_std"));
@@ -732,8 +733,9 @@ bool WriteCaseOutputs(const CaseRun& run, data::OutputStage* stage, std::string*
   }
   {
     data::Figure figure;
-    figure.title = title + (truth ? ": prediction errors and state errors (seed 002 Fig. 11)"
-                                  : ": prediction errors and residuals (seed 002 Fig. 11)");
+    figure.title =
+        title + (truth ? ": prediction errors and state errors (Hovland et al. (2002) Fig. 11)"
+                       : ": prediction errors and residuals (Hovland et al. (2002) Fig. 11)");
     figure.columns = 2;
     figure.width_in = 13.0;
     data::Panel innovation{
@@ -1145,7 +1147,7 @@ int main(int argc, char** argv) {
     if (!WriteCaseOutputs(run, &stage, &error)) return Fail(1, error);
   }
 
-  // Q_pp sweep: the seed's main tuning knob.
+  // Q_pp sweep: the paper's main tuning knob.
   if (!qpp_factors.empty() && !sweep_cases.empty()) {
     std::string sweep_csv =
         "case,qpp,estimator,b_estimate,b_lower,b_upper,K_estimate,K_lower,K_upper,"

@@ -1,17 +1,18 @@
 // bench_first_order — throughput of one iteration of van de Molengraft's first-order
-// approximation (solvers/first_order_smoother.h) on a model of xy-table size (issue 5: at least
-// 1e6 nodes/s per iteration for n = 3, m = 2, p = 5, l = 8).
+// approximation (solvers/internal/first_order_smoother.h) on a model of xy-table size (issue 5: at
+// least 1e6 nodes/s per iteration for n = 3, m = 2, p = 5, l = 8).
 //
-// Method: the three-inertia drive of bench_weighted_residual (experiments/three_inertia_drive.h,
-// theta constant and estimated, 20 % off at the start, R0 = diag(1e4 I6, I5)). For each N, each
-// run is a complete call (validation, per-node storage, linearisation of every node, forward and
-// backward sweeps, update of the estimate) from the same start, with 1 and with 1 + K iterations
-// (tolerance 0, damping 0.5). "lone" = N / time of the 1-iteration call (it includes allocating
-// and first touching the per-node storage); "further" = K N / (time of the (1 + K)-iteration
-// call − time of the 1-iteration call), K = --further: the cost of each iteration that reuses
-// the storage. The fastest of --repeats runs is kept for each. Both wall-clock and process CPU
-// time are reported: with --threads=1 they agree on an idle machine (CPU time is the less
-// load-sensitive one); with more threads the wall-clock figure is the throughput.
+// Method: the three-inertia drive of bench_weighted_residual
+// (experiments/benchmarks/three_inertia_drive.h, theta constant and estimated, 20 % off at the
+// start, R0 = diag(1e4 I6, I5)). For each N, each run is a complete call (validation, per-node
+// storage, linearisation of every node, forward and backward sweeps, update of the estimate) from
+// the same start, with 1 and with 1 + K iterations (tolerance 0, damping 0.5). "lone" = N / time of
+// the 1-iteration call (it includes allocating and first touching the per-node storage); "further"
+// = K N / (time of the (1 + K)-iteration call − time of the 1-iteration call), K = --further: the
+// cost of each iteration that reuses the storage. The fastest of --repeats runs is kept for each.
+// Both wall-clock and process CPU time are reported: with --threads=1 they agree on an idle machine
+// (CPU time is the less load-sensitive one); with more threads the wall-clock figure is the
+// throughput.
 //
 //   bench_first_order [--sizes=1000,10000,100000] [--repeats=5] [--further=3]
 //                     [--sweep=conditioned|augmented] [--threads=1]

@@ -3,7 +3,7 @@
 // Question: issue 4 asks for IDIM-LS conventional on 6 joints × 35 000 samples (7 s at 5 kHz)
 // in under 0.5 s on one core. This benchmark times each linear stage on a problem of that size:
 //   1. Butterworth order 4 at 50 Hz, forward-backward, on the 6 measured positions, then
-//      central-difference velocities and accelerations (METHODS.md §2 step 1);
+//      central-difference velocities and accelerations (Brunot et al. (2017) §2.3 step 1);
 //   2. a stand-in regressor (60 smooth non-linear functions of q, q', q'' per joint; the TX40
 //      model's regressor is timed by its own benchmark);
 //   3. parallel filtering: decimate(R = 25) of the 6 × 60 regressor series and the 6 torques

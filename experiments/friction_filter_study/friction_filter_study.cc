@@ -1,5 +1,5 @@
 // friction_filter_study — estimating a stick–slip friction force as a time-varying parameter with
-// the sliding-surface filter and with the linear optimal filter (seed 004 §4.4, METHODS.md §7).
+// the sliding-surface filter and with the linear optimal filter (van de Molengraft (1990) §4.4).
 //
 // Question: can a filter built on the friction-free model m_f a + e = f, with the unknown force e
 // free to vary in time, reconstruct the dry-friction force of a mass that sticks and slips — and
@@ -11,7 +11,7 @@
 //  - solvers::RunSlidingSurfaceFilter, Lambda = Omega = 15 I, sigma = 0 (and sigma = 5 to show the
 //    velocity offset sigma / Lambda of thesis Fig. 4.3), W = I, forward-difference measurement
 //    rates, initial estimate x̂0 = [ŝ, v̂, ê] = [0.3, 0, 4], p̄0 = [â, f̂] = [8, 4] (our reading of
-//    the thesis's values; METHODS.md §7 calls them unreadable);
+//    the thesis's values are unreadable in the scan);
 //  - solvers::RunLinearOptimalFilter (eq. 3.16) with e time-varying (weight W_theta), the same
 //    initial estimate as q0.
 // Each runs for true mass 1 and 2 (filters keep m_f = 1).
@@ -74,10 +74,10 @@ DEFINE_double(sigma_demo, 5.0, "sliding-surface filter: the nonzero sigma of the
 DEFINE_double(boundary_layer, 0.0, "sliding-surface filter: boundary layer (0 = sign)");
 DEFINE_string(initial_state, "0.3,0,4", "initial estimate [s, v, e] of both filters");
 DEFINE_string(initial_input, "8,4", "sliding-surface filter: initial [a, f]");
-// Optimal-filter weights by the 1/(order of magnitude)² rule of seed 004 §5.5: the measurement
-// weights are 1/sd² of the --noise_scale=1 noise (1e-4 m, 1e-2 m/s², 1e-2 N), the equation of
-// motion is trusted like the force measurement, and e' is of order 4 N / 10 ms = 400 N/s at a
-// friction reversal, so W_theta = 1/400² ≈ 1e-5.
+// Optimal-filter weights by the 1/(order of magnitude)² rule of van de Molengraft (1990) §5.5: the
+// measurement weights are 1/sd² of the --noise_scale=1 noise (1e-4 m, 1e-2 m/s², 1e-2 N), the
+// equation of motion is trusted like the force measurement, and e' is of order 4 N / 10 ms = 400
+// N/s at a friction reversal, so W_theta = 1/400² ≈ 1e-5.
 DEFINE_double(optimal_parameter_weight, 1e-5, "optimal filter: W_theta of the friction force");
 DEFINE_string(optimal_residual_weights, "1e4,1e8,1e4,1e4",
               "optimal filter: V for [equation of motion, s, a, f]");

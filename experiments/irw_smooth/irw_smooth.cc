@@ -1,11 +1,11 @@
 // irw_smooth — velocities and accelerations from sampled positions by IRW smoothing.
 //
 // Question: given only sampled positions (no bandwidth knowledge), what are the velocities
-// and accelerations, with their uncertainty? Method: IRWSM1 or IRWSM2 (METHODS.md §1) with the
-// NVR chosen from the data (GCV by default, or maximum likelihood) or given; one independent
-// channel per selected column, smoothed in parallel. Success: the smoothed signal follows the
-// data and the derivative bands are tight; see `irw_accuracy` for the comparison with the
-// conventional differentiator.
+// and accelerations, with their uncertainty? Method: IRWSM1 or IRWSM2 (Brunot et al. (2018) §3)
+// with the NVR chosen from the data (GCV by default, or maximum likelihood) or given; one
+// independent channel per selected column, smoothed in parallel. Success: the smoothed signal
+// follows the data and the derivative bands are tight; see `irw_accuracy` for the comparison with
+// the conventional differentiator.
 //
 //   irw_smooth --input_csv=F --columns=a,b --dt=SECONDS (or --time_column=t)
 //              --model=irw1|irw2 --nvr=auto|VALUE [--criterion=gcv|ml] --out_dir=D

@@ -1,13 +1,13 @@
-// rt_manipulator_study — the RT manipulator example of seed 004 §3.7 (issue 5).
+// rt_manipulator_study — the RT manipulator example of van de Molengraft (1990) §3.7.
 //
 // Question: can the weighted-residual estimator, built on the RIGID model of the rotation–
 // translation manipulator, estimate the unknown payload mass from data of the FLEXIBLE "true
 // system" — on-line with the linearised optimal filter and off-line with the smoother — and does
 // de-weighting the second equation of motion and the phi measurement reveal the joint flexibility
 // in the residuals (thesis Figs. 3.3–3.11)?
-// Method (METHODS.md §7): simulate the flexible manipulator (k = 2000 N m/rad, J on the joint
-// only) along the straight line from (0.25, 0) to (0, 0.75) m with open-loop inputs from the
-// rigid inverse dynamics (true payload 2 kg); measure r, phi, the radial and tangential payload
+// Method (van de Molengraft (1990) §3.7): simulate the flexible manipulator (k = 2000 N m/rad, J on
+// the joint only) along the straight line from (0.25, 0) to (0, 0.75) m with open-loop inputs from
+// the rigid inverse dynamics (true payload 2 kg); measure r, phi, the radial and tangential payload
 // accelerations, F and T (optionally with Gaussian noise). Estimate with the rigid model:
 //  - filter: solvers::RunLinearOptimalFilter, payload as a time-varying parameter started at 0;
 //  - smoother: problems::BuildWeightedResidualProblem (collocation, constant payload) solved by
@@ -153,7 +153,7 @@ struct Estimate {
 }  // namespace
 
 int main(int argc, char** argv) {
-  gflags::SetUsageMessage("RT manipulator payload estimation (seed 004 §3.7)");
+  gflags::SetUsageMessage("RT manipulator payload estimation (van de Molengraft (1990) §3.7)");
   google::ParseCommandLineFlags(&argc, &argv, true);
   google::InitGoogleLogging(argv[0]);
   FLAGS_logtostderr = true;

@@ -1,8 +1,8 @@
 // scara_study — parameter estimation of the 3-DOF RRP SCARA compared across estimators
-// (METHODS.md §6): least squares, Hopfield neural network, EKF (as published and re-tuned,
-// discrete and continuous–discrete), square-root UKF, the RTS smoothing pass of both filters and
-// the project's batch weighted-residual smoother (METHODS.md §7), on one closed-loop record;
-// validation by closed-loop tracking with every estimated set.
+// (Urrea & Agramonte (2022) §3): least squares, Hopfield neural network, EKF (as published and
+// re-tuned, discrete and continuous–discrete), square-root UKF, the RTS smoothing pass of both
+// filters and the project's batch weighted-residual smoother (after van de Molengraft (1990)), on
+// one closed-loop record; validation by closed-loop tracking with every estimated set.
 //
 // Record: models::MakeScara3 (generic serial-robot model) tracks a multisine reference under a
 // PID per joint (data::SimulateClosedLoop, control and sampling at 1/Δt = 100 Hz, torque held
@@ -154,7 +154,7 @@ int Fail(int code, const std::string& message) {
 
 const char* kParamNames[4] = {"IZZ1", "IZZ2", "mr", "m3"};
 
-// Published values (Tables 7–10 of the SCARA comparison; METHODS.md §6).
+// Published values (Urrea & Agramonte (2022), Tables 7–10).
 struct Published {
   std::string method;
   double p[4];
@@ -1118,8 +1118,9 @@ void AddFilterEstimates(const Record& record, const FilterResults& filters,
   estimates->push_back(su);
 }
 
-// ---- The project's batch weighted-residual smoother (METHODS.md §7) over the same record:
-// positions, velocities and torques measured; shooting transcription, constant parameters.
+// ---- The project's batch weighted-residual smoother (after van de Molengraft (1990)) over the
+// same record: positions, velocities and torques measured; shooting transcription, constant
+// parameters.
 
 problems::WeightedResidualWeights SmootherWeights(const Record& record) {
   problems::WeightedResidualWeights weights;

@@ -1,5 +1,5 @@
 // tx40_bias — where does the bias of the TX40 IDIM estimates come from? (diagnostic for
-// tx40_study; README, "The TX40 study of seed 000")
+// tx40_study; experiments/tx40_study/README.md)
 //
 // Question: on the simulated TX40 experiment, which part of the data generation (torque noise,
 // encoder quantisation, Coulomb friction in the truth) or of the pipeline (differentiation,

@@ -1,8 +1,8 @@
-// data/tx40_experiment — the default simulated TX40 identification experiment, mirroring seed 000
-// §4.1: closed-loop PID control at 5 kHz, trapezoidal-velocity ("smoothed bang-bang
-// acceleration") reference moves between random via points inside the joint limits, encoder
-// quantisation with the TX40 resolutions, noisy torque (control-signal) measurements, motor-side
-// channels through the TX40 transmission (models/tx40.h).
+// experiments/tx40_study/tx40_experiment — the default simulated TX40 identification experiment,
+// mirroring Brunot et al. (2018) §4.1: closed-loop PID control at 5 kHz, trapezoidal-velocity
+// ("smoothed bang-bang acceleration") reference moves between random via points inside the joint
+// limits, encoder quantisation with the TX40 resolutions, noisy torque (control-signal)
+// measurements, motor-side channels through the TX40 transmission (models/tx40.h).
 //
 // Besides the data it reports the condition number of the stacked base regressor evaluated on the
 // true (q, q', q'') (every `condition_decimation`-th sample), raw and with unit-norm columns; seed
@@ -42,7 +42,7 @@ struct Tx40Experiment {
   RobotSimulation simulation;
   // The simulator options actually used (PID gains, control rate, sensors, transmission): with a
   // replay of simulation.q_reference they re-run the same closed loop on another parameter set
-  // (IDIM-IV instruments, METHODS.md §4).
+  // (IDIM-IV instruments, Brunot et al. (2018) §2.2).
   RobotSimulatorOptions simulator_options;
   models::BaseParameterSet base;       // closed-form base parameters of the TX40
   Eigen::VectorXd theta_standard;      // the simulated (CAD) standard parameters

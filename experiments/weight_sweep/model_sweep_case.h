@@ -4,7 +4,7 @@
 // start the trajectory unknowns.
 //
 // Adding a case (e.g. the xy-table) is a function that fills a SweepCaseSetup<XyTable> and one
-// line in the registry of solvers/weight_sweep_cases.cc; the model needs
+// line in the registry of experiments/weight_sweep/weight_sweep_cases.cc; the model needs
 // problems::BuildWeightedResidualProblem<Model> and models::LinearizeModel<Model> instantiated
 // (as every model of dynid_models has).
 //

@@ -92,10 +92,10 @@ std::unique_ptr<SweepCase> MakeFrictionMassCase(int num_nodes) {
 
 #pragma GCC diagnostic pop
 
-// RT manipulator, rigid estimator (theta = [payload 2 kg]) along the reference line of seed 004
-// App. D3 with open-loop inputs from the rigid inverse dynamics, 1 s, default 501 nodes
-// (h = 2 ms); noise sigma = [1e-5 m, 1e-5 rad, 1e-3 m/s², 1e-3 m/s², 1e-2 N, 1e-2 N m]. Data from
-// the rigid model (flexible = false) or from the flexible true system, k = 2000 N m/rad.
+// RT manipulator, rigid estimator (theta = [payload 2 kg]) along the reference line of van de
+// Molengraft (1990) App. D3 with open-loop inputs from the rigid inverse dynamics, 1 s, default 501
+// nodes (h = 2 ms); noise sigma = [1e-5 m, 1e-5 rad, 1e-3 m/s², 1e-3 m/s², 1e-2 N, 1e-2 N m]. Data
+// from the rigid model (flexible = false) or from the flexible true system, k = 2000 N m/rad.
 std::unique_ptr<SweepCase> MakeRtCase(bool flexible, int num_nodes) {
   SweepCaseSetup<models::RtManipulatorRigid> setup;
   setup.name = flexible ? "rt_flexible" : "rt_rigid";
@@ -136,8 +136,8 @@ std::unique_ptr<SweepCase> MakeRtCase(bool flexible, int num_nodes) {
   return std::make_unique<ModelSweepCase<models::RtManipulatorRigid>>(std::move(setup));
 }
 
-// The xy-table (seed 004 ch. 5), flexible model with acceleration measurements, on data of a
-// simulated table with exactly the model's structure (no belt mode, no spindle damping;
+// The xy-table (van de Molengraft (1990) ch. 5), flexible model with acceleration measurements, on
+// data of a simulated table with exactly the model's structure (no belt mode, no spindle damping;
 // problems::MakeXyTableCase with data::XyTableModelStructureSystem at the model's nominal theta),
 // on the thesis's identification interval [3.33, 4.99] s at 2 ms (default 831 nodes; --nodes
 // changes the sampling period over the same interval). Noise added by the sweep: sigma =

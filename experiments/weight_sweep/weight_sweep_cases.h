@@ -3,14 +3,15 @@
 //
 //   msd           models::MassSpringDamper, three-tone force, data from the same model.
 //   friction_mass models::FrictionMass (smooth sign, eps = 0.01 m/s) estimating from data of the
-//                 non-smooth stick–slip mass (seed 004 §4.4: m = 1 kg, w_s = w_d = 2 N,
-//                 f = 4 sin(2 pi t) N) — a deliberate model error at the stick phases.
+//                 non-smooth stick–slip mass (van de Molengraft (1990) §4.4: m = 1 kg,
+//                 w_s = w_d = 2 N, f = 4 sin(2 pi t) N) — a deliberate model error at the
+//                 stick phases.
 //   rt_rigid      models::RtManipulatorRigid (payload mass), data from the rigid model along the
-//                 reference line of seed 004 App. D3.
+//                 reference line of van de Molengraft (1990) App. D3.
 //   rt_flexible   the same estimator on data of the flexible "true system" (k = 2000 N m/rad).
 //   xy_flexible   models::XyTableFlexible (theta = [J1, J2, w1, w2, k]) with acceleration
 //                 measurements on data of a simulated xy-table with the model's structure, on the
-//                 identification interval [3.33, 4.99] s (seed 004 ch. 5).
+//                 identification interval [3.33, 4.99] s (van de Molengraft (1990) ch. 5).
 // Each case's header comment in weight_sweep_cases.cc states its sampling, noise and weights.
 // New cases: a Make*Case function there and one line in its table.
 #ifndef DYNID_SOLVERS_WEIGHT_SWEEP_CASES_H_

@@ -1,7 +1,7 @@
-// problems::XyTableCase — the xy-table identification set-up of seed 004 §§5.5–5.6
-// (METHODS.md §7) as reusable pieces: the models, the measured data on the identification
-// interval, the weights by the thesis's rule and the initial guesses, for the three stages
-// (rigid model; flexible without accelerations; flexible with acceleration measurements).
+// XyTableCase (experiments/xy_table_study/xy_table_case.h) — the xy-table identification set-up of
+// van de Molengraft (1990) §§5.5–5.6 as reusable pieces: the models, the measured data on the
+// identification interval, the weights by the thesis's rule and the initial guesses, for the three
+// stages (rigid model; flexible without accelerations; flexible with acceleration measurements).
 // Generic tools (weight sweeps, identifiability studies) take an XyTableCase and call
 // BuildWeightedResidualProblem with `flexible` / `rigid`, `data`, `weights[stage]` and variables
 // from InitializeXyTableVariables. This file also instantiates BuildWeightedResidualProblem for
@@ -37,8 +37,8 @@ const char* XyStageName(XyStage stage);
 // 1 / (10^round(log10 |magnitude|))²; CHECK-fails for magnitude <= 0 or non-finite.
 double ThesisRuleWeight(double magnitude);
 
-// Initial guesses of the thesis (METHODS.md §7): [1.280e-3, 0.600e-4, 0.370, 0.080] and
-// k0 = 0.460 N m/rad (flexible: 5 values).
+// Initial guesses of the thesis (van de Molengraft (1990) ch. 5): [1.280e-3, 0.600e-4, 0.370,
+// 0.080] and k0 = 0.460 N m/rad (flexible: 5 values).
 Eigen::VectorXd XyTableThesisInitialGuess(bool flexible);
 // Published estimates: stage 0 [2.207e-3, 1.582e-4, 0.477, 0.154]; stage 1 [2.187e-3, 1.380e-4,
 // 0.465, 0.152, 0.210]; stage 2 [2.099e-3, 1.437e-4, 0.461, 0.151, 0.245].

@@ -1,25 +1,26 @@
-// xy_table_study — global identification of the belt-driven xy-table (seed 004 ch. 5,
-// METHODS.md §7; issue 6).
+// xy_table_study — global identification of the belt-driven xy-table (van de Molengraft (1990)
+// ch. 5).
 //
 // Question: does the weighted-residual smoother, given the rigid and the flexible xy-table models
 // (models/xy_table.h), find effective inertias, dry frictions and the spindle stiffness from a
 // closed-loop point-to-point experiment, do its residuals reveal what the models lack (an ~11 Hz
 // belt pre-stress mode under the slides, spindle damping), and is the identified model useful
 // beyond the identification interval?
-// Method: data from data/xy_table_simulator.h (true system with belt springs and damping, PD
-// control, cubic strokes of 0.83 s, six times forward and backward; noise as documented there) or
-// from --measurements_csv. On [3.33, 4.99] s, problems::BuildWeightedResidualProblem +
-// solvers::SolveWeightedResidual with the thesis's weight rule (problems/xy_table_case.h):
-// stage 1 rigid model (motor positions and currents), stage 2 flexible model (+ end-effector
-// position), stage 3 flexible model with acceleration measurements; initial guesses of the thesis;
-// covariances by the banded Schur complement. Then: residuals as % of each measurement's range,
-// elastic deformation estimated vs true, residual spectrum (peak frequency), a sweep of the
-// acceleration weight (the thesis's solver overflowed above ~0.0025), open-loop simulation of the
-// identified model with the measured currents over three intervals and on a circular path, and
-// the end-effector path reconstructed without position measurements (accelerations + model; by
-// the smoother with theta fixed and on-line by the linear optimal filter).
-// Success: residuals below ~2–3 % of the ranges; stiffness estimate below the spindle's (the
-// belt springs act in series); the 11 Hz mode visible in the residuals.
+// Method: data from experiments/xy_table_study/xy_table_simulator.h (true system with belt springs
+// and damping, PD control, cubic strokes of 0.83 s, six times forward and backward; noise as
+// documented there) or from --measurements_csv. On [3.33, 4.99] s,
+// problems::BuildWeightedResidualProblem + solvers::SolveWeightedResidual with the thesis's weight
+// rule (experiments/xy_table_study/xy_table_case.h): stage 1 rigid model (motor positions and
+// currents), stage 2 flexible model (+ end-effector position), stage 3 flexible model with
+// acceleration measurements; initial guesses of the thesis; covariances by the banded Schur
+// complement. Then: residuals as % of each measurement's range, elastic deformation estimated vs
+// true, residual spectrum (peak frequency), a sweep of the acceleration weight (the thesis's solver
+// overflowed above ~0.0025), open-loop simulation of the identified model with the measured
+// currents over three intervals and on a circular path, and the end-effector path reconstructed
+// without position measurements (accelerations + model; by the smoother with theta fixed and
+// on-line by the linear optimal filter). Success: residuals below ~2–3 % of the ranges; stiffness
+// estimate below the spindle's (the belt springs act in series); the 11 Hz mode visible in the
+// residuals.
 //
 //   xy_table_study [--out_dir=out/xy_table_study] [--measurements_csv=F [--circle_csv=G]]
 //                  [--interval_start_s=3.33] [--interval_end_s=4.99] [--duration_s=9.96]
@@ -89,7 +90,7 @@ DEFINE_double(first_order_r0_factor, 1e-2,
               "on the rule weight of each initial state and parameter (the thesis: 'small')");
 DEFINE_double(first_order_damping, 1.0,
               "numerical damping alpha in (0, 1] of the first-order approximation in the sweep "
-              "(seed 004 eq. 3.23)");
+              "(van de Molengraft (1990) eq. 3.23)");
 DEFINE_double(friction_smoothing, 0.05,
               "eps (rad/s) of the models' smooth dry friction w / sqrt(w² + eps²); smaller = "
               "sharper (the simulated true system keeps its own 0.02 rad/s)");
@@ -221,9 +222,9 @@ double PeakFrequency(const Eigen::VectorXd& t, const Eigen::VectorXd& x, double 
   return best_f;
 }
 
-// Stiffness of the two-point boundary-value problem (seed 004 eq. 3.4) linearised about the
-// estimate `v` (theta constant, so part of the state with W_theta⁻¹ = 0): with the inputs p̄
-// eliminated (S = DᵀVD, P = V − V D S⁻¹ Dᵀ V, Ã = A − B S⁻¹ DᵀV C) the Hamiltonian matrix is
+// Stiffness of the two-point boundary-value problem (van de Molengraft (1990) eq. 3.4) linearised
+// about the estimate `v` (theta constant, so part of the state with W_theta⁻¹ = 0): with the inputs
+// p̄ eliminated (S = DᵀVD, P = V − V D S⁻¹ Dᵀ V, Ã = A − B S⁻¹ DᵀV C) the Hamiltonian matrix is
 //   [[Ã, W⁻¹ + B S⁻¹ Bᵀ], [Cᵀ P C, −Ãᵀ]],
 // whose eigenvalues come in pairs ±μ. The largest |Re μ| over the nodes is the rate of the fastest
 // mode of the forward Riccati equation (eq. 3.9) and of the unstable direction that makes
@@ -294,7 +295,7 @@ std::string Fmt(double x, const char* format = "%.4g") {
 }  // namespace
 
 int main(int argc, char** argv) {
-  gflags::SetUsageMessage("xy-table global identification (seed 004 ch. 5)");
+  gflags::SetUsageMessage("xy-table global identification (van de Molengraft (1990) ch. 5)");
   google::ParseCommandLineFlags(&argc, &argv, true);
   google::InitGoogleLogging(argv[0]);
   FLAGS_logtostderr = true;

@@ -1,6 +1,6 @@
 // solvers::RunFirstOrderSmoother and solvers::RunLinearOptimalFilter — van de Molengraft's
-// first-order approximation of the weighted-residual optimal estimator (seed 004 §3.3–3.5,
-// METHODS.md §7 method 1) and the linear optimal filter (seed 004 eq. 3.16).
+// first-order approximation of the weighted-residual optimal estimator (van de Molengraft (1990)
+// §3.3–3.5) and the linear optimal filter (van de Molengraft (1990) eq. 3.16).
 //
 // Both work on the multiple-shooting discretisation of problems/weighted_residual_problem.h
 // (zeta at the nodes with trapezoidal weights w_k V, xi piecewise constant with weight h_k W,
@@ -14,9 +14,9 @@
 // at each node (the thesis's L12 = B(DᵀVD)⁻¹Bᵀ + W⁻¹ and L21 = Cᵀ(V − VD(DᵀVD)⁻¹DᵀV)C):
 //     p̄_k | x_k ~ (DᵀV_kD)⁻¹DᵀV_k (y_k − C_k x_k)  with information DᵀV_kD,
 // leaving a Kalman-type update with the measurement information Cᵀ V⊥ C and a transition
-// x_{k+1} = (Φ − ΓB K_p C) x_k + ΓB K_p y + Γ(B δ + xi). Q_k (the "uncertainty" of seed 004
-// §3.3) starts at R0⁻¹, so R0 must be positive definite. The backward sweep is the
-// Rauch–Tung–Striebel smoother written on the adjoint lambda (riccati_sweep.h); p̄_k is then
+// x_{k+1} = (Φ − ΓB K_p C) x_k + ΓB K_p y + Γ(B δ + xi). Q_k (the "uncertainty" of van de
+// Molengraft (1990) §3.3) starts at R0⁻¹, so R0 must be positive definite. The backward sweep is
+// the Rauch–Tung–Striebel smoother written on the adjoint lambda (riccati_sweep.h); p̄_k is then
 // recovered from x_k, x_{k+1}. The nodes are linearised as the forward sweep reaches them (no
 // per-node linearisations are stored). Iterating the
 // linearisation (successive substitution) with numerical damping alpha ∈ (0, 1] (§3.5) converges
@@ -26,12 +26,12 @@
 // 2n-state sweep carrying theta's sensitivities, theta from a p × p system) or, with
 // FirstOrderSmootherOptions::Sweep::kAugmented, a state with zero process noise (the same
 // solution); kTimeVarying theta is a state with process weight W_theta; kFixed theta is not
-// estimated. F(x)ᵀ V F(x) must be regular at every node (seed 004
+// estimated. F(x)ᵀ V F(x) must be regular at every node (van de Molengraft (1990)
 // §3.2: V ≥ 0 with FᵀVF regular).
 //
 // The linear optimal filter runs only the forward sweep, re-linearising at each node about the
 // predicted state (iterated `relinearizations` times), and returns x̂(t_k | t_0..t_k) and p̂(t_k):
-// the on-line estimator of seed 004 §3.7.
+// the on-line estimator of van de Molengraft (1990) §3.7.
 #ifndef DYNID_SOLVERS_FIRST_ORDER_SMOOTHER_H_
 #define DYNID_SOLVERS_FIRST_ORDER_SMOOTHER_H_
 
@@ -142,7 +142,7 @@ LinearizeNode(const Model& model, const problems::WeightedResidualData& data, in
 
 struct FirstOrderSmootherOptions {
   int max_iterations = 50;
-  double damping = 1.0;     // alpha_i of seed 004 eq. 3.23, in (0, 1]
+  double damping = 1.0;     // alpha_i of van de Molengraft (1990) eq. 3.23, in (0, 1]
   double tolerance = 1e-10; // stop when max |change| <= tolerance (1 + max |value|)
   // Constant theta only: kConditionedOnTheta (default) runs the Riccati sweep on the 2n dynamic
   // states with theta's sensitivity carried alongside and theta solved from a p × p system
@@ -154,8 +154,8 @@ struct FirstOrderSmootherOptions {
   // linearisation of the nodes and the elimination of their inputs run ahead of the sequential
   // Riccati sweep on a worker thread and on the sweep's own thread when it would wait, the
   // smoothed inputs on a second thread behind the backward sweep, and the damped update on all
-  // threads (solvers/constant_parameter_sweep.h). Two threads use what there is; more only speed
-  // up the damped update. The model's EquationsOfMotion and Measurements must then be safe to
+  // threads (solvers/internal/constant_parameter_sweep.h). Two threads use what there is; more only
+  // speed up the damped update. The model's EquationsOfMotion and Measurements must then be safe to
   // call concurrently (const and free of shared mutable state). Results do not depend on the
   // thread count.
   int num_threads = 1;
@@ -246,7 +246,8 @@ FirstOrderSmootherSummary RunFirstOrderSmootherFixed(
       summary.iterations = iteration;
       return summary;
     }
-    // Damped successive substitution (seed 004 eq. 3.23), node ranges on the threads.
+    // Damped successive substitution (van de Molengraft (1990) eq. 3.23), node ranges on the
+    // threads.
     const double alpha = options.damping;
     const int threads = num_nodes >= 2 * kMinNodesPerThread ? options.num_threads : 1;
     std::vector<double> range_change(threads, 0.0), range_scale(threads, 0.0);
@@ -393,9 +394,9 @@ bool RunLinearOptimalFilterFixed(const Model& model, const problems::WeightedRes
 
 }  // namespace internal
 
-// The on-line linear optimal filter (seed 004 eq. 3.16), started from q0 with Q(t0) = R0⁻¹ and
-// the input estimate p̄ = 0 as first linearisation point. `mode` chooses how theta is treated;
-// `fixed_theta` is used for kFixed.
+// The on-line linear optimal filter (van de Molengraft (1990) eq. 3.16), started from q0 with Q(t0)
+// = R0⁻¹ and the input estimate p̄ = 0 as first linearisation point. `mode` chooses how theta is
+// treated; `fixed_theta` is used for kFixed.
 template <class Model>
 bool RunLinearOptimalFilter(const Model& model, const problems::WeightedResidualData& data,
                             const problems::WeightedResidualWeights& weights,

@@ -1,6 +1,6 @@
 // solvers::RunForwardBackwardShooting — the forward–backward shooting solution of the
-// weighted-residual optimal estimation problem (seed 004 §3.4, METHODS.md §7), for small problems
-// and as an independent cross-check of the Riccati sweep (solvers/first_order_smoother.h).
+// weighted-residual optimal estimation problem (van de Molengraft (1990) §3.4), for small problems
+// and as an independent cross-check of the Riccati sweep (solvers/internal/first_order_smoother.h).
 //
 // It works on the same multiple-shooting discretisation as RunFirstOrderSmoother and the Ceres
 // transcription kShooting (zeta at the nodes with trapezoidal weights w_k V, xi piecewise
@@ -22,8 +22,8 @@
 // on s(μ) = λ_0(μ) − R0 (μ − q0). s is affine in μ for a fixed linearisation and fixed costates;
 // its Jacobian is propagated exactly alongside (sensitivities ∂x_k/∂μ forward, ∂λ_k/∂μ backward),
 // so Newton's method finds the root in one step (a second step confirms it). The outer loop is
-// the thesis's successive substitution on the costates (with damping alpha, seed 004 eq. 3.23)
-// and, for non-linear models, re-linearises about the new estimate each iteration.
+// the thesis's successive substitution on the costates (with damping alpha, van de Molengraft
+// (1990) eq. 3.23) and, for non-linear models, re-linearises about the new estimate each iteration.
 //
 // Whether the outer substitution converges depends on the coupling of states and costates
 // (large W⁻¹ or input uncertainty make it slow or divergent; damping helps), and the forward

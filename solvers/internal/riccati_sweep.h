@@ -1,5 +1,6 @@
 // solvers::RiccatiSweep — the linear–quadratic core of the first-order approximation and of the
-// linear optimal filter (seed 004 §3.3, eqs. 3.9–3.16; see first_order_smoother.h for the maths).
+// linear optimal filter (van de Molengraft (1990) §3.3, eqs. 3.9–3.16; see first_order_smoother.h
+// for the maths).
 //
 // Fixed-size: N positions, NX = 2N (+ p) augmented states, NP = n + m augmented inputs,
 // NZ = n + l residuals zeta per node, so that the per-node algebra runs on stack matrices with no
@@ -281,7 +282,7 @@ class RiccatiSweep {
     if (weights_.initial.rows() != NX || weights_.initial.cols() != NX ||
         weights_.initial_guess.size() != NX) {
       *error = "the first-order approximation needs R0 (" + std::to_string(NX) + " × " +
-               std::to_string(NX) + ") and q0; Q(t0) = R0⁻¹ (seed 004 eq. 3.9c)";
+               std::to_string(NX) + ") and q0; Q(t0) = R0⁻¹ (van de Molengraft (1990) eq. 3.9c)";
       return false;
     }
     const MatXX R0 = weights_.initial;
@@ -707,7 +708,7 @@ class RiccatiSweep {
   using Weighted = Eigen::Matrix<double, NZ, NCP, Eigen::RowMajor>;
   static constexpr const char* kSingularInputMessage =
       "FᵀVF is singular: the inputs p̄ = [a; u] are not determined by the weighted equations of "
-      "motion and measurements (seed 004 §3.2)";
+      "motion and measurements (van de Molengraft (1990) §3.2)";
 
   // The rows of `weighted` into *coupled (those p̄ enters: nonzero in the first NP columns, in
   // order; their count in *num_coupled) and *free (the others, in order).

@@ -260,7 +260,8 @@ TEST(SignalDifferenceTest, CentralDifferencesAreExactForPolynomials) {
 }
 
 TEST(SignalDifferenceTest, ButterworthThenDifferencesRecoverSineDerivatives) {
-  // The conventional step 1 of METHODS.md §2 on a noisy sine: filtfilt + central differences.
+  // The conventional step 1 of Brunot et al. (2017) §2.3 on a noisy sine: filtfilt + central
+  // differences.
   const double fs = 1000.0, dt = 1.0 / fs, w = 2.0 * M_PI * 2.0;
   const int n = 3000;
   Eigen::VectorXd q(n);

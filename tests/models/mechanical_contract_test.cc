@@ -1,8 +1,8 @@
-// The contract every van de Molengraft model passes (METHODS.md §7): sizes and names, affine in
-// a and u, Jets agree with doubles (values and derivatives against central differences), the
-// equations of motion vanish on a trajectory simulated from the model itself (accelerations and
-// velocities taken by finite differences of the simulated motion, not from the simulator), and
-// the simulator's measurements are the model's measurements.
+// The contract every van de Molengraft model passes (van de Molengraft (1990) ch. 2): sizes and
+// names, affine in a and u, Jets agree with doubles (values and derivatives against central
+// differences), the equations of motion vanish on a trajectory simulated from the model itself
+// (accelerations and velocities taken by finite differences of the simulated motion, not from the
+// simulator), and the simulator's measurements are the model's measurements.
 #include <cmath>
 
 // GCC 12 reports false -Warray-bounds positives on Eigen's vectorised 1×1 fixed-size

@@ -1,4 +1,4 @@
-// Tests of models::TwoMassTransmission (seed 002 eq. 1) and of the excitation signals.
+// Tests of models::TwoMassTransmission (Hovland et al. (2002) eq. 1) and of the excitation signals.
 #include "dynid/models/two_mass_transmission.h"
 
 #include <ceres/jet.h>
@@ -31,7 +31,7 @@ TEST(TwoMassTransmissionTest, SpringShapes) {
                 -TwoMassTransmission::SpringTorque(delta, b, K, SpringShape::kSmoothDeadZone, 1e-3),
                 1e-12);
   }
-  // Friction saturates at Cc (2/pi scaling, METHODS.md §5).
+  // Friction saturates at Cc (2/pi scaling; see models/two_mass_transmission.h).
   EXPECT_NEAR(TwoMassTransmission::FrictionTorque(1e3, 0.0, 0.27, 100.0), 0.27, 1e-5);
 }
 

@@ -1,8 +1,8 @@
 // The xy-table models (models/xy_table.h) and the simulated true system
-// (data/xy_table_simulator.h): the mechanical-model contract (sizes and names, affine in a and u,
-// Jets against central differences, equations of motion vanish on a simulated motion), the
-// hand-derived Lagrange equations against the independent Jet Lagrangian, the rigid model as the
-// flexible model's phi3 = phi1 limit, and the simulator against the models.
+// (experiments/xy_table_study/xy_table_simulator.h): the mechanical-model contract (sizes and
+// names, affine in a and u, Jets against central differences, equations of motion vanish on a
+// simulated motion), the hand-derived Lagrange equations against the independent Jet Lagrangian,
+// the rigid model as the flexible model's phi3 = phi1 limit, and the simulator against the models.
 #include <cmath>
 
 #include <gtest/gtest.h>

@@ -40,7 +40,7 @@ Record Simulation2(const models::TwoMassTransmissionParameters& parameters, int 
 }
 
 // The smoother settings of the Simulation 2 records: Q_pp = 100, R = 1 (their noise), and
-// Q_xx = 0 (the floor) or, with seed_q_xx, the seed's inflated Q_xx(3,3) = 1000.
+// Q_xx = 0 (the floor) or, with seed_q_xx, the paper's inflated Q_xx(3,3) = 1000.
 problems::BacklashSmootherProblemOptions Sim2ProblemOptions(bool seed_q_xx) {
   problems::BacklashSmootherProblemOptions options;
   if (seed_q_xx) options.state_noise_intensity << 0.0, 0.0, 1000.0, 0.0;
@@ -130,7 +130,7 @@ TEST(BacklashSmootherTest, TwoPhaseSolveReachesTheOnePhaseSolution) {
   EXPECT_EQ(iterations.back(), b.summary.iterations);
 }
 
-// With the seed's inflated Q_xx(3,3) the free smoother's tau_K is smoothed over the dead-zone
+// With the paper's inflated Q_xx(3,3) the free smoother's tau_K is smoothed over the dead-zone
 // corners and the fitted b, K come out low; tying tau_K to the fitted curve and re-solving
 // removes that bias.
 TEST(BacklashSmootherTest, ShapeRefinementRemovesTheCornerBias) {
@@ -280,9 +280,9 @@ TEST(BacklashSmootherTest, Simulation1ShapeRefinementRecoversTheDeadZone) {
   }
 }
 
-// The Simulation 2 axis with a linear spring K = 67 Nm/rad and no backlash (seed 002 §7's real
-// axis), the seed's Simulation 2 covariances: the free smoother's fit reports no backlash, and
-// the shape refinement with b free leaves b at (or statistically at) 0 and finds K.
+// The Simulation 2 axis with a linear spring K = 67 Nm/rad and no backlash (Hovland et al. (2002)
+// §7's real axis), the paper's Simulation 2 covariances: the free smoother's fit reports no
+// backlash, and the shape refinement with b free leaves b at (or statistically at) 0 and finds K.
 TEST(BacklashSmootherTest, LinearSpringIsReportedBacklashFree) {
   models::TwoMassTransmissionParameters parameters = models::SeedSimulation2Parameters();
   parameters.shape = models::SpringShape::kLinear;

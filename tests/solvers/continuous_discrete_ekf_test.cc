@@ -1,4 +1,4 @@
-// Tests of the continuous–discrete EKF and the SAEKF of seed 002 Table 1.
+// Tests of the continuous–discrete EKF and the SAEKF of Hovland et al. (2002) Table 1.
 #include "dynid/solvers/continuous_discrete_ekf.h"
 
 #include <gtest/gtest.h>

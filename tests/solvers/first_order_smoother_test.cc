@@ -104,7 +104,8 @@ TEST(FirstOrderSmootherTest, ThreadCountDoesNotChangeTheIterates) {
 }
 
 // The sweep's AVX2 + FMA kernels (when the CPU has them) and its portable ones
-// (solvers/simd_kernels.h) compute the same iterates up to round-off, with one and two threads.
+// (solvers/internal/simd_kernels.h) compute the same iterates up to round-off, with one and two
+// threads.
 TEST(FirstOrderSmootherTest, PortableAndWideKernelsAgree) {
   const MsdExperiment e = MakeMsdExperiment(2001, 4.0, false, 25, ParameterMode::kConstant);
   FirstOrderSmootherOptions options;
@@ -181,8 +182,8 @@ TEST(FirstOrderSmootherTest, CollocationAndShootingConvergeTogetherAsStepShrinks
 }
 
 // Textbook Kalman filter + Rauch–Tung–Striebel smoother for the mass–spring–damper with the
-// measured force as known input (the Kalman–Bucy limit of seed 004 §3.3: equation of motion
-// and input measurement weighted infinitely). Returns the smoothed [s; v] (2 × N).
+// measured force as known input (the Kalman–Bucy limit of van de Molengraft (1990) §3.3: equation
+// of motion and input measurement weighted infinitely). Returns the smoothed [s; v] (2 × N).
 Eigen::MatrixXd KalmanRtsSmoother(const MsdExperiment& e) {
   const Eigen::Vector3d theta = e.model.NominalParameters();
   const double mass = theta(0), damping = theta(1), stiffness = theta(2);

@@ -1,7 +1,8 @@
 // Tests of solvers/observability.h: the rank tests of eqs. 2.26 and 2.28 on the mass–spring
-// example of seed 004 §2.9 (one tone: only the eigenfrequency k/m is determined pointwise; two
-// tones: full rank), and the global identifiability test on a model with a deliberately
-// unidentifiable parameter combination, cross-checked by a dense SVD of the whole Jacobian.
+// example of van de Molengraft (1990) §2.9 (one tone: only the eigenfrequency k/m is determined
+// pointwise; two tones: full rank), and the global identifiability test on a model with a
+// deliberately unidentifiable parameter combination, cross-checked by a dense SVD of the whole
+// Jacobian.
 #include "dynid/solvers/observability.h"
 
 #include <ceres/crs_matrix.h>
@@ -20,7 +21,7 @@
 
 namespace {
 
-// The mass–spring of seed 004 §2.9: r = m a + k s − u, z = [s, u]; theta = [m, k].
+// The mass–spring of van de Molengraft (1990) §2.9: r = m a + k s − u, z = [s, u]; theta = [m, k].
 class MassSpring : public dynid::models::MechanicalModelBase<1, 1, 2, 2> {
  public:
   template <class T>

@@ -1,7 +1,8 @@
-// Tests of solvers::RunSlidingSurfaceFilter (seed 004 §4.3) on models::UnknownForceMass, whose
-// identification model is linear, so the discrete sliding law is exact and the bounds below follow
-// from Lambda, Omega and the sample period alone; cross-checks against an independent KKT solve
-// of eq. 4.13, against supplied exact measurement rates, and against the linear optimal filter.
+// Tests of solvers::RunSlidingSurfaceFilter (van de Molengraft (1990) §4.3) on
+// models::UnknownForceMass, whose identification model is linear, so the discrete sliding law is
+// exact and the bounds below follow from Lambda, Omega and the sample period alone; cross-checks
+// against an independent KKT solve of eq. 4.13, against supplied exact measurement rates, and
+// against the linear optimal filter.
 #include "dynid/solvers/sliding_surface_filter.h"
 
 #include <gtest/gtest.h>
@@ -290,8 +291,9 @@ TEST(SlidingSurfaceFilterTest, RejectsBadOptionsAndDataWithMessages) {
   EXPECT_TRUE(ThesisOptions().IsValid(&why)) << why;
 }
 
-// The study's setting (seed 004 §4.4): stick–slip friction w_s = w_d = 2 N, f = 4 sin(2 pi t),
-// filter mass 1 kg; true mass 1 (the estimate tracks w) and 2 (it tracks w + (m − m_f) a).
+// The study's setting (van de Molengraft (1990) §4.4): stick–slip friction w_s = w_d = 2 N, f = 4
+// sin(2 pi t), filter mass 1 kg; true mass 1 (the estimate tracks w) and 2 (it tracks w + (m − m_f)
+// a).
 TEST(SlidingSurfaceFilterTest, TracksStickSlipFrictionAndAbsorbsTheMassError) {
   const models::UnknownForceMass model;
   const Eigen::VectorXd times = Eigen::VectorXd::LinSpaced(2001, 0.0, 2.0);

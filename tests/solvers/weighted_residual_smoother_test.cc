@@ -342,9 +342,9 @@ TEST(WeightedResidualSmootherTest, RtPayloadBiasShrinksAtTheTranscriptionsOrder)
 namespace dynid::solvers {
 namespace {
 
-// Stick–slip data (seed 004 §4.4: m = 1 kg, w_s = w_d = 2 N, f = 4 sin(2 pi t)) explained by the
-// smooth friction model: the smoother recovers mass and friction level, and explains the stuck
-// phases with small velocities on the steep part of the smooth sign.
+// Stick–slip data (van de Molengraft (1990) §4.4: m = 1 kg, w_s = w_d = 2 N, f = 4 sin(2 pi t))
+// explained by the smooth friction model: the smoother recovers mass and friction level, and
+// explains the stuck phases with small velocities on the steep part of the smooth sign.
 TEST(WeightedResidualSmootherTest, SmoothFrictionModelIdentifiesStickSlipData) {
   models::StickSlipParameters truth_parameters;
   const Eigen::VectorXd times = Eigen::VectorXd::LinSpaced(501, 0.0, 2.0);

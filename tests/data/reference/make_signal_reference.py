@@ -40,7 +40,8 @@ def test_signal(n, fs):
             + 0.05 * noise + 1.0)
 
 
-# 1. Butterworth order 4, 50 Hz at 5 kHz (seed 000 good knowledge, omega_q) + sosfiltfilt.
+# 1. Butterworth order 4, 50 Hz at 5 kHz (Brunot et al. (2018) good knowledge, omega_q) +
+# sosfiltfilt.
 fs = 5000.0
 x = test_signal(1500, fs)
 sos = signal.butter(4, 50.0, fs=fs, output="sos")

@@ -258,8 +258,8 @@ TEST(IdimTest, MotionAccelerationsAreCentralDifferencesOfVelocity) {
 }
 
 // The fast IV solve (normal products) and the common pivoted-QR path give the same estimate,
-// covariance (seed 000 eq. 8) and diagnostics for the same instruments; the iteration built on
-// the fast solve converges like the common one.
+// covariance (Brunot et al. (2018) eq. 8) and diagnostics for the same instruments; the iteration
+// built on the fast solve converges like the common one.
 TEST(IdimTest, FastIvPathAgreesWithCommonPath) {
   const Fixture& f = GetFixture();
   const IdimSystem system = Build(PriorKnowledge::kGood, IdimDifferentiator::kIrw1);
@@ -291,8 +291,8 @@ TEST(IdimTest, FastIvPathAgreesWithCommonPath) {
 }
 
 // Acceptance (issue 4), good prior knowledge: every essential parameter's true value within 3
-// standard deviations of each method's estimate — with the σ of σ²(XᵀX)^{-1} / seed 000 eq. 8
-// AND with the HAC σ. Measured on this 5 s record (build/experiments/tx40_bias
+// standard deviations of each method's estimate — with the σ of σ²(XᵀX)^{-1} / Brunot et al. (2018)
+// eq. 8 AND with the HAC σ. Measured on this 5 s record (build/bin/tx40_bias
 // --duration_s=5): largest normalised errors 2.4σ (LS), 2.1σ (IV conv.), 1.9σ (IV IRWSM1),
 // 2.7σ (IV IRWSM2); with the HAC σ 2.4, 2.5, 2.0, 2.2σ. Before the selection guard band and
 // the motion-consistent instrument accelerations, the IV variants had 2–5 of the 28 beyond 3σ

@@ -33,7 +33,8 @@ TEST(Tx40ExperimentTest, ShortDefaultExperiment) {
 
 // The whole chain on the default 7 s experiment: true (q, q', q'') decimated by 10, measured
 // (noisy) torques, closed-form base regressor, IDIM-LS and essential-parameter elimination. The
-// published essential set of seed 000 Table 2 must survive (the selection may keep a few more).
+// published essential set of Brunot et al. (2018) Table 2 must survive (the selection may keep a
+// few more).
 TEST(Tx40ExperimentTest, EssentialParametersContainPublishedSet) {
   Tx40ExperimentOptions options;
   Tx40Experiment experiment;

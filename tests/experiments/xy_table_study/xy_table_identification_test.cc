@@ -1,5 +1,5 @@
-// Acceptance tests of the xy-table identification (problems/xy_table_case.h with the
-// weighted-residual smoother): on data whose truth has the flexible identification model's
+// Acceptance tests of the xy-table identification (experiments/xy_table_study/xy_table_case.h with
+// the weighted-residual smoother): on data whose truth has the flexible identification model's
 // structure (no belt mode, no damping, small noise) the smoother recovers J1, J2, w1, w2 and k
 // within 2 % from the thesis's initial guesses; the weights follow the thesis rule; with the
 // unmodelled belt mode the thesis's qualitative findings hold (stiffness below the spindle's, the
