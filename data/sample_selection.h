@@ -1,4 +1,4 @@
-// data/sample_selection — which rows of a stacked IDIM system to use (issue 4).
+// data/sample_selection — which rows of a stacked IDIM system to use.
 //
 // At standstill the measured torque holds stiction that the Coulomb model fc·sign(q') cannot
 // represent, and a resting encoder jitters by one count, so its differentiated velocity

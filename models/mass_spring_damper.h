@@ -1,5 +1,5 @@
 // models::MassSpringDamper — a linear 1-DOF mass–spring–damper in the van de Molengraft form,
-// the reference model for cross-checks (issue 5): with theta held fixed its identification model
+// the reference model for cross-checks: with theta held fixed its identification model
 // is linear, so the weighted-residual transcriptions, the Riccati sweep and a Kalman smoother
 // must agree exactly.
 //

@@ -21,7 +21,7 @@
 //           Q_xx = diag(0, 0, 1000, 0); motor and arm velocity measured; PRBS torque.
 //   linear  the Simulation 2 axis with a backlash-free linear spring K = 67 Nm/rad (the real axis
 //           of Hovland et al. (2002) §7); must be reported as "no backlash detected".
-// Success (issue 7): smoother b and K within 10 % on sim2, within 20 % on sim1 (or an explanation
+// Success: smoother b and K within 10 % on sim2, within 20 % on sim1 (or an explanation
 // with figures), the linear case backlash-free; a Q_pp sweep shows the sensitivity.
 //
 //   backlash_study [--cases=sim1,sim2,linear] [--samples=N] [--seed=S] [--out_dir=D]

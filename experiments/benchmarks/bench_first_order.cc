@@ -1,5 +1,5 @@
 // bench_first_order — throughput of one iteration of van de Molengraft's first-order
-// approximation (solvers/internal/first_order_smoother.h) on a model of xy-table size (issue 5: at
+// approximation (solvers/internal/first_order_smoother.h) on a model of xy-table size (target: at
 // least 1e6 nodes/s per iteration for n = 3, m = 2, p = 5, l = 8).
 //
 // Method: the three-inertia drive of bench_weighted_residual

@@ -1,4 +1,4 @@
-// bench_irw — throughput of the IRW smoothers and of the NVR fit (issue 2's performance
+// bench_irw — throughput of the IRW smoothers and of the NVR fit (performance
 // figures). Single-threaded; prints samples per second and how time per sample scales with N.
 //
 //   bench_irw [--max_n=10000000] [--ceres_max_n=1000000]

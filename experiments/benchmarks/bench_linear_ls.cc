@@ -1,7 +1,7 @@
 // bench_linear_ls — how long does the conventional IDIM-LS chain take at the TX40's size?
 //
-// Question: issue 4 asks for IDIM-LS conventional on 6 joints × 35 000 samples (7 s at 5 kHz)
-// in under 0.5 s on one core. This benchmark times each linear stage on a problem of that size:
+// Target: IDIM-LS conventional on 6 joints × 35 000 samples (7 s at 5 kHz) in under 0.5 s on
+// one core. This benchmark times each linear stage on a problem of that size:
 //   1. Butterworth order 4 at 50 Hz, forward-backward, on the 6 measured positions, then
 //      central-difference velocities and accelerations (Brunot et al. (2017) §2.3 step 1);
 //   2. a stand-in regressor (60 smooth non-linear functions of q, q', q'' per joint; the TX40

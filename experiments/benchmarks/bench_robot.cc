@@ -1,4 +1,4 @@
-// bench_robot — throughput of the rigid-body robot core on the Stäubli TX40 (issue 3).
+// bench_robot — throughput of the rigid-body robot core on the Stäubli TX40.
 //
 // Question: is the numeric IDIM regressor fast enough for decimation-free identification at
 // 5 kHz, and is the closed-loop simulator fast enough for IDIM-IV (one simulation per iteration)?

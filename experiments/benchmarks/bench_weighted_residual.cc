@@ -1,4 +1,4 @@
-// bench_weighted_residual — throughput of the weighted-residual smoother (issue 5).
+// bench_weighted_residual — throughput of the weighted-residual smoother.
 //
 // Question: does the Ceres transcription of van de Molengraft's optimal smoother scale linearly
 // in the number of nodes N for a model of xy-table size (n = 3, m = 2, p = 5, l = 8), and how
@@ -12,7 +12,7 @@
 // (SPARSE_NORMAL_CHOLESKY, theta eliminated last) and timed. All code timed is single-threaded;
 // times are process CPU seconds (std::clock), which other jobs on a shared machine inflate far
 // less than wall-clock time (the solve's wall-clock time is printed too).
-// Success (issue 5): N = 10 000 solved in under 5 s on one core; time per node within 2× from
+// Success: N = 10 000 solved in under 5 s on one core; time per node within 2× from
 // N = 1e3 to 1e5; theta covariance under 10 % of the solve time; first-order approximation at
 // least 1e6 nodes/s per iteration.
 #include <algorithm>

@@ -4,7 +4,7 @@
 // Question: with no knowledge of the signal's bandwidth, do IRWSM1/IRWSM2 with a data-driven
 // NVR (maximum likelihood or GCV) estimate velocity and acceleration as well as a
 // Butterworth(4) filtfilt + central-difference differentiator whose cut-off was chosen
-// knowing the truth? Success (issue 2): RMS error of the default IRW criterion within 1.5x the
+// knowing the truth? Success: RMS error of the default IRW criterion within 1.5x the
 // best Butterworth result for velocity and acceleration.
 // Cases: a TX40-like trapezoidal-velocity joint trajectory (5 kHz, encoder 1e-6 rad) and a
 // Fourier-series excitation trajectory (5 kHz, same encoder). Margin: 0.1 s at both ends.

@@ -1,5 +1,5 @@
 // weight_sweep — how do the weighting matrices of the weighted-residual smoother change its
-// parameter estimates? (issue 6; METHODS.md §7 and §8)
+// parameter estimates? (van de Molengraft (1990); solvers/README.md, "Pitfalls")
 //
 // Question: for a model with simulated data, how do bias and spread of the estimates of theta
 // depend on chosen diagonal entries of W (kinematic couplings), V (equations of motion and

@@ -11,7 +11,7 @@ AccuracyCase MakeCase(const data::SignalWithDerivatives& s) {
   return {data::Quantize(s.position, 1e-6), s.velocity, s.acceleration, 5000.0, 500};
 }
 
-// Issue 2's acceptance: the library's default IRW differentiator (IRWSM2, NVR by modified GCV)
+// The acceptance: the library's default IRW differentiator (IRWSM2, NVR by modified GCV)
 // is within 1.5x of the best Butterworth(4) + central differences chosen with the truth, for
 // velocity and acceleration, on a TX40-like trapezoidal-velocity trajectory and on a Fourier
 // excitation, both at 5 kHz with a 1e-6 rad encoder (irw_accuracy prints the full table).

@@ -21,7 +21,7 @@ grep -q "^sim2 *smoother " "$work/log" || fail "no sim2 smoother row in the tabl
 grep -q '"verdict"' "$work/out/summary.json" || fail "summary.json lacks the verdicts"
 ls -A "$work/out" | grep -q staging && fail "staging folder left behind"
 
-# Issue 7's acceptance on the short record (0.2 s of Simulation 2, seed covariances): the
+# The acceptance on the short record (0.2 s of Simulation 2, seed covariances): the
 # shape-constrained smoother within 10 % on b and K with intervals that cover the truth, the
 # smoothers beating the SAEKF in tau_K error, and the linear spring backlash-free for every
 # estimator.

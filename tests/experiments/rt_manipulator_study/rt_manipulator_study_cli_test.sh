@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end checks of the rt_manipulator_study program (issue 5): the default run writes every
+# End-to-end checks of the rt_manipulator_study program: the default run writes every
 # output and meets the study's claims (payload near 2 kg, closer with weighting 2, the phi
 # residual following the elastic deformation); the same record through --measurements_csv gives
 # the same estimates; bad flags and bad files exit 2 with a message naming the flag or the file

@@ -1,5 +1,5 @@
 // Tests of solvers/idim: the IDIM pipeline pieces against independent computations, and the
-// acceptance criteria of issue 4 on a shortened simulated TX40 experiment (fixed seed).
+// acceptance criteria on a shortened simulated TX40 experiment (fixed seed).
 #include "dynid/solvers/idim.h"
 
 #include <algorithm>
@@ -290,7 +290,7 @@ TEST(IdimTest, FastIvPathAgreesWithCommonPath) {
   // little by the Coulomb sign switches of the auxiliary simulation).
 }
 
-// Acceptance (issue 4), good prior knowledge: every essential parameter's true value within 3
+// Acceptance, good prior knowledge: every essential parameter's true value within 3
 // standard deviations of each method's estimate — with the σ of σ²(XᵀX)^{-1} / Brunot et al. (2018)
 // eq. 8 AND with the HAC σ. Measured on this 5 s record (build/bin/tx40_bias
 // --duration_s=5): largest normalised errors 2.4σ (LS), 2.1σ (IV conv.), 1.9σ (IV IRWSM1),

@@ -283,7 +283,7 @@ namespace {
 TEST(WeightSweepTest, XyTableCaseRecoversTheTruthWithoutNoise) {
   // Data with the flexible model's structure, no noise: with both accelerations weighted 2.5e-3
   // (the thesis's overflow limit; the base 2.5e-5 leaves J2 2.4 % off, a weighting bias) the
-  // smoother started 20 % off recovers J1, J2, w1, w2, k within 2 % (issue 6 acceptance), and
+  // smoother started 20 % off recovers J1, J2, w1, w2, k within 2 % (the acceptance), and
   // the case's observability analysis finds all five parameters determined.
   std::string error;
   const std::unique_ptr<SweepCase> c = MakeSweepCase("xy_flexible", SweepCaseOptions(), &error);
