@@ -25,8 +25,8 @@
 //   - has   ParameterVector NominalParameters() const;   (the "true" theta of the model)
 //
 // Everything generic over such a model lives here (simulation, M and h + H u by evaluation)
-// and in models/model_linearization_impl.h (Jet linearisation, explicitly instantiated in
-// each model's .cc file).
+// and in models/model_linearization.h (Jet linearisation). A model of the user's own needs only
+// these public headers: no instantiation list, no macro.
 #ifndef DYNID_MODELS_MECHANICAL_MODEL_H_
 #define DYNID_MODELS_MECHANICAL_MODEL_H_
 

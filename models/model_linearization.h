@@ -7,8 +7,11 @@
 //   [J_r_x; J_z_x]       = C = ∂(f + F p̄)/∂x     ((n + l) × (2n + p))
 //   [J_r_pbar; J_z_pbar] = D = F                 ((n + l) × (n + m))
 //
-// The definition (Ceres Jets) is in model_linearization_impl.h and is instantiated once per model
-// (LinearizeModelInto) in the model's .cc file; callers include only this header.
+// The definition (Ceres Jets) is in model_linearization.hxx, included at the end of this header:
+// a model of the user's own is linearised by including this header, nothing else.
+// The library's own models declare `extern template` instances compiled once in their .cc files,
+// so that every caller runs the same machine code (bit-identical results whatever the caller's
+// target flags, e.g. the first-order sweep's AVX2 kernels).
 #ifndef DYNID_MODELS_MODEL_LINEARIZATION_H_
 #define DYNID_MODELS_MODEL_LINEARIZATION_H_
 
@@ -58,7 +61,6 @@ struct LinearizationTarget {
 
 // Evaluates r, z and their Jacobians at (s, v, a, u, theta, t) by forward-mode automatic
 // differentiation (one pass with a Jet of size 3n + m + p). Pointers have n, n, n, m, p values.
-// Defined in model_linearization_impl.h and instantiated once per model.
 template <class Model>
 void LinearizeModelInto(const Model& model, const double* s, const double* v, const double* a,
                         const double* u, const double* theta, double t,
@@ -77,5 +79,7 @@ void LinearizeModel(const Model& model, const double* s, const double* v, const 
 }
 
 }  // namespace dynid::models
+
+#include "dynid/models/model_linearization.hxx"
 
 #endif  // DYNID_MODELS_MODEL_LINEARIZATION_H_

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "dynid/models/model_linearization_impl.h"
+#include "dynid/models/model_linearization.h"
 
 namespace dynid::models {
 

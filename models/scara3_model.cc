@@ -1,6 +1,6 @@
 #include "dynid/models/scara3_model.h"
 
-#include "dynid/models/model_linearization_impl.h"
+#include "dynid/models/model_linearization.h"
 
 namespace dynid::models {
 

@@ -4,7 +4,7 @@
 
 #include <ceres/jet.h>
 
-#include "dynid/models/model_linearization_impl.h"
+#include "dynid/models/model_linearization.h"
 
 namespace dynid::models {
 

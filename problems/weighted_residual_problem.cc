@@ -8,7 +8,6 @@
 #include "dynid/models/friction_mass.h"
 #include "dynid/models/mass_spring_damper.h"
 #include "dynid/models/rt_manipulator.h"
-#include "dynid/problems/weighted_residual_problem_impl.h"
 
 namespace dynid::problems {
 
@@ -180,7 +179,3 @@ bool SquareRootFactor(const Eigen::MatrixXd& A, bool require_definite, Eigen::Ma
 
 }  // namespace dynid::problems
 
-DYNID_INSTANTIATE_WEIGHTED_RESIDUAL_PROBLEM(dynid::models::MassSpringDamper);
-DYNID_INSTANTIATE_WEIGHTED_RESIDUAL_PROBLEM(dynid::models::FrictionMass);
-DYNID_INSTANTIATE_WEIGHTED_RESIDUAL_PROBLEM(dynid::models::RtManipulatorRigid);
-DYNID_INSTANTIATE_WEIGHTED_RESIDUAL_PROBLEM(dynid::models::RtManipulatorFlexible);

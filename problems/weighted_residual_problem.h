@@ -41,7 +41,8 @@
 // The Jacobian is block-banded in node order; the solver orders theta (kConstant) last so that it
 // is eliminated after the trajectory (solvers/weighted_residual_smoother.h). Residual blocks are
 // small (one node or element each) and use automatic differentiation; the templates are
-// explicitly instantiated in weighted_residual_problem.cc for the models of dynid_models.
+// defined in weighted_residual_problem.hxx, included at the end of this header, so that any model
+// (the library's or a user's) works by including this header.
 #ifndef DYNID_PROBLEMS_WEIGHTED_RESIDUAL_PROBLEM_H_
 #define DYNID_PROBLEMS_WEIGHTED_RESIDUAL_PROBLEM_H_
 
@@ -175,5 +176,7 @@ void ComputeWeightedResiduals(const Model& model, const WeightedResidualData& da
 }
 
 }  // namespace dynid::problems
+
+#include "dynid/problems/weighted_residual_problem.hxx"
 
 #endif  // DYNID_PROBLEMS_WEIGHTED_RESIDUAL_PROBLEM_H_

@@ -56,12 +56,6 @@ enum class IdimDifferentiator { kConventional, kIrw1, kIrw2 };
 // "conventional", "irwsm1", "irwsm2".
 const char* IdimDifferentiatorName(IdimDifferentiator differentiator);
 
-// The three prior-knowledge settings of Brunot et al. (2018) §4.1 (after Brunot et al. (2017)
-// §2.3).
-enum class PriorKnowledge { kGood, kPoor, kNone };
-const char* PriorKnowledgeName(PriorKnowledge knowledge);  // "good", "poor", "none"
-bool ParsePriorKnowledge(const std::string& text, PriorKnowledge* knowledge, std::string* error);
-
 struct IdimPreprocessingOptions {
   IdimDifferentiator differentiator = IdimDifferentiator::kConventional;
   double sample_rate_hz = 5000.0;
@@ -89,16 +83,6 @@ struct IdimPreprocessingOptions {
   int num_threads = 1;  // threads for the per-column filters and IRW smoothers
   bool IsValid(std::string* why) const;
 };
-
-// Seed 000 §4.1 settings for a knowledge level at sampling rate fs:
-//   good: omega_dyn = 10 Hz, omega_q = 5 omega_dyn = 50 Hz, omega_f = 2 omega_dyn = 20 Hz;
-//   poor: omega_dyn = 30 Hz, omega_q = 180 Hz, omega_f = 150 Hz;
-//   none: no low-pass, no decimation.
-// The decimation factor is R = round(0.8 (fs/2) / omega_f) (Decimate's anti-alias cut-off is
-// 0.8 (fs/2)/R): 100 (20 Hz) and 13 (153.8 Hz) at 5 kHz. The IRW paths use the same R.
-IdimPreprocessingOptions KnowledgePreprocessing(PriorKnowledge knowledge,
-                                                IdimDifferentiator differentiator,
-                                                double sample_rate_hz);
 
 // The identified columns: a subset of a robot's base parameters (e.g. the 28 essential
 // parameters of Brunot et al. (2018) Table 2), b of them.

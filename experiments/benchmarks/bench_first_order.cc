@@ -28,7 +28,6 @@
 #include <glog/logging.h>
 
 #include "experiments/benchmarks/three_inertia_drive.h"
-#include "dynid/models/model_linearization_impl.h"
 #include "dynid/solvers/internal/first_order_smoother.h"
 
 DEFINE_string(sizes, "1000,10000,100000", "comma-separated node counts N (each >= 10)");
@@ -56,10 +55,6 @@ struct Timing {
 };
 
 }  // namespace
-
-template void dynid::models::LinearizeModelInto<ThreeInertiaDrive>(
-    const ThreeInertiaDrive&, const double*, const double*, const double*, const double*,
-    const double*, double, const dynid::models::LinearizationTarget&);
 
 int main(int argc, char** argv) {
   gflags::ParseCommandLineFlags(&argc, &argv, true);

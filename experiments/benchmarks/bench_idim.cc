@@ -17,6 +17,7 @@
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 
+#include "experiments/tx40_study/prior_knowledge.h"
 #include "experiments/tx40_study/tx40_experiment.h"
 #include "dynid/models/tx40.h"
 #include "dynid/solvers/idim.h"
@@ -62,8 +63,8 @@ int main(int argc, char** argv) {
               "of %d\n",
               6, static_cast<long long>(q.rows()), model.num_parameters(), FLAGS_repeats);
 
-  solvers::IdimPreprocessingOptions good = solvers::KnowledgePreprocessing(
-      solvers::PriorKnowledge::kGood, solvers::IdimDifferentiator::kConventional, 5000.0);
+  solvers::IdimPreprocessingOptions good = dynid::experiments::KnowledgePreprocessing(
+      dynid::experiments::PriorKnowledge::kGood, solvers::IdimDifferentiator::kConventional, 5000.0);
   good.select_samples = true;
   good.selection.velocity_threshold = Eigen::VectorXd::Constant(1, 0.05);
   solvers::IdimSystem system;
@@ -88,8 +89,8 @@ int main(int argc, char** argv) {
   }, FLAGS_repeats);
   std::printf("  LS solve + covariance + whiteness                  %8.4f s\n", solve);
 
-  solvers::IdimPreprocessingOptions none = solvers::KnowledgePreprocessing(
-      solvers::PriorKnowledge::kNone, solvers::IdimDifferentiator::kConventional, 5000.0);
+  solvers::IdimPreprocessingOptions none = dynid::experiments::KnowledgePreprocessing(
+      dynid::experiments::PriorKnowledge::kNone, solvers::IdimDifferentiator::kConventional, 5000.0);
   solvers::IdimSystem system_none;
   const double none_time = Best([&] {
     CHECK(solvers::BuildIdimSystem(model, q, tau, none, &system_none, &error)) << error;
@@ -99,8 +100,8 @@ int main(int argc, char** argv) {
               static_cast<long long>(system_none.x.rows()), none_time);
 
   // IDIM-IV: one auxiliary-model step and the two IV solves.
-  solvers::IdimPreprocessingOptions irw = solvers::KnowledgePreprocessing(
-      solvers::PriorKnowledge::kGood, solvers::IdimDifferentiator::kIrw1, 5000.0);
+  solvers::IdimPreprocessingOptions irw = dynid::experiments::KnowledgePreprocessing(
+      dynid::experiments::PriorKnowledge::kGood, solvers::IdimDifferentiator::kIrw1, 5000.0);
   irw.select_samples = true;
   irw.selection.velocity_threshold = Eigen::VectorXd::Constant(1, 0.05);
   solvers::IdimSystem system_irw;

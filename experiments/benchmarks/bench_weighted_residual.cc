@@ -28,9 +28,7 @@
 #include <glog/logging.h>
 
 #include "experiments/benchmarks/three_inertia_drive.h"
-#include "dynid/models/model_linearization_impl.h"
 #include "dynid/problems/weighted_residual_problem.h"
-#include "dynid/problems/weighted_residual_problem_impl.h"
 #include "dynid/solvers/parameter_covariance.h"
 #include "dynid/solvers/weighted_residual_smoother.h"
 
@@ -56,11 +54,6 @@ double Seconds(std::chrono::steady_clock::time_point start) {
 double CpuSeconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
 
 }  // namespace
-
-DYNID_INSTANTIATE_WEIGHTED_RESIDUAL_PROBLEM(ThreeInertiaDrive);
-template void dynid::models::LinearizeModelInto<ThreeInertiaDrive>(
-    const ThreeInertiaDrive&, const double*, const double*, const double*, const double*,
-    const double*, double, const dynid::models::LinearizationTarget&);
 
 int main(int argc, char** argv) {
   google::ParseCommandLineFlags(&argc, &argv, true);

@@ -85,7 +85,6 @@
 #include "dynid/solvers/mechanical_state_space.h"
 #include "dynid/solvers/nvr_fit.h"
 #include "dynid/problems/weighted_residual_problem.h"
-#include "dynid/problems/weighted_residual_problem_impl.h"
 #include "dynid/solvers/parameter_covariance.h"
 #include "dynid/solvers/unscented_kalman_filter.h"
 #include "dynid/solvers/weighted_residual_smoother.h"
@@ -135,8 +134,6 @@ DEFINE_string(measurement_std, "",
               "with --measurements_csv: the std of q1, q1', q2, q2', d3, d3' the filters and the "
               "smoother assume [rad, rad/s, rad, rad/s, m, m/s] (default: the published R scaled "
               "by --noise_scale)");
-
-DYNID_INSTANTIATE_WEIGHTED_RESIDUAL_PROBLEM(dynid::models::Scara3TorqueModel);
 
 namespace {
 

@@ -31,6 +31,7 @@
 #include <glog/logging.h>
 
 #include "dynid/data/csv.h"
+#include "experiments/tx40_study/prior_knowledge.h"
 #include "experiments/tx40_study/tx40_experiment.h"
 #include "dynid/models/tx40.h"
 #include "dynid/solvers/idim.h"
@@ -160,8 +161,8 @@ int main(int argc, char** argv) {
   controller.gains = experiment.simulator_options.gains;
   controller.duration_s = options.duration_s;
   solvers::ClosedLoopAuxiliaryModel auxiliary(&reference, controller);
-  solvers::PriorKnowledge knowledge;
-  CHECK(solvers::ParsePriorKnowledge(FLAGS_knowledge, &knowledge, &error)) << error;
+  dynid::experiments::PriorKnowledge knowledge;
+  CHECK(dynid::experiments::ParsePriorKnowledge(FLAGS_knowledge, &knowledge, &error)) << error;
   std::printf("noise %.3g N m, quantise %d, coulomb x%.2g, %s knowledge, %.1f s\n", FLAGS_noise,
               FLAGS_quantise, FLAGS_coulomb_scale, FLAGS_knowledge.c_str(), FLAGS_duration_s);
   for (const std::string& key : data::SplitList(FLAGS_methods)) {
@@ -169,7 +170,7 @@ int main(int argc, char** argv) {
     if (key.find("irwsm1") != std::string::npos) differentiator = solvers::IdimDifferentiator::kIrw1;
     if (key.find("irwsm2") != std::string::npos) differentiator = solvers::IdimDifferentiator::kIrw2;
     solvers::IdimPreprocessingOptions pre =
-        solvers::KnowledgePreprocessing(knowledge, differentiator, 5000.0);
+        dynid::experiments::KnowledgePreprocessing(knowledge, differentiator, 5000.0);
     pre.select_samples = FLAGS_select;
     pre.selection_guard_rows = FLAGS_guard;
     pre.selection_guard_s = FLAGS_guard_s;

@@ -40,6 +40,7 @@
 #include "dynid/data/figure.h"
 #include "dynid/data/output.h"
 #include "dynid/data/signal.h"
+#include "experiments/tx40_study/prior_knowledge.h"
 #include "experiments/tx40_study/tx40_experiment.h"
 #include "experiments/tx40_study/tx40_published.h"
 #include "dynid/models/tx40.h"
@@ -172,7 +173,7 @@ bool ReadSixColumns(const std::string& path, const std::string& flag, Eigen::Mat
 
 struct Job {
   Method method;
-  solvers::PriorKnowledge knowledge;
+  dynid::experiments::PriorKnowledge knowledge;
   int system = -1;  // index into the built systems
   solvers::IdimResult result;
   bool ok = false;
@@ -239,10 +240,10 @@ int main(int argc, char** argv) {
   } else if (FLAGS_sample_selection != "on") {
     return Fail(2, "--sample_selection must be on or off, got '" + FLAGS_sample_selection + "'");
   }
-  std::vector<solvers::PriorKnowledge> levels;
+  std::vector<dynid::experiments::PriorKnowledge> levels;
   for (const std::string& text : data::SplitList(FLAGS_knowledge)) {
-    solvers::PriorKnowledge level;
-    if (!solvers::ParsePriorKnowledge(text, &level, &error)) return Fail(2, "--knowledge: " + error);
+    dynid::experiments::PriorKnowledge level;
+    if (!dynid::experiments::ParsePriorKnowledge(text, &level, &error)) return Fail(2, "--knowledge: " + error);
     levels.push_back(level);
   }
   if (levels.empty()) return Fail(2, "--knowledge is empty");
@@ -391,11 +392,11 @@ int main(int argc, char** argv) {
   // ---- Pre-processed systems: one per (differentiator, knowledge) ----
   struct SystemKey {
     solvers::IdimDifferentiator differentiator;
-    solvers::PriorKnowledge knowledge;
+    dynid::experiments::PriorKnowledge knowledge;
   };
   std::vector<SystemKey> system_keys;
   std::vector<Job> jobs;
-  for (solvers::PriorKnowledge level : levels) {
+  for (dynid::experiments::PriorKnowledge level : levels) {
     for (const Method& method : methods) {
       int index = -1;
       for (size_t s = 0; s < system_keys.size(); ++s) {
@@ -419,7 +420,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> system_errors(system_keys.size());
   std::mutex print_mutex;
   ParallelFor(static_cast<int>(system_keys.size()), threads, [&](int s) {
-    solvers::IdimPreprocessingOptions options = solvers::KnowledgePreprocessing(
+    solvers::IdimPreprocessingOptions options = dynid::experiments::KnowledgePreprocessing(
         system_keys[s].knowledge, system_keys[s].differentiator, fs);
     options.select_samples = select_samples;
     options.selection.velocity_threshold = Eigen::VectorXd::Constant(1, FLAGS_velocity_threshold);
@@ -432,7 +433,7 @@ int main(int argc, char** argv) {
     if (!ok) system_errors[s] = why;
     std::printf("  [%5.1f s] pre-processed %-12s %-4s knowledge: %s\n", elapsed(),
                 solvers::IdimDifferentiatorName(system_keys[s].differentiator),
-                solvers::PriorKnowledgeName(system_keys[s].knowledge),
+                dynid::experiments::PriorKnowledgeName(system_keys[s].knowledge),
                 ok ? (std::to_string(systems[s].x.rows()) + " rows").c_str()
                    : ("FAILED: " + why).c_str());
     std::fflush(stdout);
@@ -441,7 +442,7 @@ int main(int argc, char** argv) {
     if (!system_errors[s].empty()) {
       return Fail(1, std::string("pre-processing (") +
                          solvers::IdimDifferentiatorName(system_keys[s].differentiator) + ", " +
-                         solvers::PriorKnowledgeName(system_keys[s].knowledge) +
+                         dynid::experiments::PriorKnowledgeName(system_keys[s].knowledge) +
                          " knowledge): " + system_errors[s]);
     }
   }
@@ -453,7 +454,7 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < jobs.size(); ++i) order[i] = static_cast<int>(i);
   auto cost = [&](int i) {
     const bool iv = jobs[i].method.estimator == solvers::IdimEstimator::kInstrumentalVariables;
-    return (iv ? 10 : 0) + (jobs[i].knowledge == solvers::PriorKnowledge::kNone ? 5 : 0) +
+    return (iv ? 10 : 0) + (jobs[i].knowledge == dynid::experiments::PriorKnowledge::kNone ? 5 : 0) +
            (jobs[i].method.differentiator == solvers::IdimDifferentiator::kConventional ? 1 : 0);
   };
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return cost(a) > cost(b); });
@@ -470,7 +471,7 @@ int main(int argc, char** argv) {
     std::lock_guard<std::mutex> lock(print_mutex);
     ++done;
     std::printf("  [%5.1f s] %2d/%zu %-20s %-4s: %s\n", elapsed(), done.load(), jobs.size(),
-                job.method.label.c_str(), solvers::PriorKnowledgeName(job.knowledge),
+                job.method.label.c_str(), dynid::experiments::PriorKnowledgeName(job.knowledge),
                 job.ok ? ("relative error " + Number(100 * job.result.fit.relative_error, 3) +
                           " %, " + job.result.message)
                              .c_str()
@@ -507,8 +508,8 @@ int main(int argc, char** argv) {
   std::ostringstream estimates_csv;
   estimates_csv << "method,scenario,parameter,estimate,rel_std_percent,published,true\n";
   const char* table_number[3] = {"2", "4", "6"};
-  for (solvers::PriorKnowledge level : levels) {
-    const std::string scenario = solvers::PriorKnowledgeName(level);
+  for (dynid::experiments::PriorKnowledge level : levels) {
+    const std::string scenario = dynid::experiments::PriorKnowledgeName(level);
     const int t = static_cast<int>(level);
     md << "## Table " << table_number[t] << " — " << scenario
        << " prior knowledge: estimate (%σ eq. 8 / σ²(XᵀX)⁻¹; %σ HAC) [published]\n\n| param | "
@@ -569,7 +570,7 @@ int main(int argc, char** argv) {
         "converged | cond(X) | rows | residual white (Ljung–Box, per joint) | time s |\n"
         "|---|---|---|---|---|---|---|---|---|\n";
   for (const Job& job : jobs) {
-    const std::string scenario = solvers::PriorKnowledgeName(job.knowledge);
+    const std::string scenario = dynid::experiments::PriorKnowledgeName(job.knowledge);
     const double pub_error = published::PublishedRelativeErrorPercent(job.method.key, scenario);
     const int pub_iterations = published::PublishedIterations(job.method.key, scenario);
     const bool iv = job.method.estimator == solvers::IdimEstimator::kInstrumentalVariables;
@@ -671,7 +672,7 @@ int main(int argc, char** argv) {
     const solvers::EssentialParametersSummary essential = solvers::SelectEssentialParameters(
         systems[job.system].x, systems[job.system].y, model.names(), essential_options);
     md << "\n## Essential parameters of these data (" << job.method.label << ", "
-       << solvers::PriorKnowledgeName(job.knowledge)
+       << dynid::experiments::PriorKnowledgeName(job.knowledge)
        << " knowledge; removal while the relative error grows by < 0.5 points)\n\n```\n"
        << essential.Report() << "```\n";
     int in_seed = 0;
@@ -685,7 +686,7 @@ int main(int argc, char** argv) {
           "out biases the estimates of the simulated CAD robot (e.g. iam6 = 0.0114, "
           "mx3 = 0.0326 are not zero).\n";
     summary["essential_selection"] = {{"method", job.method.key},
-                                      {"scenario", solvers::PriorKnowledgeName(job.knowledge)},
+                                      {"scenario", dynid::experiments::PriorKnowledgeName(job.knowledge)},
                                       {"success", essential.success},
                                       {"kept", essential.essential_names},
                                       {"message", essential.message}};
@@ -697,7 +698,7 @@ int main(int argc, char** argv) {
       if (!any_selection) md << "\n## Rows used (sample selection)\n\n";
       any_selection = true;
       md << "### " << solvers::IdimDifferentiatorName(system_keys[s].differentiator) << ", "
-         << solvers::PriorKnowledgeName(system_keys[s].knowledge) << " knowledge\n\n```\n"
+         << dynid::experiments::PriorKnowledgeName(system_keys[s].knowledge) << " knowledge\n\n```\n"
          << systems[s].selection_report << "\n```\n";
     }
   }
@@ -710,8 +711,8 @@ int main(int argc, char** argv) {
     return Fail(1, error);
   }
   std::vector<std::pair<data::Figure, std::string>> figures;
-  for (solvers::PriorKnowledge level : levels) {
-    const std::string scenario = solvers::PriorKnowledgeName(level);
+  for (dynid::experiments::PriorKnowledge level : levels) {
+    const std::string scenario = dynid::experiments::PriorKnowledgeName(level);
     std::vector<const Job*> level_jobs;
     for (const Job& job : jobs) {
       if (job.knowledge == level && job.ok) level_jobs.push_back(&job);
@@ -873,7 +874,7 @@ int main(int argc, char** argv) {
   for (const Job& job : jobs) {
     if (!job.ok) {
       std::cerr << "tx40_study: warning: " << job.method.label << ", "
-                << solvers::PriorKnowledgeName(job.knowledge) << " knowledge: " << job.error
+                << dynid::experiments::PriorKnowledgeName(job.knowledge) << " knowledge: " << job.error
                 << "\n";
     }
   }

@@ -4,8 +4,6 @@
 
 #include <glog/logging.h>
 
-#include "dynid/problems/weighted_residual_problem_impl.h"
-
 namespace dynid::problems {
 
 const char* XyStageName(XyStage stage) {
@@ -195,5 +193,3 @@ XyTableCase MakeXyTableCase(const XyTableCaseOptions& options) {
 
 }  // namespace dynid::problems
 
-DYNID_INSTANTIATE_WEIGHTED_RESIDUAL_PROBLEM(dynid::models::XyTableRigid);
-DYNID_INSTANTIATE_WEIGHTED_RESIDUAL_PROBLEM(dynid::models::XyTableFlexible);

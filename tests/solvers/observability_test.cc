@@ -13,8 +13,6 @@
 #include <cmath>
 
 #include "dynid/models/mass_spring_damper.h"
-#include "dynid/models/model_linearization_impl.h"
-#include "dynid/problems/weighted_residual_problem_impl.h"
 
 // GCC 12 reports a false -Warray-bounds inside models::Simulate for 1 × 1 Eigen vectors.
 #pragma GCC diagnostic ignored "-Warray-bounds"
@@ -82,7 +80,6 @@ class SplitMass : public dynid::models::MechanicalModelBase<1, 1, 4, 3> {
 
 }  // namespace
 
-DYNID_INSTANTIATE_WEIGHTED_RESIDUAL_PROBLEM(SplitMass);
 template void dynid::models::LinearizeModelInto<MassSpring>(
     const MassSpring&, const double*, const double*, const double*, const double*,
     const double*, double, const dynid::models::LinearizationTarget&);

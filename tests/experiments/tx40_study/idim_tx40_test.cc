@@ -13,11 +13,17 @@
 #include <gtest/gtest.h>
 
 #include "dynid/data/signal.h"
+#include "experiments/tx40_study/prior_knowledge.h"
 #include "experiments/tx40_study/tx40_experiment.h"
 #include "dynid/models/tx40.h"
 
 namespace dynid::solvers {
 namespace {
+
+using experiments::KnowledgePreprocessing;
+using experiments::ParsePriorKnowledge;
+using experiments::PriorKnowledge;
+using experiments::PriorKnowledgeName;
 
 // One shortened experiment shared by all tests (5 s at 5 kHz; seed 2018).
 struct Fixture {

@@ -1,12 +1,10 @@
-// Definition of models::LinearizeModelInto (see model_linearization.h). Include this only from the
-// .cc file that explicitly instantiates it for a model: it pulls in Ceres Jets.
-#ifndef DYNID_MODELS_MODEL_LINEARIZATION_IMPL_H_
-#define DYNID_MODELS_MODEL_LINEARIZATION_IMPL_H_
+// Definition of models::LinearizeModelInto (Ceres Jets), included by model_linearization.h: any
+// model, the library's or a user's, is linearised by including that header.
+#ifndef DYNID_MODELS_MODEL_LINEARIZATION_HXX_
+#define DYNID_MODELS_MODEL_LINEARIZATION_HXX_
 
 #include <ceres/jet.h>
 #include <glog/logging.h>
-
-#include "dynid/models/model_linearization.h"
 
 namespace dynid::models {
 
@@ -67,4 +65,4 @@ void LinearizeModelInto(const Model& model, const double* s, const double* v, co
 
 }  // namespace dynid::models
 
-#endif  // DYNID_MODELS_MODEL_LINEARIZATION_IMPL_H_
+#endif  // DYNID_MODELS_MODEL_LINEARIZATION_HXX_

@@ -1,9 +1,8 @@
-// Definition of problems::BuildWeightedResidualProblem (see weighted_residual_problem.h) and its
-// cost functors. Include only from a .cc file that explicitly instantiates the builder for a
-// model (weighted_residual_problem.cc does so for the models of dynid_models); it pulls in Ceres
-// automatic differentiation.
-#ifndef DYNID_PROBLEMS_WEIGHTED_RESIDUAL_PROBLEM_IMPL_H_
-#define DYNID_PROBLEMS_WEIGHTED_RESIDUAL_PROBLEM_IMPL_H_
+// Definition of problems::BuildWeightedResidualProblem and its cost functors, included by
+// weighted_residual_problem.h (as Pinocchio keeps its algorithms' templates in .hxx files): any
+// model, the library's or a user's, instantiates the builder by including that header.
+#ifndef DYNID_PROBLEMS_WEIGHTED_RESIDUAL_PROBLEM_HXX_
+#define DYNID_PROBLEMS_WEIGHTED_RESIDUAL_PROBLEM_HXX_
 
 #include <cmath>
 #include <memory>
@@ -13,8 +12,6 @@
 #include <ceres/cost_function.h>
 #include <ceres/problem.h>
 #include <glog/logging.h>
-
-#include "dynid/problems/weighted_residual_problem.h"
 
 namespace dynid::problems {
 namespace internal {
@@ -307,12 +304,4 @@ bool BuildWeightedResidualProblem(const Model& model, const WeightedResidualData
 
 }  // namespace dynid::problems
 
-// Explicit instantiation of the builder for one model (use in exactly one .cc file per model).
-#define DYNID_INSTANTIATE_WEIGHTED_RESIDUAL_PROBLEM(Model)                                      \
-  template bool dynid::problems::BuildWeightedResidualProblem<Model>(                          \
-      const Model&, const dynid::problems::WeightedResidualData&,                              \
-      const dynid::problems::WeightedResidualWeights&,                                         \
-      const dynid::problems::WeightedResidualOptions&,                                         \
-      dynid::problems::WeightedResidualVariables*, ceres::Problem*, std::string*)
-
-#endif  // DYNID_PROBLEMS_WEIGHTED_RESIDUAL_PROBLEM_IMPL_H_
+#endif  // DYNID_PROBLEMS_WEIGHTED_RESIDUAL_PROBLEM_HXX_
