@@ -1,12 +1,13 @@
 #include "dynid/data/csv.h"
 
+#include <glog/logging.h>
+
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
-
-#include <glog/logging.h>
 
 #include "dynid/data/output.h"
 
@@ -98,6 +99,9 @@ bool ParseCsv(std::string_view text, const std::string& source_name, CsvTable* t
   size_t position = 0;
   bool have_header = false;
   int blank_line = 0;  // first blank line seen after data started (0 = none)
+  // Spreadsheet programs often start UTF-8 files with a byte-order mark; it is not part of the
+  // first column's name.
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") position = 3;
   while (position < text.size()) {
     size_t newline = text.find('\n', position);
     if (newline == std::string_view::npos) newline = text.size();
@@ -115,6 +119,19 @@ bool ParseCsv(std::string_view text, const std::string& source_name, CsvTable* t
     }
     if (!have_header) {
       if (line.front() == '#') continue;
+      // A header without commas but with ';' or tabs comes from a locale or a program that
+      // uses another separator: say so instead of reading one oddly named column.
+      if (line.find(',') == std::string_view::npos) {
+        for (const char separator : {';', '\t'}) {
+          if (line.find(separator) == std::string_view::npos) continue;
+          // The column here is the character position of the first separator.
+          const size_t column = raw.find(separator) + 1;
+          *error = Where(source_name, line_number) + ":" + std::to_string(column) + ": uses " +
+                   (separator == ';' ? std::string("';'") : std::string("tab")) +
+                   " as separator; dynid reads comma-separated values";
+          return false;
+        }
+      }
       const std::vector<std::string_view> cells = SplitCells(line);
       for (size_t c = 0; c < cells.size(); ++c) {
         std::string name = Unquote(cells[c]);
@@ -133,6 +150,7 @@ bool ParseCsv(std::string_view text, const std::string& source_name, CsvTable* t
         table->header.push_back(std::move(name));
       }
       have_header = true;
+      table->header_line = line_number;
       continue;
     }
     if (blank_line != 0) {
@@ -186,6 +204,32 @@ bool ReadCsv(const std::string& path, CsvTable* table, std::string* error) {
     return false;
   }
   return ParseCsv(contents.str(), path, table, error);
+}
+
+bool BindColumns(const CsvTable& table, const std::string& path,
+                 const std::vector<std::string>& names, std::vector<int>* indices,
+                 std::string* error) {
+  std::string expected;
+  for (const auto& name : names) expected += (expected.empty() ? "" : ",") + name;
+  indices->assign(names.size(), -1);
+  const std::string where = path + ":" + std::to_string(table.header_line);
+  for (size_t c = 0; c < table.header.size(); ++c) {
+    const auto found = std::find(names.begin(), names.end(), table.header[c]);
+    if (found == names.end()) {
+      *error = where + ":" + std::to_string(c + 1) + ": unknown column '" + table.header[c] +
+               "' (expected " + expected + ", in any order)";
+      return false;
+    }
+    (*indices)[found - names.begin()] = static_cast<int>(c);
+  }
+  for (size_t i = 0; i < names.size(); ++i) {
+    if ((*indices)[i] < 0) {
+      *error =
+          where + ": missing column '" + names[i] + "' (expected " + expected + ", in any order)";
+      return false;
+    }
+  }
+  return true;
 }
 
 bool ReadCsvWithHeader(const std::string& path, const std::vector<std::string>& expected_header,

@@ -2,7 +2,9 @@
 //
 // Format: one header row of column names, then rows of numbers separated by commas.
 // Whitespace around cells is ignored, CRLF line ends are accepted, lines starting with '#'
-// before the header are comments (provenance), trailing blank lines are ignored.
+// before the header are comments (provenance), trailing blank lines are ignored, and a UTF-8
+// byte-order mark at the start of the file is skipped. A header with ';' or tabs and no comma is
+// rejected with a message saying which separator the file uses.
 // Everything else that is not a clean numeric table is an error whose message names the
 // file, the line (1-based) and, for cell errors, the column (1-based, with its name):
 // missing or unreadable file, empty file, header mismatch, duplicate or empty column name,
@@ -24,6 +26,7 @@ struct CsvTable {
   std::vector<std::string> header;
   Eigen::MatrixXd values;  // rows = data lines, cols = header.size()
   std::vector<int> line_numbers;  // 1-based source line of each row (for later error messages)
+  int header_line = 0;            // 1-based source line of the header
 };
 
 // Parses CSV text; `source_name` is used in error messages ("file.csv:12:3: ...").
@@ -32,6 +35,14 @@ bool ParseCsv(std::string_view text, const std::string& source_name, CsvTable* t
 
 // Reads and parses a file.
 bool ReadCsv(const std::string& path, CsvTable* table, std::string* error);
+
+// Column indices of `names` in `table`, bound by header name in any order: false with
+// "<path>:<line>:<column>: unknown column '<name>' (expected <names>)" for a header name that is
+// not one of `names`, or "<path>:<line>: missing column '<name>' (expected <names>)", `line`
+// being the header's. indices[i] is the column of names[i].
+bool BindColumns(const CsvTable& table, const std::string& path,
+                 const std::vector<std::string>& names, std::vector<int>* indices,
+                 std::string* error);
 
 // Like ReadCsv, and checks the header equals `expected_header` exactly (in order).
 bool ReadCsvWithHeader(const std::string& path, const std::vector<std::string>& expected_header,

@@ -1,5 +1,8 @@
 #include "dynid/data/figure.h"
 
+#include <sys/wait.h>
+
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 
@@ -58,30 +61,76 @@ nlohmann::json ToJson(const Figure& figure) {
   return json;
 }
 
-bool RenderFigure(const Figure& figure, const std::string& directory, const std::string& stem,
-                  std::string* warning) {
-  namespace fs = std::filesystem;
-  const std::string spec = (fs::path(directory) / (stem + ".figure.json")).string();
-  const std::string png = (fs::path(directory) / (stem + ".png")).string();
-  std::string error;
-  if (!WriteJson(spec, ToJson(figure), &error)) {
-    *warning = "figure '" + stem + "' skipped: " + error;
-    return false;
+namespace {
+
+// Single-quotes `text` for /bin/sh.
+std::string ShellQuote(const std::string& text) {
+  std::string quoted = "'";
+  for (const char c : text) {
+    if (c == '\'') {
+      quoted += "'\\''";
+    } else {
+      quoted += c;
+    }
   }
+  return quoted + "'";
+}
+
+}  // namespace
+
+bool RunPythonScript(const std::string& script_name, const std::vector<std::string>& arguments,
+                     std::string* error) {
+  namespace fs = std::filesystem;
   const char* override_python = std::getenv("DYNID_PYTHON");
   std::string python = override_python ? override_python : "";
   if (python.empty()) python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
   std::string script;
-  if (!FindRuntimeFile("plot_figure.py", &script, &error)) {
-    *warning = "figure '" + stem + "' not rendered: " + error;
+  if (!FindRuntimeFile(script_name, &script, error)) return false;
+  std::string command = ShellQuote(python) + " " + ShellQuote(script);
+  std::string readable = python + " " + script;
+  for (const std::string& argument : arguments) {
+    command += " " + ShellQuote(argument);
+    readable += " " + argument;
+  }
+  const int status = std::system((command + " > /dev/null 2>&1").c_str());
+  // The shell reports a child ended by a signal as 128 + signal; the shell itself may be ended
+  // by it as well. Either way the interruption belongs to this process too.
+  int signal_number = 0;
+  if (status != -1 && WIFSIGNALED(status)) signal_number = WTERMSIG(status);
+  if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) > 128) {
+    const int reported = WEXITSTATUS(status) - 128;
+    if (reported == SIGINT || reported == SIGTERM || reported == SIGHUP) signal_number = reported;
+  }
+  if (signal_number == SIGINT || signal_number == SIGTERM || signal_number == SIGHUP) {
+    std::raise(signal_number);
+  }
+  if (status == 0) return true;
+  *error = "`" + readable + "` failed (" +
+           (status == -1    ? std::string("cannot start a shell")
+            : signal_number ? "signal " + std::to_string(signal_number)
+            : WIFEXITED(status) && WEXITSTATUS(status) == 127
+                ? std::string("python3 not found")
+                : "exit status " + std::to_string(WEXITSTATUS(status))) +
+           "; figures need python3 with matplotlib, or run with --figures=false)";
+  return false;
+}
+
+bool RenderFigure(const Figure& figure, const std::string& directory, const std::string& stem,
+                  std::string* error) {
+  namespace fs = std::filesystem;
+  const std::string spec = (fs::path(directory) / (stem + ".figure.json")).string();
+  const std::string png = (fs::path(directory) / (stem + ".png")).string();
+  std::string why;
+  if (!WriteJson(spec, ToJson(figure), &why)) {
+    *error = "figure '" + stem + "': " + why;
     return false;
   }
-  const std::string command = "'" + python + "' '" + script + "' '" + spec + "' '" + png +
-                              "' > /dev/null 2>&1";
-  const int status = std::system(command.c_str());
-  if (status != 0 || !fs::exists(png)) {
-    *warning = "figure '" + stem + "' not rendered (needs python3 with matplotlib; run `" +
-               python + " " + script + " " + spec + "` to retry)";
+  if (!RunPythonScript("plot_figure.py", {spec, png}, &why)) {
+    *error = "figure '" + stem + "' not rendered: " + why;
+    return false;
+  }
+  if (!fs::exists(png)) {
+    *error = "figure '" + stem + "' not rendered: " + png + " missing after plot_figure.py";
     return false;
   }
   return true;

@@ -1,16 +1,18 @@
 // Figures: a small JSON description rendered to PNG by data/plot_figure.py (matplotlib).
 //
 // Every study writes its figures this way, from CSV files it has already written, so the
-// numbers in a figure are exactly those in the CSV beside it. When python3 or matplotlib is
-// missing, rendering is skipped with a warning and the JSON description stays next to the
-// CSVs (re-render later with `python3 data/plot_figure.py spec.json`).
+// numbers in a figure are exactly those in the CSV beside it. A figure that cannot be rendered
+// (python3 or matplotlib missing, the script failing) is an error: a program asked for figures
+// fails rather than committing a result set without them (programs offer --figures=false).
+// When the renderer is ended by SIGINT/SIGTERM (Ctrl-C reaches the whole process group, but
+// std::system ignores SIGINT in the caller while it waits), the same signal is raised in the
+// caller so that the interruption ends the program too.
 #ifndef DYNID_DATA_FIGURE_H_
 #define DYNID_DATA_FIGURE_H_
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace dynid::data {
 
@@ -53,10 +55,15 @@ struct Figure {
 nlohmann::json ToJson(const Figure& figure);
 
 // Writes `<stem>.figure.json` into `directory` and renders `<stem>.png` there.
-// Returns true when the PNG was written; false (with `warning` set) when rendering was skipped
-// or failed. A skipped figure is not an error for the caller's outputs.
+// Returns true when the PNG was written; false (with `error` set) otherwise.
 bool RenderFigure(const Figure& figure, const std::string& directory, const std::string& stem,
-                  std::string* warning);
+                  std::string* error);
+
+// Runs the runtime script `script_name` (e.g. "plot_heatmap.py") with python3 and `arguments`
+// (each quoted), output discarded. True when it exited with status 0; a signal that ended it is
+// raised again in the caller (see above).
+bool RunPythonScript(const std::string& script_name, const std::vector<std::string>& arguments,
+                     std::string* error);
 
 }  // namespace dynid::data
 

@@ -1,20 +1,168 @@
 #include "dynid/data/output.h"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <glog/logging.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-
-#include <glog/logging.h>
+#include <set>
+#include <sstream>
 
 namespace dynid::data {
 
 namespace fs = std::filesystem;
 
-bool WriteFileAtomically(const std::string& path, const std::string& contents,
-                         std::string* error) {
+namespace {
+
+// Open staging folders, readable from a signal handler: fixed slots of plain characters, a slot
+// being in use while its flag is set (set after the path is written, cleared before reuse).
+constexpr int kMaxStagingFolders = 16;
+constexpr int kMaxStagingPath = 4096;
+char g_staging_paths[kMaxStagingFolders][kMaxStagingPath];
+std::atomic<bool> g_staging_used[kMaxStagingFolders];
+
+int RegisterStaging(const std::string& path) {
+  if (path.size() >= kMaxStagingPath) return -1;
+  for (int i = 0; i < kMaxStagingFolders; ++i) {
+    bool expected = false;
+    if (g_staging_used[i].load() || !g_staging_used[i].compare_exchange_strong(expected, true)) {
+      continue;
+    }
+    // The handler skips a slot whose path starts empty: write the first character last.
+    g_staging_paths[i][0] = '\0';
+    std::memcpy(g_staging_paths[i] + 1, path.c_str() + 1, path.size());
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    g_staging_paths[i][0] = path[0];
+    return i;
+  }
+  return -1;
+}
+
+void UnregisterStaging(int slot) {
+  if (slot < 0) return;
+  g_staging_paths[slot][0] = '\0';
+  g_staging_used[slot].store(false);
+}
+
+// Removes the contents of the folder open as `dir_fd` and closes it, using only system calls
+// that are safe in a signal handler (no allocation). Depth-limited: staging folders are flat.
+void RemoveContentsSignalSafe(int dir_fd, int depth) {
+  alignas(8) char buffer[4096];
+  for (;;) {
+    const long bytes = ::syscall(SYS_getdents64, dir_fd, buffer, sizeof(buffer));
+    if (bytes <= 0) break;
+    for (long offset = 0; offset < bytes;) {
+      struct Entry {
+        unsigned long long inode;
+        long long next;
+        unsigned short length;
+        unsigned char type;
+        char name[1];
+      };
+      const Entry* entry = reinterpret_cast<const Entry*>(buffer + offset);
+      offset += entry->length;
+      const char* name = entry->name;
+      if ((name[0] == '.' && name[1] == '\0') ||
+          (name[0] == '.' && name[1] == '.' && name[2] == '\0')) {
+        continue;
+      }
+      if (::unlinkat(dir_fd, name, 0) == 0) continue;
+      if (depth < 4) {
+        const int child = ::openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+        if (child >= 0) RemoveContentsSignalSafe(child, depth + 1);
+        ::unlinkat(dir_fd, name, AT_REMOVEDIR);
+      }
+    }
+  }
+  ::close(dir_fd);
+}
+
+void RemoveStagingFoldersAndReraise(int signal_number) {
+  for (int i = 0; i < kMaxStagingFolders; ++i) {
+    if (!g_staging_used[i].load() || g_staging_paths[i][0] == '\0') continue;
+    const int fd = ::open(g_staging_paths[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+    if (fd >= 0) RemoveContentsSignalSafe(fd, 0);
+    ::rmdir(g_staging_paths[i]);
+  }
+  // End the process the way the signal would have, so the caller sees it was interrupted.
+  std::signal(signal_number, SIG_DFL);
+  std::raise(signal_number);
+}
+
+std::set<std::string> ReadManifest(const std::string& out_dir) {
+  std::set<std::string> names;
+  std::ifstream file((fs::path(out_dir) / kOutputManifest).string());
+  std::string line;
+  while (std::getline(file, line)) {
+    // Only plain names inside out_dir: a damaged manifest must not reach outside of it.
+    if (line.empty() || line == "." || line == ".." || line.find('/') != std::string::npos) {
+      continue;
+    }
+    names.insert(line);
+  }
+  return names;
+}
+
+}  // namespace
+
+void InstallStagingCleanupHandlers() {
+  static std::atomic<bool> installed{false};
+  if (installed.exchange(true)) return;
+  for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction action;
+    std::memset(&action, 0, sizeof(action));
+    action.sa_handler = RemoveStagingFoldersAndReraise;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(signal_number, &action, nullptr);
+  }
+}
+
+bool CheckOutputDirectory(const std::string& out_dir, std::string* error) {
+  if (out_dir.empty()) {
+    *error = "--out_dir must not be empty";
+    return false;
+  }
+  std::error_code code;
+  fs::path path(out_dir);
+  const fs::file_status status = fs::status(path, code);
+  if (fs::exists(status)) {
+    if (!fs::is_directory(status)) {
+      *error = "--out_dir: '" + out_dir + "' exists and is not a folder";
+      return false;
+    }
+    if (::access(out_dir.c_str(), W_OK | X_OK) != 0) {
+      *error = "--out_dir: '" + out_dir + "' is not writable (" + std::strerror(errno) + ")";
+      return false;
+    }
+    return true;
+  }
+  // The folder will be created: its nearest existing ancestor must be a writable folder.
+  fs::path ancestor = fs::absolute(path, code).parent_path();
+  while (!ancestor.empty() && !fs::exists(ancestor, code)) {
+    if (ancestor == ancestor.parent_path()) break;
+    ancestor = ancestor.parent_path();
+  }
+  if (!fs::is_directory(ancestor, code)) {
+    *error =
+        "--out_dir: cannot create '" + out_dir + "' ('" + ancestor.string() + "' is not a folder)";
+    return false;
+  }
+  if (::access(ancestor.c_str(), W_OK | X_OK) != 0) {
+    *error =
+        "--out_dir: cannot create '" + out_dir + "' ('" + ancestor.string() + "' is not writable)";
+    return false;
+  }
+  return true;
+}
+
+bool WriteFileAtomically(const std::string& path, const std::string& contents, std::string* error) {
   const std::string temporary = path + ".tmp-" + std::to_string(::getpid());
   {
     std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
@@ -58,6 +206,8 @@ void OutputStage::RemoveStaging() {
   if (staging_dir_.empty()) return;
   std::error_code code;
   fs::remove_all(staging_dir_, code);
+  UnregisterStaging(slot_);
+  slot_ = -1;
   staging_dir_.clear();
 }
 
@@ -67,7 +217,7 @@ bool OutputStage::Open(const std::string& out_dir, std::string* error) {
     *error = "--out_dir must not be empty";
     return false;
   }
-  if (!MakeDirectories(out_dir, error)) return false;
+  if (!CheckOutputDirectory(out_dir, error) || !MakeDirectories(out_dir, error)) return false;
   out_dir_ = out_dir;
   staging_dir_ = (fs::path(out_dir) / (".staging-" + std::to_string(::getpid()))).string();
   std::error_code code;
@@ -77,6 +227,7 @@ bool OutputStage::Open(const std::string& out_dir, std::string* error) {
     staging_dir_.clear();
     return false;
   }
+  slot_ = RegisterStaging(staging_dir_);
   return true;
 }
 
@@ -114,6 +265,21 @@ bool OutputStage::Commit(std::string* error, std::vector<std::string>* committed
       return false;
     }
     if (committed) committed->push_back(target.string());
+  }
+  // The previous run's files that this run did not write would otherwise be mistaken for
+  // results of this run.
+  std::set<std::string> written;
+  for (const fs::path& file : files) written.insert(file.filename().string());
+  for (const std::string& name : ReadManifest(out_dir_)) {
+    if (written.count(name)) continue;
+    const fs::path stale = fs::path(out_dir_) / name;
+    if (fs::is_regular_file(fs::symlink_status(stale, code))) fs::remove(stale, code);
+  }
+  std::ostringstream manifest;
+  for (const std::string& name : written) manifest << name << "\n";
+  if (!WriteFileAtomically((fs::path(out_dir_) / kOutputManifest).string(), manifest.str(),
+                           error)) {
+    return false;
   }
   RemoveStaging();
   return true;

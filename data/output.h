@@ -4,26 +4,42 @@
 // rename. OutputStage does the same for a whole result set: an experiment writes every output
 // into a hidden staging folder inside --out_dir and Commit() moves them into place only after
 // all of them were written; if the program fails (or the stage is destroyed uncommitted), the
-// staging folder is removed and the out_dir is left as it was.
+// staging folder is removed and the out_dir is left as it was. The staging folder is also removed
+// when the program is ended by SIGINT, SIGTERM or SIGHUP (InstallStagingCleanupHandlers), so an
+// interrupted run leaves no `.staging-<pid>` folder behind.
+//
+// A committed run replaces the previous run's results as a set: the out_dir keeps a manifest
+// (kOutputManifest) of the files the last commit wrote, and a commit removes those of them that
+// the new run did not write. Files that no dynid commit wrote are never touched.
 #ifndef DYNID_DATA_OUTPUT_H_
 #define DYNID_DATA_OUTPUT_H_
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace dynid::data {
 
 // Writes `contents` to `path` via "<path>.tmp-<pid>" + rename.
-bool WriteFileAtomically(const std::string& path, const std::string& contents,
-                         std::string* error);
+bool WriteFileAtomically(const std::string& path, const std::string& contents, std::string* error);
 
 // Writes JSON (indented by 2) atomically.
 bool WriteJson(const std::string& path, const nlohmann::json& json, std::string* error);
 
 // Creates a directory and its parents ("mkdir -p"); true if it exists afterwards.
 bool MakeDirectories(const std::string& path, std::string* error);
+
+// Checks, without creating anything, that `out_dir` is (or can become) a writable folder: it is
+// not empty, it is not an existing non-folder, and it (or its nearest existing ancestor) is a
+// writable folder. Lets a program reject a bad --out_dir before it spends time computing.
+bool CheckOutputDirectory(const std::string& out_dir, std::string* error);
+
+// Name of the manifest file inside an out_dir: the committed file names, one per line.
+inline constexpr char kOutputManifest[] = ".dynid_outputs";
+
+// Installs handlers for SIGINT, SIGTERM and SIGHUP that remove every open staging folder and then
+// end the process by the same signal (exit status 128 + signal in a shell). Idempotent.
+void InstallStagingCleanupHandlers();
 
 class OutputStage {
  public:
@@ -41,8 +57,10 @@ class OutputStage {
   bool WriteText(const std::string& name, const std::string& contents, std::string* error);
   bool WriteJson(const std::string& name, const nlohmann::json& json, std::string* error);
 
-  // Moves every file of the staging folder into out_dir (replacing older ones) and removes
-  // the staging folder. Returns the names moved in `committed` if non-null.
+  // Moves every file of the staging folder into out_dir (replacing older ones), removes the
+  // files of the previous commit that this one did not write (see kOutputManifest), records the
+  // new set in the manifest and removes the staging folder. Returns the paths moved in
+  // `committed` if non-null.
   bool Commit(std::string* error, std::vector<std::string>* committed = nullptr);
 
   const std::string& out_dir() const { return out_dir_; }
@@ -51,6 +69,7 @@ class OutputStage {
   void RemoveStaging();
   std::string out_dir_;
   std::string staging_dir_;
+  int slot_ = -1;  // registration for the signal handlers (-1: none)
 };
 
 }  // namespace dynid::data

@@ -68,6 +68,7 @@
 #include "dynid/solvers/backlash_smoother.h"
 #include "dynid/solvers/continuous_discrete_ekf.h"
 #include "dynid/solvers/dead_zone_fit.h"
+#include "experiments/common/cli.h"
 
 DEFINE_string(cases, "sim1,sim2,linear", "comma-separated cases: sim1, sim2, linear");
 DEFINE_int32(samples, 0, "samples per case (0 = the case's default record length)");
@@ -136,15 +137,12 @@ DEFINE_double(progress_period, 1.0, "seconds between smoother progress lines");
 
 namespace {
 
+using dynid::cli::Fail;
+
 namespace models = dynid::models;
 namespace problems = dynid::problems;
 namespace solvers = dynid::solvers;
 namespace data = dynid::data;
-
-int Fail(int code, const std::string& message) {
-  std::cerr << "backlash_study: error: " << message << "\n";
-  return code;
-}
 
 struct Case {
   std::string name;
@@ -661,7 +659,6 @@ bool WriteCaseOutputs(const CaseRun& run, data::OutputStage* stage, std::string*
   if (!stage->WriteText(csv, data::FormatCsv(header, table), error)) return false;
   if (!FLAGS_figures) return true;
 
-  std::string warning;
   const std::string title = run.config.description;
   {
     data::Figure figure;
@@ -697,9 +694,7 @@ bool WriteCaseOutputs(const CaseRun& run, data::OutputStage* stage, std::string*
       figure.panels.push_back(panel("shape-constrained smoother", "smoother_shape", false));
       figure.panels.push_back(panel("shape-constrained smoother", "smoother_shape", true));
     }
-    if (!data::RenderFigure(figure, stage->Path(""), name + "_tau_vs_delta", &warning)) {
-      std::cerr << "backlash_study: warning: " << warning << "\n";
-    }
+    if (!data::RenderFigure(figure, stage->Path(""), name + "_tau_vs_delta", error)) return false;
   }
   {
     data::Figure figure;
@@ -727,9 +722,7 @@ bool WriteCaseOutputs(const CaseRun& run, data::OutputStage* stage, std::string*
     figure.panels = {tau, delta, input};
     figure.width_in = 12.0;
     figure.panel_height_in = 3.0;
-    if (!data::RenderFigure(figure, stage->Path(""), name + "_tau_vs_time", &warning)) {
-      std::cerr << "backlash_study: warning: " << warning << "\n";
-    }
+    if (!data::RenderFigure(figure, stage->Path(""), name + "_tau_vs_time", error)) return false;
   }
   {
     data::Figure figure;
@@ -755,9 +748,7 @@ bool WriteCaseOutputs(const CaseRun& run, data::OutputStage* stage, std::string*
     smoother_state.series.push_back(data::LineSeries(csv, "t", "smoother_error_x4", "x4"));
     figure.panels = {innovation, residual};
     if (truth) figure.panels.insert(figure.panels.end(), {filter_state, smoother_state});
-    if (!data::RenderFigure(figure, stage->Path(""), name + "_errors", &warning)) {
-      std::cerr << "backlash_study: warning: " << warning << "\n";
-    }
+    if (!data::RenderFigure(figure, stage->Path(""), name + "_errors", error)) return false;
   }
   return true;
 }
@@ -855,23 +846,18 @@ bool WriteSweepFigure(const Case& config, const SweepTable& table, data::OutputS
   figure.panel_height_in = 4.0;
   figure.panels = {b_panel, k_panel};
   if (truth) figure.panels.push_back(tau_panel);
-  std::string warning;
-  if (!data::RenderFigure(figure, stage->Path(""), "qpp_sweep_" + config.name, &warning)) {
-    std::cerr << "backlash_study: warning: " << warning << "\n";
-  }
+  if (!data::RenderFigure(figure, stage->Path(""), "qpp_sweep_" + config.name, error)) return false;
   return true;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  gflags::SetUsageMessage(
+  dynid::cli::ParseFlags(
+      &argc, &argv,
       "backlash_study [--cases=sim1,sim2,linear] [--samples=N] [--seed=S] [--out_dir=D] "
       "[--qpp_factors=0.1,1,10]");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
-  google::InitGoogleLogging(argv[0]);
   FLAGS_logtostderr = true;
-  if (argc > 1) return Fail(2, std::string("unexpected argument '") + argv[1] + "'");
 
   // Flags of one source only: a flag that would be ignored is an error.
   const bool measured = !FLAGS_measurements_csv.empty();

@@ -58,6 +58,7 @@
 #include "dynid/problems/weighted_residual_problem.h"
 #include "dynid/solvers/internal/first_order_smoother.h"
 #include "dynid/solvers/sliding_surface_filter.h"
+#include "experiments/common/cli.h"
 
 DEFINE_string(out_dir, "out/friction_filter_study", "output folder");
 DEFINE_double(duration_s, 2.0, "length of the record (s)");
@@ -93,15 +94,12 @@ DEFINE_string(measurements_csv, "",
 
 namespace {
 
+using dynid::cli::Fail;
+
 namespace data = dynid::data;
 namespace models = dynid::models;
 namespace problems = dynid::problems;
 namespace solvers = dynid::solvers;
-
-int Fail(int code, const std::string& message) {
-  std::cerr << "friction_filter_study: error: " << message << "\n";
-  return code;
-}
 
 // Parses a comma-separated list of finite numbers; false with a message naming the flag.
 bool ParseList(const std::string& flag, const std::string& text, int expected_size,
@@ -164,11 +162,9 @@ struct CaseResult {
 }  // namespace
 
 int main(int argc, char** argv) {
-  gflags::SetUsageMessage("friction estimation by sliding-surface and optimal filters");
-  google::ParseCommandLineFlags(&argc, &argv, true);
-  google::InitGoogleLogging(argv[0]);
+  dynid::cli::ParseFlags(&argc, &argv,
+                         "friction estimation by sliding-surface and optimal filters");
   FLAGS_logtostderr = true;
-  if (argc > 1) return Fail(2, std::string("unexpected argument '") + argv[1] + "'");
   const bool measured = !FLAGS_measurements_csv.empty();
   if (measured) {
     // The simulation's flags would be ignored: an error, not a silent skip.
@@ -649,10 +645,7 @@ int main(int argc, char** argv) {
                                           {"a", "acceleration"}})}));
     }
     for (const auto& [stem, fig] : figures) {
-      std::string warning;
-      if (!data::RenderFigure(fig, stage.Path(""), stem, &warning)) {
-        LOG(WARNING) << stem << ": " << warning;
-      }
+      if (!data::RenderFigure(fig, stage.Path(""), stem, &error)) return Fail(1, error);
     }
   }
   if (!stage.WriteJson("summary.json", summary, &error) || !stage.Commit(&error)) {

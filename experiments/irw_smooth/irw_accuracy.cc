@@ -9,18 +9,20 @@
 // Cases: a TX40-like trapezoidal-velocity joint trajectory (5 kHz, encoder 1e-6 rad) and a
 // Fourier-series excitation trajectory (5 kHz, same encoder). Margin: 0.1 s at both ends.
 // Output: --out_dir/accuracy.csv, accuracy.json, and a printed table.
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <string>
 #include <vector>
 
-#include <gflags/gflags.h>
-#include <glog/logging.h>
-
 #include "dynid/data/csv.h"
 #include "dynid/data/example_signals.h"
 #include "dynid/data/output.h"
 #include "dynid/solvers/derivative_accuracy.h"
+#include "experiments/common/cli.h"
 
 DEFINE_double(duration_s, 8.0, "length of each test trajectory in seconds");
 DEFINE_double(resolution_rad, 1e-6, "encoder resolution (quantisation step) in rad");
@@ -39,13 +41,17 @@ struct NamedCase {
 }  // namespace
 
 int main(int argc, char** argv) {
-  gflags::SetUsageMessage("Differentiator accuracy: IRW smoothing vs Butterworth + differences");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
-  google::InitGoogleLogging(argv[0]);
-  if (!(FLAGS_duration_s >= 1.0) || !(FLAGS_resolution_rad > 0.0) ||
-      !(FLAGS_sample_rate_hz > 0.0)) {
-    std::cerr << "error: --duration_s must be >= 1, --resolution_rad and --sample_rate_hz > 0\n";
-    return 2;
+  dynid::cli::ParseFlags(&argc, &argv,
+                         "Differentiator accuracy: IRW smoothing vs Butterworth + differences");
+  using dynid::cli::Fail;
+  if (!(FLAGS_duration_s >= 1.0 && FLAGS_duration_s <= 3600.0)) {
+    return Fail(2, "--duration_s must be in [1, 3600]");
+  }
+  if (!(FLAGS_resolution_rad > 0.0 && std::isfinite(FLAGS_resolution_rad))) {
+    return Fail(2, "--resolution_rad must be a number > 0");
+  }
+  if (!(FLAGS_sample_rate_hz >= 10.0 && FLAGS_sample_rate_hz <= 1e6)) {
+    return Fail(2, "--sample_rate_hz must be in [10, 1e6]");
   }
   std::vector<NamedCase> cases;
   {
@@ -136,8 +142,7 @@ int main(int argc, char** argv) {
   dynid::data::OutputStage stage;
   if (!stage.Open(FLAGS_out_dir, &error) || !stage.WriteText("accuracy.csv", csv, &error) ||
       !stage.WriteJson("accuracy.json", json, &error) || !stage.Commit(&error)) {
-    std::cerr << "error: " << error << "\n";
-    return 1;
+    return Fail(1, error);
   }
   std::printf("\nwrote %s/accuracy.csv and accuracy.json\n", FLAGS_out_dir.c_str());
   return 0;

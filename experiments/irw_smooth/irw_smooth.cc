@@ -14,6 +14,9 @@
 // deviations), D/summary.json (per column nvr, sigma2, log_likelihood, n_samples, ...) and
 // D/smoothed.png. Bad flags or files: a message naming the flag/file/line, exit code 2 (usage)
 // or 1 (data), and nothing written.
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -21,15 +24,13 @@
 #include <string>
 #include <vector>
 
-#include <gflags/gflags.h>
-#include <glog/logging.h>
-
 #include "dynid/data/csv.h"
 #include "dynid/data/figure.h"
 #include "dynid/data/output.h"
 #include "dynid/data/runtime_files.h"
 #include "dynid/solvers/irw_smoother.h"
 #include "dynid/solvers/nvr_fit.h"
+#include "experiments/common/cli.h"
 
 DEFINE_string(input_csv, "",
               "CSV file with a header row (default: the shipped example signal, "
@@ -53,20 +54,26 @@ DEFINE_int32(threads, 0, "threads for the channels (0 = all cores)");
 
 namespace {
 
-int Fail(int code, const std::string& message) {
-  std::cerr << "irw_smooth: error: " << message << "\n";
-  return code;
+using dynid::cli::Fail;
+
+constexpr double kMinNvr = 1e-20;
+constexpr double kMaxNvr = 1e12;
+
+// True when every estimate and standard deviation of the channel is finite.
+bool AllFinite(const dynid::solvers::IrwSmootherResult& r) {
+  return r.position.allFinite() && r.velocity.allFinite() && r.acceleration.allFinite() &&
+         r.position_std.allFinite() && r.velocity_std.allFinite() &&
+         r.acceleration_std.allFinite() && std::isfinite(r.sigma2) &&
+         std::isfinite(r.log_likelihood);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  gflags::SetUsageMessage(
+  dynid::cli::ParseFlags(
+      &argc, &argv,
       "irw_smooth --input_csv=F [--columns=a,b] [--time_column=t | --dt=S] [--model=irw1|irw2] "
       "[--nvr=auto|VALUE] [--criterion=gcv|ml] [--out_dir=D]");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
-  google::InitGoogleLogging(argv[0]);
-  if (argc > 1) return Fail(2, std::string("unexpected argument '") + argv[1] + "'");
 
   namespace solvers = dynid::solvers;
   std::string error;
@@ -107,6 +114,11 @@ int main(int argc, char** argv) {
       return Fail(2, "--nvr must be 'auto', 'tracking' or a positive number, got '" + FLAGS_nvr +
                          "'");
     }
+    // Far outside this range the smoother's recursions overflow or lose all precision (the
+    // NVR fit searches 1e-14 .. 1e6).
+    if (!(fixed_nvr >= kMinNvr && fixed_nvr <= kMaxNvr)) {
+      return Fail(2, "--nvr=" + FLAGS_nvr + " is out of range [1e-20, 1e12]");
+    }
   }
   {
     solvers::NvrFitOptions check;
@@ -129,15 +141,16 @@ int main(int argc, char** argv) {
   wanted.insert(wanted.end(), reference_columns.begin(), reference_columns.end());
   if (!dynid::data::ReadTimeSeriesCsv(FLAGS_input_csv, FLAGS_time_column, FLAGS_dt, wanted,
                                       &series, &error)) {
-    return Fail(1, error);
+    return Fail(2, error);
   }
   if (!series.IsUniform(1e-3)) {
-    return Fail(1, FLAGS_input_csv + ": the time column is not uniformly sampled (IRW smoothing "
-                                     "assumes a constant sampling interval)");
+    return Fail(2, FLAGS_input_csv +
+                       ": the time column is not uniformly sampled (IRW smoothing "
+                       "assumes a constant sampling interval)");
   }
   const int nx = solvers::IrwStateSize(model);
   if (series.num_samples() < nx + 3) {
-    return Fail(1, FLAGS_input_csv + ": " + std::to_string(series.num_samples()) +
+    return Fail(2, FLAGS_input_csv + ": " + std::to_string(series.num_samples()) +
                        " samples are too few (need at least " + std::to_string(nx + 3) + ")");
   }
   const double ts = series.MeanSamplePeriod();
@@ -187,6 +200,15 @@ int main(int argc, char** argv) {
   std::vector<solvers::IrwSmootherResult> results;
   if (!solvers::SmoothIrwColumns(columns, ts, options, &results, &error, FLAGS_threads)) {
     return Fail(1, error);
+  }
+  for (int c = 0; c < channels; ++c) {
+    // A NaN here is a numerical failure, not a value: never write it as a result.
+    if (!AllFinite(results[c])) {
+      return Fail(1, "column '" + series.names()[c] +
+                         "': the smoother's results are not finite "
+                         "(NVR " +
+                         std::to_string(options[c].nvr) + ")");
+    }
   }
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -263,9 +285,8 @@ int main(int argc, char** argv) {
                                                      name + "_acceleration_std", "acceleration"));
       figure.panels.insert(figure.panels.end(), {position, velocity, acceleration, sigma});
     }
-    std::string warning;
-    if (!dynid::data::RenderFigure(figure, stage.Path(""), "smoothed", &warning)) {
-      std::cerr << "irw_smooth: warning: " << warning << "\n";
+    if (!dynid::data::RenderFigure(figure, stage.Path(""), "smoothed", &error)) {
+      return Fail(1, error);
     }
   }
   if (!stage.WriteJson("summary.json", summary, &error) || !stage.Commit(&error)) {

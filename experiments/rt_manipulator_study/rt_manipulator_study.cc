@@ -54,6 +54,7 @@
 #include "dynid/solvers/internal/first_order_smoother.h"
 #include "dynid/solvers/parameter_covariance.h"
 #include "dynid/solvers/weighted_residual_smoother.h"
+#include "experiments/common/cli.h"
 
 DEFINE_string(out_dir, "out/rt_manipulator_study", "output folder");
 DEFINE_double(sample_period_s, 1e-3, "sampling interval of the measurements (s)");
@@ -74,16 +75,13 @@ DEFINE_bool(figures, true, "render PNG figures (needs python3 + matplotlib)");
 
 namespace {
 
+using dynid::cli::Fail;
+
 using dynid::models::RtManipulatorFlexible;
 using dynid::models::RtManipulatorParameters;
 using dynid::models::RtManipulatorRigid;
 namespace problems = dynid::problems;
 namespace solvers = dynid::solvers;
-
-int Fail(int code, const std::string& message) {
-  std::cerr << "rt_manipulator_study: error: " << message << "\n";
-  return code;
-}
 
 // The record the estimators see: simulated from the flexible model (with its truth) or read
 // from --measurements_csv.
@@ -153,11 +151,9 @@ struct Estimate {
 }  // namespace
 
 int main(int argc, char** argv) {
-  gflags::SetUsageMessage("RT manipulator payload estimation (van de Molengraft (1990) §3.7)");
-  google::ParseCommandLineFlags(&argc, &argv, true);
-  google::InitGoogleLogging(argv[0]);
+  dynid::cli::ParseFlags(&argc, &argv,
+                         "RT manipulator payload estimation (van de Molengraft (1990) §3.7)");
   FLAGS_logtostderr = true;
-  if (argc > 1) return Fail(2, std::string("unexpected argument '") + argv[1] + "'");
   // Flags of one source only: a flag that would be ignored is an error.
   const bool measured = !FLAGS_measurements_csv.empty();
   const std::vector<const char*> simulation_only = {"sample_period_s", "duration_s", "stiffness",
@@ -475,10 +471,7 @@ int main(int argc, char** argv) {
                         phi_panel};
     figures.emplace_back("rt_residuals", residuals);
     for (const auto& [stem, figure] : figures) {
-      std::string warning;
-      if (!dynid::data::RenderFigure(figure, stage.Path(""), stem, &warning)) {
-        LOG(WARNING) << stem << ": " << warning;
-      }
+      if (!dynid::data::RenderFigure(figure, stage.Path(""), stem, &error)) return Fail(1, error);
     }
   }
   if (!stage.WriteJson("summary.json", summary, &error) || !stage.Commit(&error)) {

@@ -53,6 +53,7 @@
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 
+#include <Eigen/Dense>
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -62,13 +63,11 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <Eigen/Dense>
-#include <nlohmann/json.hpp>
 
 #include "dynid/data/csv.h"
 #include "dynid/data/figure.h"
@@ -77,6 +76,8 @@
 #include "dynid/data/trajectory.h"
 #include "dynid/models/scara3.h"
 #include "dynid/models/scara3_model.h"
+#include "dynid/problems/weighted_residual_problem.h"
+#include "dynid/problems/weighted_residual_problem_impl.h"
 #include "dynid/solvers/continuous_discrete_ekf.h"
 #include "dynid/solvers/extended_kalman_filter.h"
 #include "dynid/solvers/hopfield_estimator.h"
@@ -84,10 +85,14 @@
 #include "dynid/solvers/kalman_smoother.h"
 #include "dynid/solvers/mechanical_state_space.h"
 #include "dynid/solvers/nvr_fit.h"
+<<<<<<< HEAD
 #include "dynid/problems/weighted_residual_problem.h"
+=======
+>>>>>>> cli
 #include "dynid/solvers/parameter_covariance.h"
 #include "dynid/solvers/unscented_kalman_filter.h"
 #include "dynid/solvers/weighted_residual_smoother.h"
+#include "experiments/common/cli.h"
 
 DEFINE_double(duration_s, 30.0, "record length [s]");
 DEFINE_double(dt, 0.01, "sample and control period [s]");
@@ -137,17 +142,14 @@ DEFINE_string(measurement_std, "",
 
 namespace {
 
+using dynid::cli::Fail;
+
 namespace models = dynid::models;
 namespace problems = dynid::problems;
 namespace solvers = dynid::solvers;
 namespace data = dynid::data;
 using Model = models::Scara3Model;
 using System = solvers::AugmentedMechanicalSystem<Model>;
-
-int Fail(int code, const std::string& message) {
-  std::cerr << "scara_study: error: " << message << "\n";
-  return code;
-}
 
 const char* kParamNames[4] = {"IZZ1", "IZZ2", "mr", "m3"};
 
@@ -1847,13 +1849,15 @@ bool WriteCsvFiles(const CsvFiles& csv, data::OutputStage* stage, std::string* e
           stage->WriteText("torque_prediction.csv", csv.torque_prediction, error));
 }
 
-// A figure that cannot be rendered is a warning, not a failure: the CSV files hold the data.
-void RenderOrWarn(const data::Figure& figure, const data::OutputStage& stage,
-                  const std::string& stem) {
-  std::string warning;
-  if (!data::RenderFigure(figure, stage.Path(""), stem, &warning)) {
-    std::cerr << "scara_study: warning: " << warning << "\n";
-  }
+// The first figure that could not be rendered; it fails the run (main checks it after
+// RenderFigures), and the figures after it are not attempted.
+std::string g_figure_error;
+
+void RenderOrRecord(const data::Figure& figure, const data::OutputStage& stage,
+                    const std::string& stem) {
+  if (!g_figure_error.empty()) return;
+  std::string why;
+  if (!data::RenderFigure(figure, stage.Path(""), stem, &why)) g_figure_error = why;
 }
 
 // The four parameters of one estimator over time, against the truth when there is one.
@@ -1872,7 +1876,7 @@ void RenderParameterFigure(const data::OutputStage& stage, const std::string& pr
     }
     f.panels.push_back(p);
   }
-  RenderOrWarn(f, stage, stem);
+  RenderOrRecord(f, stage, stem);
 }
 
 // A measured record: the measured torques of each joint against those the estimates predict
@@ -1894,7 +1898,7 @@ void RenderTorquePrediction(const data::OutputStage& stage,
     }
     f.panels.push_back(p);
   }
-  RenderOrWarn(f, stage, "torque_prediction");
+  RenderOrRecord(f, stage, "torque_prediction");
 }
 
 // Like the published Figs. 7–12; the "true" series only with a truth, the torque prediction
@@ -1928,7 +1932,7 @@ void RenderFigures(const data::OutputStage& stage, bool with_truth,
     }
     cmp.panels.push_back(p);
   }
-  RenderOrWarn(cmp, stage, "params_comparison");
+  RenderOrRecord(cmp, stage, "params_comparison");
   if (!with_truth) RenderTorquePrediction(stage, torque_methods);
 }
 
@@ -2055,15 +2059,13 @@ bool ValidateInputs(bool measured, Eigen::Vector3d* torque_noise, Vector6d* meas
 }  // namespace
 
 int main(int argc, char** argv) {
-  gflags::SetUsageMessage(
+  dynid::cli::ParseFlags(
+      &argc, &argv,
       "scara_study [--duration_s=30] [--seed=S] [--out_dir=D] [--noise_scale=1] "
       "[--q_param=0] [--ukf_alpha=1] ...\n"
       "scara_study --measurements_csv=F [--out_dir=D] [--measurement_std=6 values] "
       "[--q_param=0] ...");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
-  google::InitGoogleLogging(argv[0]);
   FLAGS_logtostderr = true;
-  if (argc > 1) return Fail(2, std::string("unexpected argument '") + argv[1] + "'");
   std::string error;
   Eigen::Vector3d torque_noise;
   const bool measured = !FLAGS_measurements_csv.empty();
@@ -2102,7 +2104,10 @@ int main(int argc, char** argv) {
   results.csv.record = measured ? MeasuredRecordCsv(record) : RecordCsv(record);
   JudgeAcceptance(record, hnn, filters, ukf_seed_failures, &results);
   if (!WriteCsvFiles(results.csv, &stage, &error)) return Fail(1, error);
-  if (FLAGS_figures) RenderFigures(stage, !measured, results.csv.torque_prediction_methods);
+  if (FLAGS_figures) {
+    RenderFigures(stage, !measured, results.csv.torque_prediction_methods);
+    if (!g_figure_error.empty()) return Fail(1, g_figure_error);
+  }
 
   results.summary["wall_time_s"] =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

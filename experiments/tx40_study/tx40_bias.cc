@@ -19,7 +19,10 @@
 //             [--oracle]      LS on the exact states / with the exact applied torque
 //             [--verbose]     every essential parameter's normalised error
 //             [--dump=F]      raw doubles of q, q', q'', τ, q_meas, τ_meas (Ns × 6 each)
-// Failures (bad flags, simulation errors) abort with the message (glog CHECK).
+// Exit status: 2 for a bad flag value (named in the message), 1 when a step of the pipeline fails.
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -27,14 +30,11 @@
 #include <string>
 #include <vector>
 
-#include <gflags/gflags.h>
-#include <glog/logging.h>
-
 #include "dynid/data/csv.h"
-#include "experiments/tx40_study/prior_knowledge.h"
-#include "experiments/tx40_study/tx40_experiment.h"
 #include "dynid/models/tx40.h"
 #include "dynid/solvers/idim.h"
+#include "experiments/tx40_study/prior_knowledge.h"
+#include "experiments/tx40_study/tx40_experiment.h"
 
 DEFINE_double(duration_s, 7.0, "simulated experiment length (s)");
 DEFINE_double(noise, 0.3, "joint torque noise std (N m)");
@@ -49,7 +49,9 @@ DEFINE_bool(select, true, "sample selection");
 DEFINE_bool(oracle, false, "also LS on the exact states with the measured torques");
 DEFINE_bool(verbose, false, "print every essential parameter's normalised error");
 DEFINE_int32(max_iterations, 20, "IV cap");
-DEFINE_string(dump, "", "write q, qd, qdd, tau, q_measured, tau_measured (raw doubles, column-major Ns x 6 each) to this file");
+DEFINE_string(dump, "",
+              "write q, qd, qdd, tau, q_measured, tau_measured (raw doubles, column-major Ns x 6 "
+              "each) to this file");
 DEFINE_int32(guard, 5, "selection guard rows");
 DEFINE_double(guard_s, 0.04, "selection guard time (s)");
 DEFINE_int32(margin, 0, "also drop kept rows within this many decimated rows of an excluded row");
@@ -59,10 +61,24 @@ DEFINE_bool(errors, false, "print the regressor-column errors of the measured sy
 
 #include "dynid/data/sample_selection.h"
 #include "dynid/data/signal.h"
+#include "experiments/common/cli.h"
 namespace {
+
+using dynid::cli::Fail;
+
 namespace data = dynid::data;
 namespace models = dynid::models;
 namespace solvers = dynid::solvers;
+
+// True for idim_{ls,wls,iv}_{conventional,irwsm1,irwsm2}, the methods of tx40_study.
+bool IsMethod(const std::string& key) {
+  for (const char* estimator : {"ls", "wls", "iv"}) {
+    for (const char* differentiator : {"conventional", "irwsm1", "irwsm2"}) {
+      if (key == std::string("idim_") + estimator + "_" + differentiator) return true;
+    }
+  }
+  return false;
+}
 
 // Distance (decimated rows, same joint) of every kept row to the nearest excluded row.
 std::vector<int> Distances(const solvers::IdimSystem& system) {
@@ -121,9 +137,39 @@ void Print(const std::string& label, const solvers::IdimModel& model,
 }  // namespace
 
 int main(int argc, char** argv) {
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
-  google::InitGoogleLogging(argv[0]);
+  dynid::cli::ParseFlags(&argc, &argv,
+                         "tx40_bias [--duration_s=7] [--seed=2018] [--noise=0.3] "
+                         "[--knowledge=good|poor|none] [--methods=idim_ls_conventional,...]");
   std::string error;
+  // Every flag value is checked before the simulation starts.
+  dynid::experiments::PriorKnowledge knowledge;
+  if (!dynid::experiments::ParsePriorKnowledge(FLAGS_knowledge, &knowledge, &error)) {
+    return Fail(2, "--knowledge: " + error);
+  }
+  const std::vector<std::string> methods = data::SplitList(FLAGS_methods);
+  if (methods.empty()) return Fail(2, "--methods: give at least one method");
+  for (const std::string& key : methods) {
+    if (!IsMethod(key)) {
+      return Fail(2, "--methods: unknown method '" + key +
+                         "' (idim_{ls,wls,iv}_{conventional,irwsm1,irwsm2})");
+    }
+  }
+  if (!(FLAGS_duration_s >= 1.0 && FLAGS_duration_s <= 60.0)) {
+    return Fail(2, "--duration_s must be in [1, 60]");
+  }
+  if (!(FLAGS_noise >= 0.0 && std::isfinite(FLAGS_noise))) return Fail(2, "--noise must be >= 0");
+  if (!(FLAGS_coulomb_scale >= 0.0 && std::isfinite(FLAGS_coulomb_scale))) {
+    return Fail(2, "--coulomb_scale must be >= 0");
+  }
+  if (!(FLAGS_velocity_threshold >= 0.0 && std::isfinite(FLAGS_velocity_threshold))) {
+    return Fail(2, "--velocity_threshold must be >= 0");
+  }
+  if (FLAGS_max_iterations < 1) return Fail(2, "--max_iterations must be >= 1");
+  if (FLAGS_guard < 0) return Fail(2, "--guard must be >= 0");
+  if (!(FLAGS_guard_s >= 0.0 && std::isfinite(FLAGS_guard_s))) {
+    return Fail(2, "--guard_s must be >= 0");
+  }
+  if (FLAGS_margin < 0) return Fail(2, "--margin must be >= 0");
   data::Tx40ExperimentOptions options;
   options.duration_s = FLAGS_duration_s;
   options.torque_noise_std_nm = FLAGS_noise;
@@ -131,21 +177,24 @@ int main(int argc, char** argv) {
   options.coulomb_scale = FLAGS_coulomb_scale;
   options.seed = static_cast<std::uint32_t>(FLAGS_seed);
   data::Tx40Experiment experiment;
-  CHECK(data::SimulateTx40Experiment(options, &experiment, &error)) << error;
+  if (!data::SimulateTx40Experiment(options, &experiment, &error)) return Fail(1, error);
   const models::SerialRobot robot = models::MakeTx40();
   std::vector<std::string> names = models::Tx40EssentialNames();
   for (const std::string& name : experiment.base.names) {
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   }
   solvers::IdimModel model;
-  CHECK(solvers::IdimModel::Create(robot, experiment.base, names, &model, &error)) << error;
+  if (!solvers::IdimModel::Create(robot, experiment.base, names, &model, &error)) {
+    return Fail(1, error);
+  }
   const data::RobotSimulation& sim = experiment.simulation;
   Eigen::MatrixXd q_measured, tau_measured;
   models::Tx40MotorToJoint(sim.q_motor, sim.tau_motor, &q_measured, &tau_measured);
   if (!FLAGS_dump.empty()) {
     FILE* f = std::fopen(FLAGS_dump.c_str(), "wb");
-    CHECK(f != nullptr) << "--dump: cannot open " << FLAGS_dump;
-    for (const Eigen::MatrixXd* m : std::vector<const Eigen::MatrixXd*>{&sim.q, &sim.qd, &sim.qdd, &sim.tau, &q_measured, &tau_measured}) {
+    if (f == nullptr) return Fail(2, "--dump: cannot open '" + FLAGS_dump + "' for writing");
+    for (const Eigen::MatrixXd* m : std::vector<const Eigen::MatrixXd*>{
+             &sim.q, &sim.qd, &sim.qdd, &sim.tau, &q_measured, &tau_measured}) {
       std::fwrite(m->data(), sizeof(double), m->size(), f);
     }
     std::fclose(f);
@@ -161,14 +210,14 @@ int main(int argc, char** argv) {
   controller.gains = experiment.simulator_options.gains;
   controller.duration_s = options.duration_s;
   solvers::ClosedLoopAuxiliaryModel auxiliary(&reference, controller);
-  dynid::experiments::PriorKnowledge knowledge;
-  CHECK(dynid::experiments::ParsePriorKnowledge(FLAGS_knowledge, &knowledge, &error)) << error;
   std::printf("noise %.3g N m, quantise %d, coulomb x%.2g, %s knowledge, %.1f s\n", FLAGS_noise,
               FLAGS_quantise, FLAGS_coulomb_scale, FLAGS_knowledge.c_str(), FLAGS_duration_s);
-  for (const std::string& key : data::SplitList(FLAGS_methods)) {
+  for (const std::string& key : methods) {
     solvers::IdimDifferentiator differentiator = solvers::IdimDifferentiator::kConventional;
-    if (key.find("irwsm1") != std::string::npos) differentiator = solvers::IdimDifferentiator::kIrw1;
-    if (key.find("irwsm2") != std::string::npos) differentiator = solvers::IdimDifferentiator::kIrw2;
+    if (key.find("irwsm1") != std::string::npos)
+      differentiator = solvers::IdimDifferentiator::kIrw1;
+    if (key.find("irwsm2") != std::string::npos)
+      differentiator = solvers::IdimDifferentiator::kIrw2;
     solvers::IdimPreprocessingOptions pre =
         dynid::experiments::KnowledgePreprocessing(knowledge, differentiator, 5000.0);
     pre.select_samples = FLAGS_select;
@@ -176,21 +225,23 @@ int main(int argc, char** argv) {
     pre.selection_guard_s = FLAGS_guard_s;
     pre.selection.velocity_threshold = Eigen::VectorXd::Constant(1, FLAGS_velocity_threshold);
     solvers::IdimSystem system;
-    CHECK(solvers::BuildIdimSystem(model, q_measured, tau_measured, pre, &system, &error)) << error;
+    if (!solvers::BuildIdimSystem(model, q_measured, tau_measured, pre, &system, &error))
+      return Fail(1, error);
     if (FLAGS_oracle && key == "idim_ls_conventional") {
       Eigen::MatrixXd x;
       Eigen::VectorXd y;
-      CHECK(solvers::ProcessLikeSystem(model, system, sim.q, sim.qd, sim.qdd, tau_measured, &x,
-                                       &y, &error))
-          << error;
+      if (!solvers::ProcessLikeSystem(model, system, sim.q, sim.qd, sim.qdd, tau_measured, &x, &y,
+                                      &error))
+        return Fail(1, error);
       solvers::LinearLeastSquaresOptions ls;
       ls.row_blocks = system.blocks;
       Print("LS exact states", model, solvers::SolveLeastSquares(x, y, ls), truth, "");
       // Measured states, exact applied torque.
       Eigen::MatrixXd unused;
       Eigen::VectorXd y_exact;
-      CHECK(solvers::ProcessLikeSystem(model, system, sim.q, sim.qd, sim.qdd, sim.tau, &unused,
-                                       &y_exact, &error));
+      if (!solvers::ProcessLikeSystem(model, system, sim.q, sim.qd, sim.qdd, sim.tau, &unused,
+                                      &y_exact, &error))
+        return Fail(1, error);
       Print("LS meas. X, exact tau", model, solvers::SolveLeastSquares(system.x, y_exact, ls),
             truth, "");
     }
@@ -208,24 +259,31 @@ int main(int argc, char** argv) {
             ++count;
           }
         }
-        std::printf(" %d%s:%.3g(%d)", d, d == 12 ? "+" : "", std::sqrt(sum / std::max(1, count)), count);
+        std::printf(" %d%s:%.3g(%d)", d, d == 12 ? "+" : "", std::sqrt(sum / std::max(1, count)),
+                    count);
       }
       std::printf("\n");
     }
     if (FLAGS_gains) {
       Eigen::MatrixXd a_hat, a, v_hat, v;
-      CHECK(data::DecimateColumns(system.qdd, pre.decimation_factor, 1, &a_hat, &error));
-      CHECK(data::DecimateColumns(sim.qdd, pre.decimation_factor, 1, &a, &error));
-      CHECK(data::DecimateColumns(system.qd, pre.decimation_factor, 1, &v_hat, &error));
-      CHECK(data::DecimateColumns(sim.qd, pre.decimation_factor, 1, &v, &error));
+      if (!data::DecimateColumns(system.qdd, pre.decimation_factor, 1, &a_hat, &error))
+        return Fail(1, error);
+      if (!data::DecimateColumns(sim.qdd, pre.decimation_factor, 1, &a, &error))
+        return Fail(1, error);
+      if (!data::DecimateColumns(system.qd, pre.decimation_factor, 1, &v_hat, &error))
+        return Fail(1, error);
+      if (!data::DecimateColumns(sim.qd, pre.decimation_factor, 1, &v, &error))
+        return Fail(1, error);
       std::printf("%s in-band gain of q̂'' (q̂'), kept rows:", key.c_str());
       for (int j = 0; j < 6; ++j) {
         double aa = 0, ah = 0, vv = 0, vh = 0;
         for (int r : system.kept_rows) {
           if (r / system.num_samples != j) continue;
           const int k = r % system.num_samples;
-          aa += a(k, j) * a(k, j); ah += a_hat(k, j) * a(k, j);
-          vv += v(k, j) * v(k, j); vh += v_hat(k, j) * v(k, j);
+          aa += a(k, j) * a(k, j);
+          ah += a_hat(k, j) * a(k, j);
+          vv += v(k, j) * v(k, j);
+          vh += v_hat(k, j) * v(k, j);
         }
         std::printf(" %d: %.5f (%.6f)", j + 1, ah / aa, vh / vv);
       }
@@ -234,8 +292,9 @@ int main(int argc, char** argv) {
     if (FLAGS_errors) {
       Eigen::MatrixXd x;
       Eigen::VectorXd y;
-      CHECK(solvers::ProcessLikeSystem(model, system, sim.q, sim.qd, sim.qdd, sim.tau, &x, &y,
-                                       &error));
+      if (!solvers::ProcessLikeSystem(model, system, sim.q, sim.qd, sim.qdd, sim.tau, &x, &y,
+                                      &error))
+        return Fail(1, error);
       const Eigen::MatrixXd e = system.x - x;
       std::printf("%s: ||E_c||/||X_c|| %%, E_c·θ_c / ||y||, per joint: \n", key.c_str());
       const Eigen::VectorXd et = e * truth;
@@ -250,19 +309,20 @@ int main(int argc, char** argv) {
         std::printf("  joint %d: ||Eθ||/||y|| %.3f %%\n", j + 1, 100 * std::sqrt(num / den));
       }
       for (int i = 0; i < 28; ++i) {
-        std::printf("  %s %.3f%%", model.names()[i].c_str(), 100 * e.col(i).norm() / x.col(i).norm());
+        std::printf("  %s %.3f%%", model.names()[i].c_str(),
+                    100 * e.col(i).norm() / x.col(i).norm());
       }
       std::printf("\n");
     }
     solvers::IdimRunOptions run;
-    run.estimator = key.find("_iv_") != std::string::npos
-                        ? solvers::IdimEstimator::kInstrumentalVariables
-                        : key.find("_wls_") != std::string::npos
-                              ? solvers::IdimEstimator::kWeightedLeastSquares
-                              : solvers::IdimEstimator::kLeastSquares;
+    run.estimator =
+        key.find("_iv_") != std::string::npos    ? solvers::IdimEstimator::kInstrumentalVariables
+        : key.find("_wls_") != std::string::npos ? solvers::IdimEstimator::kWeightedLeastSquares
+                                                 : solvers::IdimEstimator::kLeastSquares;
     run.iv.max_iterations = FLAGS_max_iterations;
     solvers::IdimResult result;
-    CHECK(solvers::RunIdim(model, system, run, theta0, &auxiliary, &result, &error)) << error;
+    if (!solvers::RunIdim(model, system, run, theta0, &auxiliary, &result, &error))
+      return Fail(1, error);
     char extra[128];
     std::snprintf(extra, sizeof(extra), "rows %d it %d%s", static_cast<int>(system.x.rows()),
                   result.iterations, result.converged ? "" : " NOCONV");

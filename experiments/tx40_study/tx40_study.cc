@@ -15,10 +15,13 @@
 //
 //   tx40_study [--out_dir=out/tx40_study] [--duration_s=7] [--seed=2018] [--threads=0]
 //   tx40_study --positions_csv=F --torques_csv=G [--sample_rate_hz=5000]
-//              [--reference_csv=H]        (real data: header + 6 columns each, motor side)
+//              [--reference_csv=H]        (real data: columns m1..m6 each, motor side)
 //
 // Writes tables.md, estimates.csv, summary.json, per-scenario CSVs (torques_*, autocorrelation_*,
 // estimates_*) and figures (*.png) to --out_dir, all at once at the end (nothing on failure).
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -33,19 +36,17 @@
 #include <thread>
 #include <vector>
 
-#include <gflags/gflags.h>
-#include <glog/logging.h>
-
 #include "dynid/data/csv.h"
 #include "dynid/data/figure.h"
 #include "dynid/data/output.h"
 #include "dynid/data/signal.h"
-#include "experiments/tx40_study/prior_knowledge.h"
-#include "experiments/tx40_study/tx40_experiment.h"
-#include "experiments/tx40_study/tx40_published.h"
 #include "dynid/models/tx40.h"
 #include "dynid/solvers/essential_parameters.h"
 #include "dynid/solvers/idim.h"
+#include "experiments/common/cli.h"
+#include "experiments/tx40_study/prior_knowledge.h"
+#include "experiments/tx40_study/tx40_experiment.h"
+#include "experiments/tx40_study/tx40_published.h"
 
 DEFINE_string(out_dir, "out/tx40_study", "output folder");
 DEFINE_bool(figures, true, "render PNG figures (needs python3 + matplotlib)");
@@ -68,10 +69,10 @@ DEFINE_double(torque_noise_std, 0.3, "simulated joint-torque noise std (N m)");
 DEFINE_bool(write_measurements, false,
             "also write the simulated motor-side positions/torques/reference as real-data CSVs");
 // Real data.
-DEFINE_string(positions_csv, "", "real data: motor positions (rad), header + 6 columns");
-DEFINE_string(torques_csv, "", "real data: motor torques (N m), header + 6 columns");
+DEFINE_string(positions_csv, "", "real data: motor positions (rad), columns m1..m6 in any order");
+DEFINE_string(torques_csv, "", "real data: motor torques (N m), columns m1..m6 in any order");
 DEFINE_string(reference_csv, "",
-              "real data: motor-side reference positions (rad), header + 6 columns; enables "
+              "real data: motor-side reference positions (rad), columns m1..m6; enables "
               "IDIM-IV (velocities and accelerations by central differences)");
 DEFINE_double(sample_rate_hz, 5000.0, "real data: sampling rate (Hz)");
 DEFINE_double(pid_bandwidth_hz, 10.0,
@@ -96,15 +97,12 @@ DEFINE_double(iv_tolerance, 1e-3,
 
 namespace {
 
+using dynid::cli::Fail;
+
 namespace data = dynid::data;
 namespace models = dynid::models;
 namespace solvers = dynid::solvers;
 namespace published = dynid::experiments;
-
-int Fail(int code, const std::string& message) {
-  std::cerr << "tx40_study: error: " << message << "\n";
-  return code;
-}
 
 struct Method {
   std::string key, label;
@@ -150,24 +148,24 @@ std::string Number(double value, int precision = 4) {
   return buffer;
 }
 
-// Reads a motor-side CSV with a header and exactly six numeric columns.
+// Reads a motor-side CSV with the columns m1..m6 (motor 1..6), bound by name in any order so
+// that swapped or mislabelled motor columns cannot be read silently as other motors.
 bool ReadSixColumns(const std::string& path, const std::string& flag, Eigen::MatrixXd* values,
                     std::string* error) {
+  static const std::vector<std::string> kMotorColumns = {"m1", "m2", "m3", "m4", "m5", "m6"};
   data::CsvTable table;
-  if (!data::ReadCsv(path, &table, error)) {
+  std::vector<int> columns;
+  if (!data::ReadCsv(path, &table, error) ||
+      !data::BindColumns(table, path, kMotorColumns, &columns, error)) {
     *error = "--" + flag + ": " + *error;
-    return false;
-  }
-  if (table.header.size() != 6) {
-    *error = "--" + flag + ": " + path + ":1: expected 6 columns (one per motor), got " +
-             std::to_string(table.header.size());
     return false;
   }
   if (table.values.rows() < 2) {
     *error = "--" + flag + ": " + path + ": no data rows";
     return false;
   }
-  *values = table.values;
+  values->resize(table.values.rows(), 6);
+  for (int j = 0; j < 6; ++j) values->col(j) = table.values.col(columns[j]);
   return true;
 }
 
@@ -197,12 +195,10 @@ void ParallelFor(int count, int threads, F f) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  gflags::SetUsageMessage(
+  dynid::cli::ParseFlags(
+      &argc, &argv,
       "tx40_study [--out_dir=D] (simulated default) | tx40_study --positions_csv=F "
       "--torques_csv=G [--sample_rate_hz=5000] [--reference_csv=H]");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
-  google::InitGoogleLogging(argv[0]);
-  if (argc > 1) return Fail(2, std::string("unexpected argument '") + argv[1] + "'");
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -333,10 +329,10 @@ int main(int argc, char** argv) {
     Eigen::MatrixXd motor_positions, motor_torques;
     if (!ReadSixColumns(FLAGS_positions_csv, "positions_csv", &motor_positions, &error) ||
         !ReadSixColumns(FLAGS_torques_csv, "torques_csv", &motor_torques, &error)) {
-      return Fail(1, error);
+      return Fail(2, error);
     }
     if (motor_positions.rows() != motor_torques.rows()) {
-      return Fail(1, FLAGS_positions_csv + " has " + std::to_string(motor_positions.rows()) +
+      return Fail(2, FLAGS_positions_csv + " has " + std::to_string(motor_positions.rows()) +
                          " data rows but " + FLAGS_torques_csv + " has " +
                          std::to_string(motor_torques.rows()));
     }
@@ -346,10 +342,10 @@ int main(int argc, char** argv) {
     if (!FLAGS_reference_csv.empty()) {
       Eigen::MatrixXd motor_reference, q_ref, unused;
       if (!ReadSixColumns(FLAGS_reference_csv, "reference_csv", &motor_reference, &error)) {
-        return Fail(1, error);
+        return Fail(2, error);
       }
       if (motor_reference.rows() != motor_positions.rows()) {
-        return Fail(1, FLAGS_reference_csv + " has " + std::to_string(motor_reference.rows()) +
+        return Fail(2, FLAGS_reference_csv + " has " + std::to_string(motor_reference.rows()) +
                            " data rows, the positions " + std::to_string(motor_positions.rows()));
       }
       models::Tx40MotorToJoint(motor_reference, motor_reference, &q_ref, &unused);
@@ -841,13 +837,16 @@ int main(int argc, char** argv) {
     figures.push_back({estimates, "estimates_" + scenario});
   }
   // Each figure is an independent python process: render them on the worker threads.
+  // A figure that fails fails the run; the first failure is reported.
+  std::string figure_error;
   ParallelFor(static_cast<int>(figures.size()), threads, [&](int i) {
-    std::string warning;
-    if (!data::RenderFigure(figures[i].first, stage.Path(""), figures[i].second, &warning)) {
+    std::string why;
+    if (!data::RenderFigure(figures[i].first, stage.Path(""), figures[i].second, &why)) {
       std::lock_guard<std::mutex> lock(print_mutex);
-      std::cerr << "tx40_study: warning: " << warning << "\n";
+      if (figure_error.empty()) figure_error = why;
     }
   });
+  if (!figure_error.empty()) return Fail(1, figure_error);
   if (!real && FLAGS_write_measurements) {
     const data::RobotSimulation& sim = experiment.simulation;
     const std::vector<std::string> motor = {"m1", "m2", "m3", "m4", "m5", "m6"};

@@ -52,6 +52,7 @@
 #include "dynid/data/output.h"
 #include "dynid/data/runtime_files.h"
 #include "dynid/solvers/weight_sweep.h"
+#include "experiments/common/cli.h"
 #include "experiments/weight_sweep/weight_sweep_cases.h"
 
 DEFINE_string(case_name, "msd", "case: msd, friction_mass, rt_rigid, rt_flexible, xy_flexible");
@@ -79,9 +80,9 @@ namespace solvers = dynid::solvers;
 
 int g_rank = 0, g_size = 1;
 
+// Only rank 0 reports, so that an MPI run prints each error once.
 int Fail(int code, const std::string& message) {
-  if (g_rank == 0) std::cerr << "weight_sweep: error: " << message << "\n";
-  return code;
+  return g_rank == 0 ? dynid::cli::Fail(code, message) : code;
 }
 
 double BaseWeight(const dynid::problems::WeightedResidualWeights& w,
@@ -143,11 +144,8 @@ int main(int argc, char** argv) {
     ~Finalizer() { MPI_Finalize(); }
   } finalizer;
 #endif
-  gflags::SetUsageMessage("weighting-matrix sweeps of the weighted-residual smoother");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
-  google::InitGoogleLogging(argv[0]);
+  dynid::cli::ParseFlags(&argc, &argv, "weighting-matrix sweeps of the weighted-residual smoother");
   FLAGS_logtostderr = true;
-  if (argc > 1) return Fail(2, std::string("unexpected argument '") + argv[1] + "'");
 
   // Flags.
   std::string error;
@@ -514,12 +512,10 @@ int main(int argc, char** argv) {
       panel.hlines = {0.0};
       figure.panels.push_back(panel);
     }
-    std::string warning;
-    if (dynid::data::RenderFigure(figure, stage.Path(""), "error_spread", &warning)) {
-      figures.push_back("error_spread.png");
-    } else {
-      LOG(WARNING) << warning;
+    if (!dynid::data::RenderFigure(figure, stage.Path(""), "error_spread", &error)) {
+      return Fail(1, error);
     }
+    figures.push_back("error_spread.png");
   } else if (FLAGS_figures && axes.size() == 2) {
     for (const auto& q : info.parameters) {
       nlohmann::json spec = {
@@ -537,19 +533,12 @@ int main(int argc, char** argv) {
              {"absolute", true}}}}};
       const std::string stem = "heatmap_" + q.name;
       if (!stage.WriteJson(stem + ".heatmap.json", spec, &error)) return Fail(1, error);
-      const char* python_override = std::getenv("DYNID_PYTHON");
-      const std::string python = python_override ? python_override : "/usr/bin/python3";
-      std::string script;
-      if (!dynid::data::FindRuntimeFile("plot_heatmap.py", &script, &error)) return Fail(1, error);
-      const std::string command = "'" + python + "' '" + script + "' '" +
-                                  stage.Path(stem + ".heatmap.json") +
-                                  "' '" + stage.Path(stem + ".png") + "' > /dev/null 2>&1";
-      if (std::system(command.c_str()) == 0) {
-        figures.push_back(stem + ".png");
-      } else {
-        LOG(WARNING) << "heat map '" << stem << "' not rendered (needs python3 with matplotlib; "
-                     << "run data/plot_heatmap.py on " << stem << ".heatmap.json)";
+      if (!dynid::data::RunPythonScript(
+              "plot_heatmap.py", {stage.Path(stem + ".heatmap.json"), stage.Path(stem + ".png")},
+              &error)) {
+        return Fail(1, "heat map '" + stem + "' not rendered: " + error);
       }
+      figures.push_back(stem + ".png");
     }
   }
   summary["figures"] = figures;

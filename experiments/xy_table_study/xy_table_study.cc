@@ -38,33 +38,34 @@
 // Writes tables.md, summary.json, interval.csv (estimates, residuals, deformation and the
 // reconstruction on the identification interval), sweep.csv (acceleration-weight sweep),
 // evaluation.csv, circle.csv (if any) and figures (*.png + *.figure.json).
+#include <ceres/problem.h>
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+
+#include <Eigen/Cholesky>
+#include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include <Eigen/Cholesky>
-#include <Eigen/Eigenvalues>
-#include <ceres/problem.h>
-#include <gflags/gflags.h>
-#include <glog/logging.h>
-#include <nlohmann/json.hpp>
-
 #include "dynid/data/csv.h"
 #include "dynid/data/figure.h"
 #include "dynid/data/output.h"
-#include "experiments/xy_table_study/xy_table_simulator.h"
 #include "dynid/models/mechanical_model.h"
 #include "dynid/models/xy_table.h"
 #include "dynid/problems/weighted_residual_problem.h"
-#include "experiments/xy_table_study/xy_table_case.h"
 #include "dynid/solvers/internal/first_order_smoother.h"
 #include "dynid/solvers/parameter_covariance.h"
 #include "dynid/solvers/weighted_residual_smoother.h"
+#include "experiments/common/cli.h"
+#include "experiments/xy_table_study/xy_table_case.h"
+#include "experiments/xy_table_study/xy_table_simulator.h"
 
 DEFINE_string(out_dir, "out/xy_table_study", "output folder");
 DEFINE_string(measurements_csv, "", "measured record (see header comment); empty = simulate");
@@ -98,6 +99,8 @@ DEFINE_bool(figures, true, "render PNG figures (needs python3 + matplotlib)");
 
 namespace {
 
+using dynid::cli::Fail;
+
 namespace data = dynid::data;
 namespace models = dynid::models;
 namespace problems = dynid::problems;
@@ -108,11 +111,6 @@ const std::vector<std::string> kCsvHeader = {"t",  "x_effector", "y_effector",
                                              "acceleration_along", "acceleration_orthogonal",
                                              "phi1", "phi2", "i1", "i2"};
 const char* kMeasurementNames[8] = {"x_e", "y_e", "a_along", "a_orth", "phi1", "phi2", "i1", "i2"};
-
-int Fail(int code, const std::string& message) {
-  std::cerr << "xy_table_study: error: " << message << "\n";
-  return code;
-}
 
 bool ReadRecord(const std::string& path, Eigen::VectorXd* time, Eigen::MatrixXd* z,
                 std::string* error) {
@@ -295,11 +293,9 @@ std::string Fmt(double x, const char* format = "%.4g") {
 }  // namespace
 
 int main(int argc, char** argv) {
-  gflags::SetUsageMessage("xy-table global identification (van de Molengraft (1990) ch. 5)");
-  google::ParseCommandLineFlags(&argc, &argv, true);
-  google::InitGoogleLogging(argv[0]);
+  dynid::cli::ParseFlags(&argc, &argv,
+                         "xy-table global identification (van de Molengraft (1990) ch. 5)");
   FLAGS_logtostderr = true;
-  if (argc > 1) return Fail(2, std::string("unexpected argument '") + argv[1] + "'");
   if (!(FLAGS_interval_end_s > FLAGS_interval_start_s) || FLAGS_interval_start_s < 0.0) {
     return Fail(2, "--interval_start_s/--interval_end_s: need 0 <= start < end");
   }
@@ -925,10 +921,7 @@ int main(int argc, char** argv) {
       figures.push_back({"xy_reconstruction", f});
     }
     for (const auto& [name, figure] : figures) {
-      std::string warning;
-      if (!data::RenderFigure(figure, stage.Path(""), name, &warning)) {
-        LOG(WARNING) << name << ": " << warning;
-      }
+      if (!data::RenderFigure(figure, stage.Path(""), name, &error)) return Fail(1, error);
     }
   }
   if (!stage.WriteText("tables.md", md.str(), &error) ||

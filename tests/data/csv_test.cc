@@ -37,6 +37,44 @@ TEST(CsvTest, ParsesCleanTableWithCommentsCrlfAndTrailingBlankLines) {
   EXPECT_THAT(table.line_numbers, ::testing::ElementsAre(3, 4));
 }
 
+TEST(CsvTest, SkipsUtf8ByteOrderMarkBeforeTheHeader) {
+  CsvTable table;
+  std::string error;
+  ASSERT_TRUE(ParseCsv("\xEF\xBB\xBFt,q\n0,1\n", "f.csv", &table, &error)) << error;
+  EXPECT_THAT(table.header, ::testing::ElementsAre("t", "q"));
+  EXPECT_EQ(table.header_line, 1);
+  // Also before comment lines.
+  ASSERT_TRUE(ParseCsv("\xEF\xBB\xBF# note\nt,q\n0,1\n", "f.csv", &table, &error)) << error;
+  EXPECT_THAT(table.header, ::testing::ElementsAre("t", "q"));
+  EXPECT_EQ(table.header_line, 2);
+}
+
+TEST(CsvTest, NamesSemicolonOrTabSeparatorInTheHeader) {
+  EXPECT_EQ(ParseError("t;q1;q2\n0;1;2\n"),
+            "f.csv:1:2: uses ';' as separator; dynid reads comma-separated values");
+  EXPECT_EQ(ParseError("# c\nt\tq\n0\t1\n"),
+            "f.csv:2:2: uses tab as separator; dynid reads comma-separated values");
+  EXPECT_EQ(ParseError("\xEF\xBB\xBFtime;q\n0;1\n"),
+            "f.csv:1:5: uses ';' as separator; dynid reads comma-separated values");
+  // A comma-separated header may contain ';' inside a name.
+  CsvTable table;
+  std::string error;
+  EXPECT_TRUE(ParseCsv("t,a;b\n0,1\n", "f.csv", &table, &error)) << error;
+}
+
+TEST(CsvTest, BindColumnsByNameInAnyOrder) {
+  CsvTable table;
+  std::string error;
+  ASSERT_TRUE(ParseCsv("# c\nm2,m1\n1,2\n", "f.csv", &table, &error)) << error;
+  std::vector<int> columns;
+  ASSERT_TRUE(BindColumns(table, "f.csv", {"m1", "m2"}, &columns, &error)) << error;
+  EXPECT_THAT(columns, ::testing::ElementsAre(1, 0));
+  EXPECT_FALSE(BindColumns(table, "f.csv", {"m1", "m2", "m3"}, &columns, &error));
+  EXPECT_EQ(error, "f.csv:2: missing column 'm3' (expected m1,m2,m3, in any order)");
+  EXPECT_FALSE(BindColumns(table, "f.csv", {"m1", "m3"}, &columns, &error));
+  EXPECT_EQ(error, "f.csv:2:1: unknown column 'm2' (expected m1,m3, in any order)");
+}
+
 TEST(CsvTest, TimeColumnCheckNamesTheFirstNonIncreasingLine) {
   CsvTable table;
   std::string error;

@@ -85,7 +85,7 @@ touch "$work/file"
 "$binary" --out_dir="$work/file/out" --figures=false --duration_s=0.2 --transient_s=0.1 \
   > "$work/log" 2>&1
 code=$?
-[[ $code -eq 1 ]] || fail "exit code $code (expected 1) for an out_dir under a file"
+[[ $code -eq 2 ]] || fail "exit code $code (expected 2) for an out_dir under a file"
 grep -q "friction_filter_study: error: .*$work/file" "$work/log" ||
   fail "no message naming the bad out_dir: $(cat "$work/log")"
 

@@ -92,7 +92,7 @@ expect_error 1 "square-root UKF stopped at sample" --duration_s=1 --seed_repeats
 touch "$work/plainfile"
 "$binary" --out_dir="$work/plainfile/out" --figures=false --duration_s=1 > "$work/log" 2>&1
 code=$?
-[[ $code -eq 1 ]] || fail "exit code $code (expected 1) for an output folder below a file"
+[[ $code -eq 2 ]] || fail "exit code $code (expected 2) for an output folder below a file"
 grep -q "scara_study: error:" "$work/log" || fail "no error message for the bad folder: $(cat "$work/log")"
 
 if (( failures )); then

@@ -70,9 +70,20 @@ expect_error "idim_iv_irwsm1 needs a reference trajectory" --positions_csv="$pos
 expect_error "--sample_selection must be on or off" --sample_selection=maybe
 expect_error "--guard_rows must be >= 0" --guard_rows=-1
 expect_error "cannot open file" --positions_csv="$work/missing.csv" --torques_csv="$tau"
-expect_error "five.csv:1: expected 6 columns" --positions_csv="$work/five.csv" --torques_csv="$tau"
+expect_error "five.csv:1:1: unknown column 'a' (expected m1,m2,m3,m4,m5,m6" --positions_csv="$work/five.csv" --torques_csv="$tau"
+expect_error "reference_csv: $work/five.csv:1:1: unknown column 'a'" --positions_csv="$pos" --torques_csv="$tau" --reference_csv="$work/five.csv"
+printf 'm1,m2,m3,m4,m5\n1,2,3,4,5\n2,3,4,5,6\n' > "$work/missing_m6.csv"
+expect_error "missing_m6.csv:1: missing column 'm6'" --positions_csv="$work/missing_m6.csv" --torques_csv="$tau"
 expect_error "cell.csv:4:3 (column 'm3'): non-numeric cell" --positions_csv="$work/cell.csv" --torques_csv="$tau"
 expect_error "data rows but" --positions_csv="$pos" --torques_csv="$work/short.csv"
+
+# Columns are bound by name: swapping two columns (names and values) gives the same estimates.
+awk -F, -v OFS=, '{ t = $1; $1 = $2; $2 = t; print }' "$pos" > "$work/swapped.csv"
+"$binary" --out_dir="$work/swapped" --figures=false --positions_csv="$work/swapped.csv" \
+  --torques_csv="$tau" --knowledge=good --methods=idim_ls_conventional,idim_wls_irwsm1 \
+  > "$work/log" 2>&1 || fail "swapped-column run exited non-zero: $(tail -3 "$work/log")"
+cmp -s "$work/real/estimates.csv" "$work/swapped/estimates.csv" ||
+  fail "swapped motor columns changed the estimates"
 
 if (( failures )); then
   echo "$failures failure(s)"

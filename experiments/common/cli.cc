@@ -1,0 +1,147 @@
+#include "experiments/common/cli.h"
+
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <vector>
+
+#include "dynid/data/output.h"
+
+namespace dynid::cli {
+
+namespace {
+
+std::string g_program = "dynid";
+
+// Folder of a source file name as gflags records it (the __FILE__ of the DEFINE).
+std::string FolderOf(const std::string& file) {
+  return std::filesystem::path(file).parent_path().lexically_normal().string();
+}
+
+void PrintFlag(const gflags::CommandLineFlagInfo& flag) {
+  std::cout << "  --" << flag.name << " (" << flag.description << ")\n      type: " << flag.type
+            << "  default: "
+            << (flag.type == "string" ? "\"" + flag.default_value + "\"" : flag.default_value)
+            << "\n";
+}
+
+[[noreturn]] void PrintHelp(const std::string& main_file, bool full) {
+  std::vector<gflags::CommandLineFlagInfo> flags;
+  gflags::GetAllFlags(&flags);  // sorted by file, then name
+  const std::string own_folder = FolderOf(main_file);
+  std::cout << g_program << ": " << gflags::ProgramUsage() << "\n\nFlags of " << g_program << ":\n";
+  for (const auto& flag : flags) {
+    if (FolderOf(flag.filename) == own_folder) PrintFlag(flag);
+  }
+  if (full) {
+    std::string file;
+    for (const auto& flag : flags) {
+      if (FolderOf(flag.filename) == own_folder) continue;
+      if (flag.filename != file) {
+        file = flag.filename;
+        std::cout << "\nFlags from " << file << ":\n";
+      }
+      PrintFlag(flag);
+    }
+  } else {
+    std::cout << "\nLibrary, gflags and glog flags: --helpfull\n";
+  }
+  std::cout << "\nExit status: 0 success, 2 bad flags or input, 1 internal failure.\n";
+  std::cout.flush();
+  std::exit(kExitSuccess);
+}
+
+[[noreturn]] void UsageError(const std::string& message) {
+  Fail(kExitUsage, message + " (see --help)");
+  std::exit(kExitUsage);
+}
+
+// Checks every argument as gflags would read it, so that mistakes exit 2 with the flag's name
+// instead of gflags' exit 1.
+void CheckArguments(int argc, char** argv, const std::string& main_file) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string argument = argv[i];
+    if (argument == "--") {
+      if (i + 1 < argc) UsageError(std::string("unexpected argument '") + argv[i + 1] + "'");
+      break;
+    }
+    if (argument.size() < 2 || argument[0] != '-') {
+      UsageError("unexpected argument '" + argument + "'");
+    }
+    const std::string body = argument.substr(argument[1] == '-' ? 2 : 1);
+    const size_t equals = body.find('=');
+    std::string name = body.substr(0, equals);
+    const bool has_value = equals != std::string::npos;
+    std::string value = has_value ? body.substr(equals + 1) : "";
+    if (name == "help" || name == "h" || name == "helpfull") {
+      PrintHelp(main_file, name == "helpfull");
+    }
+    gflags::CommandLineFlagInfo info;
+    bool negated = false;
+    if (!gflags::GetCommandLineFlagInfo(name.c_str(), &info)) {
+      // gflags reads --noNAME as --NAME=false for a boolean flag.
+      if (name.rfind("no", 0) == 0 && !has_value &&
+          gflags::GetCommandLineFlagInfo(name.substr(2).c_str(), &info) && info.type == "bool") {
+        negated = true;
+      } else {
+        UsageError("unknown flag --" + name);
+      }
+    }
+    if (negated || info.type == "bool") {
+      if (!has_value) continue;
+    } else if (!has_value) {
+      // gflags takes the next argument as the value of a non-boolean flag.
+      if (i + 1 >= argc) UsageError("flag --" + name + " is missing its value");
+      value = argv[++i];
+    }
+    if (name == "flagfile" || name == "fromenv" || name == "tryfromenv") continue;
+    // Validate the value the way gflags will (type and registered validators); setting it
+    // here is harmless because the parse below sets the same value again.
+    if (gflags::SetCommandLineOption(name.c_str(), value.c_str()).empty()) {
+      UsageError("flag --" + name + ": '" + value + "' is not a valid " + info.type + " value");
+    }
+  }
+}
+
+}  // namespace
+
+int Fail(int code, const std::string& message) {
+  std::cerr << g_program << ": error: " << message << "\n";
+  return code;
+}
+
+void Warn(const std::string& message) {
+  std::cerr << g_program << ": warning: " << message << "\n";
+}
+
+void ParseFlags(int* argc, char*** argv, const std::string& usage, const char* main_file) {
+  if (*argc > 0) g_program = std::filesystem::path((*argv)[0]).filename().string();
+  gflags::SetUsageMessage(usage);
+  CheckArguments(*argc, *argv, main_file);
+  gflags::ParseCommandLineNonHelpFlags(argc, argv, /*remove_flags=*/true);
+  gflags::HandleCommandLineHelpFlags();  // --version, --helpxml, ... as gflags defines them
+  if (*argc > 1) UsageError(std::string("unexpected argument '") + (*argv)[1] + "'");
+  // Every program with an --out_dir checks it here, before it computes anything, so that a
+  // long run cannot end by failing to write its results.
+  std::string out_dir;
+  if (gflags::GetCommandLineOption("out_dir", &out_dir)) {
+    std::string error;
+    if (!CheckOutDir(out_dir, &error)) {
+      Fail(kExitUsage, error);
+      std::exit(kExitUsage);
+    }
+  }
+  google::InitGoogleLogging((*argv)[0]);
+  data::InstallStagingCleanupHandlers();
+}
+
+bool CheckOutDir(const std::string& out_dir, std::string* error) {
+  return data::CheckOutputDirectory(out_dir, error);
+}
+
+}  // namespace dynid::cli

@@ -1,0 +1,40 @@
+// The command-line contract shared by every dynid program (README.md, "Command-line contract").
+//
+// Exit codes: 0 success; 2 bad flags or bad input (an unknown flag, a malformed or out-of-range
+// value, a stray argument, an unusable --out_dir, an unreadable or malformed input file); 1 an
+// internal failure (a solver or a figure that failed, an output that could not be written).
+// No flag or file value may end a program by an abort: programs validate such values first.
+#ifndef DYNID_EXPERIMENTS_COMMON_CLI_H_
+#define DYNID_EXPERIMENTS_COMMON_CLI_H_
+
+#include <string>
+
+namespace dynid::cli {
+
+inline constexpr int kExitSuccess = 0;
+inline constexpr int kExitInternal = 1;
+inline constexpr int kExitUsage = 2;
+
+// Prints "<program>: error: <message>" to stderr and returns `code` (for `return Fail(...)`).
+int Fail(int code, const std::string& message);
+
+// Prints "<program>: warning: <message>" to stderr.
+void Warn(const std::string& message);
+
+// Parses the command line with gflags after checking it, initialises glog and installs the
+// handlers that remove staging folders on SIGINT/SIGTERM/SIGHUP. Exits 0 after --help (the
+// flags defined in the folder of `main_file`, the program's own, then a pointer to --helpfull)
+// or --helpfull (all flags, the program's first); exits 2 naming the flag on an unknown flag or
+// a malformed value and on a positional argument (gflags alone would exit 1 on those), and when
+// the program has an --out_dir flag that CheckOutDir rejects.
+// `main_file` defaults to the caller's source file.
+void ParseFlags(int* argc, char*** argv, const std::string& usage,
+                const char* main_file = __builtin_FILE());
+
+// Checks --out_dir before any computation (see data::CheckOutputDirectory); false with a
+// message naming --out_dir.
+bool CheckOutDir(const std::string& out_dir, std::string* error);
+
+}  // namespace dynid::cli
+
+#endif  // DYNID_EXPERIMENTS_COMMON_CLI_H_
