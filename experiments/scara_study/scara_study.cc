@@ -83,6 +83,7 @@
 #include "dynid/solvers/hopfield_estimator.h"
 #include "dynid/solvers/irw_smoother.h"
 #include "dynid/solvers/kalman_smoother.h"
+#include "dynid/solvers/linear_least_squares.h"
 #include "dynid/solvers/mechanical_state_space.h"
 #include "dynid/solvers/nvr_fit.h"
 #include "dynid/problems/weighted_residual_problem.h"
@@ -794,9 +795,7 @@ void EstimateLeastSquares(const Record& record, const Regression& regression, Re
   ls.cov = sigma2 * (a.transpose() * a).inverse();
   ls.has_cov = true;
   results->estimates.push_back(ls);
-  Eigen::JacobiSVD<Eigen::MatrixXd> svd(a);
-  results->summary["regressor_condition_number"] =
-      svd.singularValues()(0) / svd.singularValues()(svd.singularValues().size() - 1);
+  results->summary["regressor_condition_number"] = solvers::ConditionNumber(a);
 }
 
 bool RunHopfield(const Record& record, const Regression& regression, solvers::HopfieldResult* hnn,
