@@ -6,6 +6,8 @@
 #include <Eigen/LU>
 #include <glog/logging.h>
 
+#include "dynid/models/integrator.h"
+
 namespace dynid::data {
 
 PidGains TunePidGains(const models::SerialRobot& robot, const Eigen::VectorXd& q_nominal,
@@ -101,7 +103,7 @@ bool SimulateClosedLoop(const models::SerialRobot& robot, const JointTrajectory&
     }
   }
   Eigen::VectorXd q_meas_previous = quantise(q);
-  Eigen::VectorXd tau(n), qdd(n), k1q, k1v, k2q, k2v, k3q, k3v, k4q, k4v, a(n);
+  Eigen::VectorXd tau(n), qdd(n), a(n), state(2 * n);
   const double h = dt / options.integration_substeps;
   for (int k = 0; k < num_samples; ++k) {
     const double t = k * dt;
@@ -134,22 +136,17 @@ bool SimulateClosedLoop(const models::SerialRobot& robot, const JointTrajectory&
     if (k + 1 == num_samples) break;
 
     // Zero-order hold of tau over the control period, classical RK4 on [q, q'].
-    for (int step = 0; step < options.integration_substeps; ++step) {
-      if (step == 0) {
-        k1v = qdd;
-      } else {
-        robot.ForwardDynamics(q, qd, tau, &k1v);
-      }
-      k1q = qd;
-      k2q = qd + 0.5 * h * k1v;
-      robot.ForwardDynamics(q + 0.5 * h * k1q, k2q, tau, &k2v);
-      k3q = qd + 0.5 * h * k2v;
-      robot.ForwardDynamics(q + 0.5 * h * k2q, k3q, tau, &k3v);
-      k4q = qd + h * k3v;
-      robot.ForwardDynamics(q + h * k3q, k4q, tau, &k4v);
-      q += h / 6.0 * (k1q + 2.0 * k2q + 2.0 * k3q + k4q);
-      qd += h / 6.0 * (k1v + 2.0 * k2v + 2.0 * k3v + k4v);
-    }
+    const auto derivative = [&](double, const Eigen::VectorXd& x) {
+      Eigen::VectorXd dx(2 * n);
+      dx.head(n) = x.tail(n);
+      robot.ForwardDynamics(x.head(n), x.tail(n), tau, &a);
+      dx.tail(n) = a;
+      return dx;
+    };
+    state << q, qd;
+    state = models::IntegrateRk4(derivative, t, h, options.integration_substeps, state);
+    q = state.head(n);
+    qd = state.tail(n);
     if (!q.allFinite() || !qd.allFinite()) {
       *error = "simulation diverged at t = " + std::to_string(t + dt) +
                " s (check gains and control rate)";

@@ -7,8 +7,9 @@
 #include <complex>
 #include <limits>
 #include <sstream>
-#include <thread>
 #include <vector>
+
+#include "dynid/data/parallel_for.h"
 
 namespace dynid::data {
 namespace {
@@ -330,28 +331,6 @@ void FiltFiltBatch(const SecondOrderSections& sos, const Eigen::MatrixXd& steady
   }
 }
 
-// Runs task(i, &workspace) for i in [0, num_tasks) on up to num_threads threads (static
-// interleaved split; each worker owns one workspace buffer).
-template <class Task>
-void ParallelFor(int num_tasks, int num_threads, const Task& task) {
-  if (num_threads <= 0) num_threads = std::max(1u, std::thread::hardware_concurrency());
-  num_threads = std::max(1, std::min(num_threads, num_tasks));
-  if (num_threads == 1) {
-    std::vector<double> work;
-    for (int i = 0; i < num_tasks; ++i) task(i, &work);
-    return;
-  }
-  std::vector<std::thread> threads;
-  threads.reserve(num_threads);
-  for (int t = 0; t < num_threads; ++t) {
-    threads.emplace_back([&, t] {
-      std::vector<double> work;
-      for (int i = t; i < num_tasks; i += num_threads) task(i, &work);
-    });
-  }
-  for (std::thread& thread : threads) thread.join();
-}
-
 // One series to filter: where it is read from and where its (kept) output goes.
 struct SeriesJob {
   const double* in;
@@ -367,7 +346,10 @@ void RunFiltFiltJobs(const SecondOrderSections& sos, const std::vector<SeriesJob
   const int pad = FiltFiltPadLength(sos);
   const int num_jobs = static_cast<int>(jobs.size());
   const int num_batches = (num_jobs + kBatch - 1) / kBatch;
-  ParallelFor(num_batches, num_threads, [&](int batch, std::vector<double>* work) {
+  // One scratch buffer per worker.
+  std::vector<std::vector<double>> workspaces(ParallelForThreads(num_threads, num_batches));
+  ParallelForWithThreadId(0, num_batches, num_threads, [&](int thread_id, int batch) {
+    std::vector<double>* work = &workspaces[thread_id];
     const int first = batch * kBatch;
     const int count = std::min(kBatch, num_jobs - first);
     if (count == kBatch) {

@@ -38,6 +38,8 @@
 #include <Eigen/LU>
 #include <glog/logging.h>
 
+#include "dynid/models/integrator.h"
+
 namespace dynid::models {
 
 // A named quantity with its unit ("r", "m").
@@ -136,7 +138,7 @@ Trajectory Simulate(const Model& model, const typename Model::ParameterVector& t
   const int num_samples = static_cast<int>(times.size());
 
   typename Model::InputVector u;
-  auto derivative = [&](const State& x, double t) {
+  auto derivative = [&](double t, const State& x) {
     input(t, u.data());
     const Vec s = x.template head<n>();
     const Vec v = x.template tail<n>();
@@ -161,14 +163,7 @@ Trajectory Simulate(const Model& model, const typename Model::ParameterVector& t
       const double t0 = times(k - 1);
       const double h = (times(k) - t0) / substeps;
       CHECK_GT(h, 0.0) << "expected strictly increasing times at sample " << k;
-      for (int i = 0; i < substeps; ++i) {
-        const double t = t0 + i * h;
-        const State k1 = derivative(x, t);
-        const State k2 = derivative(x + 0.5 * h * k1, t + 0.5 * h);
-        const State k3 = derivative(x + 0.5 * h * k2, t + 0.5 * h);
-        const State k4 = derivative(x + h * k3, t + h);
-        x += h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4);
-      }
+      x = IntegrateRk4(derivative, t0, h, substeps, x);
     }
     const double t = times(k);
     const Vec s = x.template head<n>();

@@ -141,22 +141,16 @@ TransmissionRecord SimulateTransmission(const TwoMassTransmission& model,
   const double h = sample_period_s / substeps;
   // The true system: the same right-hand side as the estimator form, with tau_K = tau_K(Δ)
   // evaluated at every RK4 stage.
-  auto rhs = [&](const TwoMassTransmission::State& x, double u) {
-    TwoMassTransmission::State dx;
-    model.StateDerivative(x.data(), u, model.TrueSpringTorque(x(0) - x(1)), dx.data());
-    return dx;
-  };
   TwoMassTransmission::State x = x0;
   for (int k = 0; k < n; ++k) {
     if (k > 0) {
       const double u = input(k - 1);
-      for (int i = 0; i < substeps; ++i) {
-        const TwoMassTransmission::State k1 = rhs(x, u);
-        const TwoMassTransmission::State k2 = rhs(x + 0.5 * h * k1, u);
-        const TwoMassTransmission::State k3 = rhs(x + 0.5 * h * k2, u);
-        const TwoMassTransmission::State k4 = rhs(x + h * k3, u);
-        x += h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4);
-      }
+      const auto rhs = [&](double, const TwoMassTransmission::State& s) {
+        TwoMassTransmission::State dx;
+        model.StateDerivative(s.data(), u, model.TrueSpringTorque(s(0) - s(1)), dx.data());
+        return dx;
+      };
+      x = IntegrateRk4(rhs, 0.0, h, substeps, x);
     }
     record.states.row(k) = x.transpose();
     record.delta(k) = x(0) - x(1);

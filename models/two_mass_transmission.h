@@ -178,17 +178,15 @@ TransmissionRecord SimulateTransmission(const TwoMassTransmission& model,
 template <class T>
 void TransmissionRk4Step(const TwoMassTransmission& model, const T* x, const T& u, const T& tau_k,
                          double h, T* x_next) {
-  T k1[4], k2[4], k3[4], k4[4], tmp[4];
-  model.StateDerivative(x, u, tau_k, k1);
-  for (int i = 0; i < 4; ++i) tmp[i] = x[i] + (0.5 * h) * k1[i];
-  model.StateDerivative(tmp, u, tau_k, k2);
-  for (int i = 0; i < 4; ++i) tmp[i] = x[i] + (0.5 * h) * k2[i];
-  model.StateDerivative(tmp, u, tau_k, k3);
-  for (int i = 0; i < 4; ++i) tmp[i] = x[i] + h * k3[i];
-  model.StateDerivative(tmp, u, tau_k, k4);
-  for (int i = 0; i < 4; ++i) {
-    x_next[i] = x[i] + (h / 6.0) * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
-  }
+  using State = Eigen::Matrix<T, 4, 1>;
+  const auto f = [&](double, const State& s) {
+    State dx;
+    model.StateDerivative(s.data(), u, tau_k, dx.data());
+    return dx;
+  };
+  const State x0 = Eigen::Map<const State>(x);
+  Eigen::Map<State> next(x_next);
+  next = Rk4Step(f, 0.0, h, x0);
 }
 
 // Measured velocities: column 0 = x3 + w1, and (measure_arm_velocity) column 1 = x4 + w2, with

@@ -9,8 +9,9 @@
 #include <numeric>
 #include <random>
 #include <sstream>
-#include <thread>
 #include <vector>
+
+#include "dynid/data/parallel_for.h"
 
 namespace dynid::solvers {
 
@@ -328,27 +329,19 @@ bool FitDeadZone(const Eigen::VectorXd& delta, const Eigen::VectorXd& tau,
   std::vector<int> firsts(static_cast<size_t>(replicates) * blocks);
   for (int& first : firsts) first = pick(generator);
   std::vector<double> centers(replicates), backlashes(replicates), stiffnesses(replicates);
-  auto fit_replicates = [&](int worker, int workers) {
+  data::ParallelFor(0, replicates, options.num_threads, [&](int r) {
     std::vector<int> index;
     index.reserve(static_cast<size_t>(blocks) * block);
-    for (int r = worker; r < replicates; r += workers) {
-      index.clear();
-      for (int b = 0; b < blocks; ++b) {
-        const int first = firsts[static_cast<size_t>(r) * blocks + b];
-        for (int i = 0; i < block; ++i) index.push_back(first + i);
-      }
-      Params replicate;
-      RobustFit(delta, tau, knots, index, best, false, options, &replicate, nullptr);
-      centers[r] = mean(replicate.centers);
-      backlashes[r] = replicate.backlash;
-      stiffnesses[r] = replicate.stiffness;
+    for (int b = 0; b < blocks; ++b) {
+      const int first = firsts[static_cast<size_t>(r) * blocks + b];
+      for (int i = 0; i < block; ++i) index.push_back(first + i);
     }
-  };
-  const int workers = std::min(options.num_threads, replicates);
-  std::vector<std::thread> threads;
-  for (int w = 1; w < workers; ++w) threads.emplace_back(fit_replicates, w, workers);
-  fit_replicates(0, workers);
-  for (std::thread& thread : threads) thread.join();
+    Params replicate;
+    RobustFit(delta, tau, knots, index, best, false, options, &replicate, nullptr);
+    centers[r] = mean(replicate.centers);
+    backlashes[r] = replicate.backlash;
+    stiffnesses[r] = replicate.stiffness;
+  });
   const double lower_q = 0.5 * (1.0 - options.confidence), upper_q = 1.0 - lower_q;
   fit->center_lower = Percentile(centers, lower_q);
   fit->center_upper = Percentile(centers, upper_q);

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "dynid/models/integrator.h"
+
 namespace dynid::solvers {
 
 bool HopfieldOptions::IsValid(int num_parameters, std::string* why) const {
@@ -90,16 +92,10 @@ bool RunHopfieldEstimator(const Eigen::VectorXd& times, const Eigen::MatrixXd& r
                                static_cast<int>(std::ceil(stiffness * dt / 2.5)));
     result->max_steps_per_sample = std::max(result->max_steps_per_sample, steps);
     const double h = dt / steps;
-    auto rhs = [&](const Eigen::VectorXd& state) -> Eigen::VectorXd {
+    auto rhs = [&](double, const Eigen::VectorXd& state) -> Eigen::VectorXd {
       return w * to_output(state) + b;
     };
-    for (int i = 0; i < steps; ++i) {
-      const Eigen::VectorXd k1 = rhs(s);
-      const Eigen::VectorXd k2 = rhs(s + 0.5 * h * k1);
-      const Eigen::VectorXd k3 = rhs(s + 0.5 * h * k2);
-      const Eigen::VectorXd k4 = rhs(s + h * k3);
-      s += h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4);
-    }
+    s = models::IntegrateRk4(rhs, 0.0, h, steps, s);
     if (!s.allFinite()) {
       *error = "Hopfield network diverged at sample " + std::to_string(k + 1);
       result->message = *error;

@@ -688,13 +688,7 @@ IvIterationSummary IterateIvFast(const Eigen::MatrixXd& x, const Eigen::VectorXd
     summary.message = "invalid iteration options: " + error;
     return summary;
   }
-  // cond(X) once, from the singular values of R of a blocked Householder QR.
-  Eigen::HouseholderQR<Eigen::MatrixXd> qr(x);
-  const Eigen::Index b = x.cols();
-  const Eigen::MatrixXd r = qr.matrixQR().topLeftCorner(b, b).triangularView<Eigen::Upper>();
-  const Eigen::VectorXd singular = Eigen::JacobiSVD<Eigen::MatrixXd>(r).singularValues();
-  const double condition = singular[b - 1] > 0.0 ? singular[0] / singular[b - 1]
-                                                 : std::numeric_limits<double>::infinity();
+  const double condition = ConditionNumber(x);  // once
   auto simulate = [&](const Eigen::VectorXd& theta, Eigen::MatrixXd* z, Eigen::VectorXd* torque) {
     // z and torque keep their storage (reused by the generator when the shape is unchanged).
     if (!generator(theta, z, torque, &error)) return false;

@@ -1,14 +1,14 @@
 #include "dynid/solvers/irw_smoother.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <thread>
 
 #include <Eigen/Cholesky>
 #include <Eigen/LU>
 #include <Eigen/StdVector>
 #include <glog/logging.h>
+
+#include "dynid/data/parallel_for.h"
 
 namespace dynid::solvers {
 namespace {
@@ -522,18 +522,9 @@ bool SmoothIrwColumns(const Eigen::MatrixXd& columns, double sample_period_s,
   results->assign(channels, IrwSmootherResult());
   std::vector<std::string> errors(channels);
   std::vector<char> ok(channels, 0);
-  std::atomic<int> next{0};
-  auto worker = [&]() {
-    for (int c = next++; c < channels; c = next++) {
-      ok[c] = SmoothIrw(columns.col(c), sample_period_s, options[c], &(*results)[c], &errors[c]);
-    }
-  };
-  if (num_threads <= 0) num_threads = static_cast<int>(std::thread::hardware_concurrency());
-  num_threads = std::max(1, std::min(num_threads, channels));
-  std::vector<std::thread> threads;
-  for (int t = 1; t < num_threads; ++t) threads.emplace_back(worker);
-  worker();
-  for (auto& thread : threads) thread.join();
+  data::ParallelFor(0, channels, num_threads, [&](int c) {
+    ok[c] = SmoothIrw(columns.col(c), sample_period_s, options[c], &(*results)[c], &errors[c]);
+  });
   for (int c = 0; c < channels; ++c) {
     if (!ok[c]) {
       *error = "column " + std::to_string(c + 1) + ": " + errors[c];

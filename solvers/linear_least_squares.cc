@@ -108,14 +108,6 @@ double ConditionNumberOfTriangular(const Eigen::MatrixXd& R) {
   return smallest > 0.0 ? singular_values(0) / smallest : std::numeric_limits<double>::infinity();
 }
 
-// cond(X) from the singular values of the triangular factor of an unpivoted (blocked, fast)
-// Householder QR: X = Q R with Q orthonormal, so X and R share singular values.
-double ConditionNumber(const Eigen::MatrixXd& X) {
-  Eigen::HouseholderQR<Eigen::MatrixXd> qr(X);
-  const Eigen::Index b = X.cols();
-  return ConditionNumberOfTriangular(
-      qr.matrixQR().topLeftCorner(b, b).triangularView<Eigen::Upper>());
-}
 
 // The pivoted QR solution and covariance, shared by LS, WLS and the IV covariance.
 struct PivotedSolution {
@@ -241,6 +233,24 @@ class LinearRowsCost : public ceres::CostFunction {
 };
 
 }  // namespace
+
+// cond(X) from the singular values of the triangular factor of an unpivoted (blocked, fast)
+// Householder QR: X = Q R with Q orthonormal, so X and R share singular values.
+double ConditionNumber(const Eigen::MatrixXd& X, bool normalise_columns) {
+  CHECK_GE(X.rows(), X.cols()) << "ConditionNumber: expected at least as many rows as columns";
+  Eigen::MatrixXd scaled;
+  if (normalise_columns) {
+    scaled = X;
+    for (Eigen::Index c = 0; c < X.cols(); ++c) {
+      const double norm = X.col(c).norm();
+      if (norm > 0.0) scaled.col(c) /= norm;
+    }
+  }
+  Eigen::HouseholderQR<Eigen::MatrixXd> qr(normalise_columns ? scaled : X);
+  const Eigen::Index b = X.cols();
+  return ConditionNumberOfTriangular(
+      qr.matrixQR().topLeftCorner(b, b).triangularView<Eigen::Upper>());
+}
 
 // --- RowBlocks ---------------------------------------------------------------------------------
 

@@ -121,6 +121,12 @@ struct LinearLeastSquaresSummary {
   std::string Report(const std::vector<std::string>& column_names = {}) const;
 };
 
+// cond(X) = σ_max(X) / σ_min(X) of X (N × b, N >= b; any units), infinity when σ_min = 0;
+// computed from the b × b triangular factor of a Householder QR (same singular values as X).
+// With normalise_columns the columns are first scaled to unit Euclidean norm (zero columns kept),
+// which removes the effect of the parameters' units.
+double ConditionNumber(const Eigen::MatrixXd& X, bool normalise_columns = false);
+
 // Ordinary LS by Householder QR with column pivoting: X P = Q R, θ = P R^{-1} Qᵀ y,
 // σ² = ||y − Xθ||² / (N_t − b), Σ = σ² (XᵀX)^{-1} = σ² P R^{-1} R^{-T} Pᵀ (Brunot et al. (2017)
 // eqs. 5–7). X: N_t × b with N_t > b; y: N_t (CHECKed). A rank-deficient X gives success = false,

@@ -327,4 +327,21 @@ IdentifiabilityReport AnalyzeIdentifiability(const Eigen::MatrixXd& information,
   return report;
 }
 
+double ResidualVarianceFactor(double cost, int num_residuals, int num_unknowns) {
+  const double dof = static_cast<double>(num_residuals) - num_unknowns;
+  return dof > 0.0 ? 2.0 * cost / dof : std::numeric_limits<double>::quiet_NaN();
+}
+
+double ResidualVarianceFactor(const ceres::Problem& problem, double cost) {
+  std::vector<double*> blocks;
+  problem.GetParameterBlocks(&blocks);
+  int unknowns = 0;
+  for (double* block : blocks) {
+    if (!problem.IsParameterBlockConstant(block)) {
+      unknowns += problem.ParameterBlockTangentSize(block);
+    }
+  }
+  return ResidualVarianceFactor(cost, problem.NumResiduals(), unknowns);
+}
+
 }  // namespace dynid::solvers

@@ -96,6 +96,17 @@ IdentifiabilityReport AnalyzeIdentifiability(const Eigen::MatrixXd& information,
                                              const std::vector<std::string>& names,
                                              double relative_tolerance = 1e-10);
 
+// A posteriori variance factor (residual variance) σ̂² = 2 cost / (r − u) of a weighted
+// least-squares fit with cost = ½ Σ residual² (Ceres's convention, residuals in the metric of
+// their weights, so σ̂² is dimensionless): r residuals, u free unknowns. The covariance in the
+// metric of the weights (S⁻¹ above) times σ̂² is the parameter covariance when the weights are
+// only known up to a common factor. NaN when r <= u.
+double ResidualVarianceFactor(double cost, int num_residuals, int num_unknowns);
+
+// The same with r = problem.NumResiduals() and u = the tangent sizes of the parameter blocks
+// that are not held constant, at the problem's final cost.
+double ResidualVarianceFactor(const ceres::Problem& problem, double cost);
+
 }  // namespace dynid::solvers
 
 #endif  // DYNID_SOLVERS_PARAMETER_COVARIANCE_H_

@@ -15,7 +15,8 @@
 #include <mutex>
 #include <set>
 #include <sstream>
-#include <thread>
+
+#include "dynid/data/parallel_for.h"
 
 namespace dynid::solvers {
 
@@ -416,30 +417,22 @@ bool RunSweepTasks(const std::vector<int>& tasks, int num_threads,
                    const std::function<bool(int task, std::string* error)>& run,
                    const std::function<void(int task)>& done, std::string* error) {
   CHECK_GE(num_threads, 1) << "expected at least one thread";
-  std::atomic<size_t> next{0};
   std::atomic<bool> failed{false};
   std::mutex mutex;
   std::string first_error;
-  auto worker = [&]() {
-    while (!failed) {
-      const size_t i = next++;
-      if (i >= tasks.size()) return;
-      std::string why;
-      if (!run(tasks[i], &why)) {
-        std::lock_guard<std::mutex> lock(mutex);
-        if (!failed) first_error = why;
-        failed = true;
-        return;
-      }
+  // After a failure the remaining tasks are skipped.
+  data::ParallelFor(0, static_cast<int>(tasks.size()), num_threads, [&](int i) {
+    if (failed) return;
+    std::string why;
+    if (!run(tasks[i], &why)) {
       std::lock_guard<std::mutex> lock(mutex);
-      done(tasks[i]);
+      if (!failed) first_error = why;
+      failed = true;
+      return;
     }
-  };
-  const int count = std::max(1, std::min<int>(num_threads, static_cast<int>(tasks.size())));
-  std::vector<std::thread> threads;
-  for (int t = 1; t < count; ++t) threads.emplace_back(worker);
-  worker();
-  for (std::thread& t : threads) t.join();
+    std::lock_guard<std::mutex> lock(mutex);
+    done(tasks[i]);
+  });
   if (failed) *error = first_error;
   return !failed;
 }

@@ -71,24 +71,21 @@
 
 #include "dynid/data/csv.h"
 #include "dynid/data/figure.h"
+#include "dynid/data/model_closed_loop.h"
 #include "dynid/data/output.h"
 #include "dynid/data/robot_simulator.h"
 #include "dynid/data/trajectory.h"
 #include "dynid/models/scara3.h"
 #include "dynid/models/scara3_model.h"
 #include "dynid/problems/weighted_residual_problem.h"
-#include "dynid/problems/weighted_residual_problem_impl.h"
 #include "dynid/solvers/continuous_discrete_ekf.h"
 #include "dynid/solvers/extended_kalman_filter.h"
 #include "dynid/solvers/hopfield_estimator.h"
 #include "dynid/solvers/irw_smoother.h"
 #include "dynid/solvers/kalman_smoother.h"
+#include "dynid/solvers/linear_least_squares.h"
 #include "dynid/solvers/mechanical_state_space.h"
 #include "dynid/solvers/nvr_fit.h"
-<<<<<<< HEAD
-#include "dynid/problems/weighted_residual_problem.h"
-=======
->>>>>>> cli
 #include "dynid/solvers/parameter_covariance.h"
 #include "dynid/solvers/unscented_kalman_filter.h"
 #include "dynid/solvers/weighted_residual_smoother.h"
@@ -204,85 +201,15 @@ class MultisineReference : public data::JointTrajectory {
   double duration_;
 };
 
-// Closed-loop PID tracking of the reference with a closed-form plant of parameters theta: the
-// control law of data::SimulateClosedLoop (velocity from position differences, integrator
-// preloaded with the plant's gravity torque, torque held for one period, RK4 substeps).
-struct Tracking {
-  Eigen::MatrixXd q, q_ref;  // Ns × 3
-  bool ok = false;
-  std::string message;
-};
+// Closed-loop PID tracking of the reference with the closed-form plant of parameters theta
+// (data::SimulateModelClosedLoop: the control law of data::SimulateClosedLoop).
+using Tracking = data::ModelTracking;
 
 Tracking SimulateTracking(const Eigen::Vector4d& theta, const data::JointTrajectory& reference,
                           const data::PidGains& gains, double dt, int num_samples,
                           int substeps) {
-  const Model model;
-  Tracking out;
-  out.q.resize(num_samples, 3);
-  out.q_ref.resize(num_samples, 3);
-  Eigen::VectorXd q_ref, qd_ref, qdd_ref;
-  reference.Evaluate(0.0, &q_ref, &qd_ref, &qdd_ref);
-  Eigen::Vector3d q = q_ref, qd = qd_ref;
-  // Gravity torque of the plant at rest: r(q, 0, 0) with u = 0 is −(gravity torque balance).
-  Eigen::Vector3d gravity;
-  {
-    const Eigen::Vector3d zero = Eigen::Vector3d::Zero();
-    Eigen::Vector3d r;
-    model.EquationsOfMotion(q.data(), zero.data(), zero.data(), zero.data(), theta.data(), 0.0,
-                            r.data());
-    gravity = r;  // u = r makes r − u = 0 at rest
-  }
-  Eigen::Vector3d integral = Eigen::Vector3d::Zero();
-  for (int j = 0; j < 3; ++j) {
-    if (gains.ki[j] != 0.0) integral[j] = gravity[j] / gains.ki[j];
-  }
-  Eigen::Vector3d q_prev = q;
-  const double h = dt / substeps;
-  auto accel = [&](const Eigen::Vector3d& s, const Eigen::Vector3d& v, const Eigen::Vector3d& u,
-                   Eigen::Vector3d* a, bool* ok) {
-    Model::MassMatrix mass;
-    Model::PositionVector bias;
-    models::EvaluateMassMatrixAndBias(model, s.data(), v.data(), u.data(), theta.data(), 0.0,
-                                      &mass, &bias);
-    Eigen::LLT<Eigen::Matrix3d> llt(mass);
-    if (llt.info() != Eigen::Success) {
-      *ok = false;
-      a->setZero();
-      return;
-    }
-    *a = -llt.solve(bias);
-  };
-  for (int k = 0; k < num_samples; ++k) {
-    reference.Evaluate(k * dt, &q_ref, &qd_ref, &qdd_ref);
-    const Eigen::Vector3d velocity = (q - q_prev) / dt;
-    const Eigen::Vector3d e = q_ref - q;
-    integral += e * dt;
-    const Eigen::Vector3d tau = gains.kp.cwiseProduct(e) + gains.ki.cwiseProduct(integral) +
-                                gains.kd.cwiseProduct(qd_ref - velocity);
-    q_prev = q;
-    out.q.row(k) = q.transpose();
-    out.q_ref.row(k) = q_ref.transpose();
-    bool ok = true;
-    for (int step = 0; step < substeps; ++step) {
-      Eigen::Vector3d a1, a2, a3, a4;
-      accel(q, qd, tau, &a1, &ok);
-      const Eigen::Vector3d q2 = q + 0.5 * h * qd, v2 = qd + 0.5 * h * a1;
-      accel(q2, v2, tau, &a2, &ok);
-      const Eigen::Vector3d q3 = q + 0.5 * h * v2, v3 = qd + 0.5 * h * a2;
-      accel(q3, v3, tau, &a3, &ok);
-      const Eigen::Vector3d q4 = q + h * v3, v4 = qd + h * a3;
-      accel(q4, v4, tau, &a4, &ok);
-      q += h / 6.0 * (qd + 2.0 * v2 + 2.0 * v3 + v4);
-      qd += h / 6.0 * (a1 + 2.0 * a2 + 2.0 * a3 + a4);
-    }
-    if (!ok || !q.allFinite() || q.cwiseAbs().maxCoeff() > 1e3) {
-      out.message = "plant mass matrix not positive definite or motion diverged at t = " +
-                    std::to_string(k * dt) + " s";
-      return out;
-    }
-  }
-  out.ok = true;
-  return out;
+  return data::SimulateModelClosedLoop(Model(), theta, reference, gains, dt, num_samples,
+                                       substeps);
 }
 
 struct TrackingIndexes {
@@ -291,7 +218,7 @@ struct TrackingIndexes {
 
 TrackingIndexes Indexes(const Tracking& tr, double dt) {
   TrackingIndexes ix;
-  const Eigen::MatrixXd e = tr.q_ref - tr.q;
+  const Eigen::MatrixXd e = tr.q_reference - tr.q;
   for (int j = 0; j < 3; ++j) {
     ix.rmse[j] = std::sqrt(e.col(j).squaredNorm() / e.rows());
     ix.iae[j] = e.col(j).cwiseAbs().sum() * dt;
@@ -862,9 +789,7 @@ void EstimateLeastSquares(const Record& record, const Regression& regression, Re
   ls.cov = sigma2 * (a.transpose() * a).inverse();
   ls.has_cov = true;
   results->estimates.push_back(ls);
-  Eigen::JacobiSVD<Eigen::MatrixXd> svd(a);
-  results->summary["regressor_condition_number"] =
-      svd.singularValues()(0) / svd.singularValues()(svd.singularValues().size() - 1);
+  results->summary["regressor_condition_number"] = solvers::ConditionNumber(a);
 }
 
 bool RunHopfield(const Record& record, const Regression& regression, solvers::HopfieldResult* hnn,

@@ -12,6 +12,7 @@
 
 #include "dynid/data/trajectory.h"
 #include "dynid/models/tx40.h"
+#include "dynid/solvers/linear_least_squares.h"
 
 namespace dynid::data {
 
@@ -38,19 +39,6 @@ bool Tx40ExperimentOptions::IsValid(std::string* why) const {
     return false;
   }
   return true;
-}
-
-double ConditionNumber(const Eigen::MatrixXd& x, bool normalise_columns) {
-  Eigen::MatrixXd scaled = x;
-  if (normalise_columns) {
-    for (Eigen::Index c = 0; c < x.cols(); ++c) {
-      const double norm = x.col(c).norm();
-      if (norm > 0.0) scaled.col(c) /= norm;
-    }
-  }
-  const Eigen::BDCSVD<Eigen::MatrixXd> svd(scaled);
-  const Eigen::VectorXd& s = svd.singularValues();
-  return s[0] / s[s.size() - 1];
 }
 
 bool SimulateTx40Experiment(const Tx40ExperimentOptions& options, Tx40Experiment* out,
@@ -126,8 +114,8 @@ bool SimulateTx40Experiment(const Tx40ExperimentOptions& options, Tx40Experiment
   Eigen::MatrixXd x, x_base;
   robot.StackedRegressor(q, qd, qdd, &x);
   out->base.SelectColumns(x, &x_base);
-  out->base_regressor_condition = ConditionNumber(x_base, false);
-  out->base_regressor_condition_normalised = ConditionNumber(x_base, true);
+  out->base_regressor_condition = solvers::ConditionNumber(x_base, false);
+  out->base_regressor_condition_normalised = solvers::ConditionNumber(x_base, true);
   out->max_tracking_error_rad = (sim.q_reference - sim.q).cwiseAbs().maxCoeff();
   return true;
 }

@@ -55,9 +55,6 @@ struct Tx40Experiment {
 bool SimulateTx40Experiment(const Tx40ExperimentOptions& options, Tx40Experiment* out,
                             std::string* error);
 
-// cond(X) = σ_max/σ_min (singular values of X), optionally after scaling columns to unit norm.
-double ConditionNumber(const Eigen::MatrixXd& x, bool normalise_columns);
-
 }  // namespace dynid::data
 
 #endif  // DYNID_DATA_TX40_EXPERIMENT_H_

@@ -39,6 +39,7 @@
 #include "dynid/data/csv.h"
 #include "dynid/data/figure.h"
 #include "dynid/data/output.h"
+#include "dynid/data/parallel_for.h"
 #include "dynid/data/signal.h"
 #include "dynid/models/tx40.h"
 #include "dynid/solvers/essential_parameters.h"
@@ -177,20 +178,6 @@ struct Job {
   bool ok = false;
   std::string error;
 };
-
-// Runs f(i) for i in [0, count) on `threads` workers.
-template <class F>
-void ParallelFor(int count, int threads, F f) {
-  std::atomic<int> next{0};
-  std::vector<std::thread> workers;
-  const int used = std::max(1, std::min(threads, count));
-  for (int w = 0; w < used; ++w) {
-    workers.emplace_back([&] {
-      for (int i = next++; i < count; i = next++) f(i);
-    });
-  }
-  for (std::thread& t : workers) t.join();
-}
 
 }  // namespace
 
@@ -415,7 +402,7 @@ int main(int argc, char** argv) {
   std::vector<solvers::IdimSystem> systems(system_keys.size());
   std::vector<std::string> system_errors(system_keys.size());
   std::mutex print_mutex;
-  ParallelFor(static_cast<int>(system_keys.size()), threads, [&](int s) {
+  data::ParallelFor(0, static_cast<int>(system_keys.size()), threads, [&](int s) {
     solvers::IdimPreprocessingOptions options = dynid::experiments::KnowledgePreprocessing(
         system_keys[s].knowledge, system_keys[s].differentiator, fs);
     options.select_samples = select_samples;
@@ -455,7 +442,7 @@ int main(int argc, char** argv) {
   };
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return cost(a) > cost(b); });
   std::atomic<int> done{0};
-  ParallelFor(static_cast<int>(jobs.size()), threads, [&](int position) {
+  data::ParallelFor(0, static_cast<int>(jobs.size()), threads, [&](int position) {
     Job& job = jobs[order[position]];
     solvers::IdimRunOptions options;
     options.estimator = job.method.estimator;
@@ -839,7 +826,7 @@ int main(int argc, char** argv) {
   // Each figure is an independent python process: render them on the worker threads.
   // A figure that fails fails the run; the first failure is reported.
   std::string figure_error;
-  ParallelFor(static_cast<int>(figures.size()), threads, [&](int i) {
+  data::ParallelFor(0, static_cast<int>(figures.size()), threads, [&](int i) {
     std::string why;
     if (!data::RenderFigure(figures[i].first, stage.Path(""), figures[i].second, &why)) {
       std::lock_guard<std::mutex> lock(print_mutex);

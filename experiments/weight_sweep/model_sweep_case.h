@@ -144,9 +144,7 @@ class ModelSweepCase : public SweepCase {
       r.identifiable = report.identifiable;
       r.condition_number = report.condition_number;
       r.standard_deviation = report.standard_deviation;
-      // Residual variance: 2 cost over the degrees of freedom (residuals − unknowns).
-      const double dof = static_cast<double>(problem.NumResiduals()) - problem.NumParameters();
-      const double factor = dof > 0.0 ? std::sqrt(2.0 * summary.final_cost / dof) : NAN;
+      const double factor = std::sqrt(ResidualVarianceFactor(problem, summary.final_cost));
       r.scaled_standard_deviation = report.standard_deviation * factor;
     }
     Eigen::MatrixXd zeta, xi;

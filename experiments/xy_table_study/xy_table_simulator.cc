@@ -9,6 +9,8 @@
 #include <Eigen/LU>
 #include <glog/logging.h>
 
+#include "dynid/models/integrator.h"
+
 namespace dynid::data {
 
 bool XyTableTrueSystem::IsValid(std::string* why) const {
@@ -183,28 +185,27 @@ XyTableRecord SimulateXyTable(const XyTableTrueSystem& system,
   q(0) = q(2) = x0(0) / r;
   q(1) = x0(1) / r;
 
-  auto derivative = [&](const Eigen::VectorXd& qq, const Eigen::VectorXd& vv, double t,
-                        Eigen::VectorXd* dq, Eigen::VectorXd* dv) {
-    *dq = vv;
-    *dv = dynamics.Accelerations(qq, vv, dynamics.Currents(qq, vv, t));
+  // Stacked state [q; q'].
+  auto derivative = [&](double t, const Eigen::VectorXd& x) {
+    const Eigen::VectorXd qq = x.head(n), vv = x.tail(n);
+    Eigen::VectorXd dx(2 * n);
+    dx.head(n) = vv;
+    dx.tail(n) = dynamics.Accelerations(qq, vv, dynamics.Currents(qq, vv, t));
+    return dx;
   };
 
   std::mt19937 rng(options.seed);
   std::normal_distribution<double> normal(0.0, 1.0);
   const double h = options.sample_period_s / options.substeps;
-  Eigen::VectorXd k1q, k1v, k2q, k2v, k3q, k3v, k4q, k4v;
+  Eigen::VectorXd state(2 * n);
   for (int k = 0; k < num_samples; ++k) {
     const double t = k * options.sample_period_s;
     if (k > 0) {
-      for (int i = 0; i < options.substeps; ++i) {
-        const double ts = t - options.sample_period_s + i * h;
-        derivative(q, v, ts, &k1q, &k1v);
-        derivative(q + 0.5 * h * k1q, v + 0.5 * h * k1v, ts + 0.5 * h, &k2q, &k2v);
-        derivative(q + 0.5 * h * k2q, v + 0.5 * h * k2v, ts + 0.5 * h, &k3q, &k3v);
-        derivative(q + h * k3q, v + h * k3v, ts + h, &k4q, &k4v);
-        q += h / 6.0 * (k1q + 2.0 * k2q + 2.0 * k3q + k4q);
-        v += h / 6.0 * (k1v + 2.0 * k2v + 2.0 * k3v + k4v);
-      }
+      state << q, v;
+      state = models::IntegrateRk4(derivative, t - options.sample_period_s, h, options.substeps,
+                                   state);
+      q = state.head(n);
+      v = state.tail(n);
     }
     const Eigen::Vector2d current = dynamics.Currents(q, v, t);
     const Eigen::VectorXd a = dynamics.Accelerations(q, v, current);
