@@ -1,5 +1,6 @@
 #include "dynid/data/output.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -62,9 +63,13 @@ TEST(OutputTest, CommitMovesEveryFile) {
   EXPECT_EQ(committed.size(), 2u);
   EXPECT_TRUE(fs::exists(dir + "/a.csv"));
   EXPECT_TRUE(fs::exists(dir + "/summary.json"));
-  int count = 0;
-  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir)) ++count;
-  EXPECT_EQ(count, 2);  // the staging folder is gone
+  // The staging folder is gone; beside the results only the manifest of the committed set.
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{kOutputManifest, "a.csv", "summary.json"}));
 }
 
 }  // namespace
