@@ -62,9 +62,10 @@ TEST(OutputTest, CommitMovesEveryFile) {
   EXPECT_EQ(committed.size(), 2u);
   EXPECT_TRUE(fs::exists(dir + "/a.csv"));
   EXPECT_TRUE(fs::exists(dir + "/summary.json"));
+  EXPECT_TRUE(fs::exists(dir + "/" + kOutputManifest));
   int count = 0;
   for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir)) ++count;
-  EXPECT_EQ(count, 2);  // the staging folder is gone
+  EXPECT_EQ(count, 3);  // the two files and the manifest: the staging folder is gone
 }
 
 }  // namespace
