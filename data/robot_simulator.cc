@@ -95,9 +95,11 @@ bool SimulateClosedLoop(const models::SerialRobot& robot, const JointTrajectory&
   reference.Evaluate(0.0, &q_ref, &qd_ref, &qdd_ref);
   Eigen::VectorXd q = q_ref, qd = qd_ref;
   Eigen::VectorXd integral = Eigen::VectorXd::Zero(n);
+  // One workspace for every dynamics evaluation of the run (4 per RK4 substep).
+  models::SerialRobotData data(robot);
   if (options.preload_integrator) {
     Eigen::VectorXd gravity;
-    robot.GravityTorques(q_ref, &gravity);
+    robot.GravityTorques(q_ref, &data, &gravity);
     for (int j = 0; j < n; ++j) {
       if (options.gains.ki[j] != 0.0) integral[j] = gravity[j] / options.gains.ki[j];
     }
@@ -116,7 +118,7 @@ bool SimulateClosedLoop(const models::SerialRobot& robot, const JointTrajectory&
     tau = options.gains.kp.cwiseProduct(e) + options.gains.ki.cwiseProduct(integral) +
           options.gains.kd.cwiseProduct(qd_ref - velocity);
     q_meas_previous = q_meas;
-    robot.ForwardDynamics(q, qd, tau, &qdd);
+    robot.ForwardDynamics(q, qd, tau, &data, &qdd);
 
     sim.time[k] = t;
     sim.q_reference.row(k) = q_ref.transpose();
@@ -139,7 +141,7 @@ bool SimulateClosedLoop(const models::SerialRobot& robot, const JointTrajectory&
     const auto derivative = [&](double, const Eigen::VectorXd& x) {
       Eigen::VectorXd dx(2 * n);
       dx.head(n) = x.tail(n);
-      robot.ForwardDynamics(x.head(n), x.tail(n), tau, &a);
+      robot.ForwardDynamics(x.head(n), x.tail(n), tau, &data, &a);
       dx.tail(n) = a;
       return dx;
     };

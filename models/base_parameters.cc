@@ -280,7 +280,8 @@ bool ComputeNumericalBaseParameters(const SerialRobot& robot, const NumericalBas
   Eigen::MatrixXd q, qd, qdd, w;
   RandomRobotStates(robot, options.num_states, options.seed, options.velocity_scale,
                     options.acceleration_scale, options.prismatic_range_m, &q, &qd, &qdd);
-  robot.StackedRegressor(q, qd, qdd, &w);
+  SerialRobotData data(robot);
+  robot.StackedRegressor(q, qd, qdd, &data, &w);
   const int p = robot.num_parameters();
   if (w.rows() < p) {
     *error = "too few random states: " + std::to_string(w.rows()) + " rows for " +

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <memory>
 #include <utility>
 
 #include <Eigen/Cholesky>
@@ -85,21 +84,37 @@ Eigen::Matrix<double, 6, 6> LinkInertia::SpatialInertia() const {
 // ------------------------------------------------------------------------------------------
 // Construction and parameter layout
 
-struct SerialRobot::Kinematics {
-  explicit Kinematics(int n)
-      : rotation(n), position(n), omega(n), omega_dot(n), accel(n), proj_a(n), proj_b(n) {}
-  std::vector<Matrix3d> rotation;  // ^{j-1}R_j
-  std::vector<Vector3d> position;  // ^{j-1}P_j
-  std::vector<Vector3d> omega, omega_dot, accel;  // frame j; accel includes −gravity
-  std::vector<Vector3d> proj_a, proj_b;  // joint-axis projections (regressor workspace)
-};
+// Samples per block of StackedRegressor (see there).
+constexpr Eigen::Index kStackedBlock = 32;
 
-SerialRobot::Kinematics& SerialRobot::ThreadWorkspace() const {
-  thread_local std::unique_ptr<Kinematics> workspace;
-  if (!workspace || static_cast<int>(workspace->rotation.size()) != n_) {
-    workspace = std::make_unique<Kinematics>(n_);
-  }
-  return *workspace;
+SerialRobotData::SerialRobotData(const SerialRobot& robot)
+    : n_(robot.num_joints()),
+      p_(robot.num_parameters()),
+      rotation_(n_),
+      position_(n_),
+      omega_(n_),
+      omega_dot_(n_),
+      accel_(n_),
+      proj_a_(n_),
+      proj_b_(n_),
+      pose_(n_),
+      composite_mass_(n_),
+      composite_moment_(n_),
+      composite_inertia_(n_),
+      coupling_outer_(n_, n_),
+      zero_(Eigen::VectorXd::Zero(n_)),
+      bias_(n_),
+      mass_(n_, n_),
+      mass_llt_(n_),
+      stacked_nonzero_(static_cast<size_t>(p_) * n_, 0),
+      stacked_state_(3 * static_cast<size_t>(n_)),
+      stacked_buffer_(static_cast<size_t>(p_) * n_ * kStackedBlock, 0.0) {}
+
+void SerialRobot::CheckData(const SerialRobotData* data) const {
+  CHECK(data != nullptr) << name_ << ": expected a SerialRobotData workspace";
+  CHECK(data->n_ == n_ && data->p_ == num_parameters())
+      << name_ << ": workspace sized for " << data->n_ << " joints and " << data->p_
+      << " parameters, robot has " << n_ << " and " << num_parameters();
 }
 
 SerialRobot::SerialRobot(std::string name, std::vector<JointGeometry> joints,
@@ -291,7 +306,7 @@ std::vector<Eigen::Isometry3d> SerialRobot::ForwardKinematics(const Eigen::Vecto
 // DH): angular velocity/acceleration and origin acceleration of every link, in its own frame.
 // The base "accelerates upwards" at g so that gravity enters every link force.
 void SerialRobot::ComputeKinematics(const double* q, const double* qd, const double* qdd,
-                                    Kinematics* kin) const {
+                                    SerialRobotData* data) const {
   Vector3d w_prev = Vector3d::Zero(), wd_prev = Vector3d::Zero();
   Vector3d vd_prev(0.0, 0.0, gravity_);
   for (int j = 0; j < n_; ++j) {
@@ -306,9 +321,9 @@ void SerialRobot::ComputeKinematics(const double* q, const double* qd, const dou
       r += q[j];
     }
     const double ca = cos_alpha_[j], sa = sin_alpha_[j];
-    Matrix3d& rot = kin->rotation[j];
+    Matrix3d& rot = data->rotation_[j];
     MdhRotation(ca, sa, ct, st, &rot);
-    Vector3d& p = kin->position[j];
+    Vector3d& p = data->position_[j];
     p = Vector3d(g.d_m, -r * sa, r * ca);
 
     const Vector3d wr = rot.transpose() * w_prev;
@@ -325,9 +340,9 @@ void SerialRobot::ComputeKinematics(const double* q, const double* qd, const dou
       vd += 2.0 * qd[j] * wr_cross_z;
       vd.z() += qdd[j];
     }
-    kin->omega[j] = w;
-    kin->omega_dot[j] = wd;
-    kin->accel[j] = vd;
+    data->omega_[j] = w;
+    data->omega_dot_[j] = wd;
+    data->accel_[j] = vd;
     w_prev = w;
     wd_prev = wd;
     vd_prev = vd;
@@ -338,29 +353,30 @@ void SerialRobot::ComputeKinematics(const double* q, const double* qd, const dou
 // Inverse dynamics (classical RNE)
 
 void SerialRobot::RecursiveNewtonEuler(const Eigen::VectorXd& q, const Eigen::VectorXd& qd,
-                                       const Eigen::VectorXd& qdd,
+                                       const Eigen::VectorXd& qdd, SerialRobotData* data,
                                        Eigen::VectorXd* tau) const {
   CHECK_EQ(q.size(), n_) << "q for " << name_;
   CHECK_EQ(qd.size(), n_) << "qd for " << name_;
   CHECK_EQ(qdd.size(), n_) << "qdd for " << name_;
   CHECK(tau != nullptr);
-  Kinematics& kin = ThreadWorkspace();
-  ComputeKinematics(q.data(), qd.data(), qdd.data(), &kin);
+  CheckData(data);
+  ComputeKinematics(q.data(), qd.data(), qdd.data(), data);
+  const SerialRobotData& kin = *data;
   tau->resize(n_);
   Vector3d f_next = Vector3d::Zero(), n_next = Vector3d::Zero();
   for (int j = n_ - 1; j >= 0; --j) {
     const LinkInertia link = GetLinkInertia(j);
     const Matrix3d inertia = link.InertiaTensor();
     const Vector3d h = link.FirstMoment();
-    const Vector3d& w = kin.omega[j];
-    const Vector3d& wd = kin.omega_dot[j];
-    const Vector3d& vd = kin.accel[j];
+    const Vector3d& w = kin.omega_[j];
+    const Vector3d& wd = kin.omega_dot_[j];
+    const Vector3d& vd = kin.accel_[j];
     Vector3d f = link.m * vd + wd.cross(h) + w.cross(w.cross(h));
     Vector3d moment = inertia * wd + w.cross(inertia * w) + h.cross(vd);
     if (j + 1 < n_) {
-      const Vector3d rf = kin.rotation[j + 1] * f_next;
+      const Vector3d rf = kin.rotation_[j + 1] * f_next;
       f += rf;
-      moment += kin.rotation[j + 1] * n_next + kin.position[j + 1].cross(rf);
+      moment += kin.rotation_[j + 1] * n_next + kin.position_[j + 1].cross(rf);
     }
     (*tau)[j] = joints_[j].type == JointType::kRevolute ? moment.z() : f.z();
     f_next = f;
@@ -396,38 +412,60 @@ void SerialRobot::AddDriveTerms(const Eigen::VectorXd& qd, const Eigen::VectorXd
 }
 
 void SerialRobot::InverseDynamics(const Eigen::VectorXd& q, const Eigen::VectorXd& qd,
-                                  const Eigen::VectorXd& qdd, Eigen::VectorXd* tau) const {
-  RecursiveNewtonEuler(q, qd, qdd, tau);
+                                  const Eigen::VectorXd& qdd, SerialRobotData* data,
+                                  Eigen::VectorXd* tau) const {
+  RecursiveNewtonEuler(q, qd, qdd, data, tau);
   AddDriveTerms(qd, qdd, /*with_friction=*/true, tau);
+}
+
+void SerialRobot::InverseDynamics(const Eigen::VectorXd& q, const Eigen::VectorXd& qd,
+                                  const Eigen::VectorXd& qdd, Eigen::VectorXd* tau) const {
+  SerialRobotData data(*this);
+  InverseDynamics(q, qd, qdd, &data, tau);
+}
+
+void SerialRobot::NonlinearEffects(const Eigen::VectorXd& q, const Eigen::VectorXd& qd,
+                                   SerialRobotData* data, Eigen::VectorXd* n_terms) const {
+  CheckData(data);
+  InverseDynamics(q, qd, data->zero_, data, n_terms);
 }
 
 void SerialRobot::NonlinearEffects(const Eigen::VectorXd& q, const Eigen::VectorXd& qd,
                                    Eigen::VectorXd* n_terms) const {
-  InverseDynamics(q, qd, Eigen::VectorXd::Zero(n_), n_terms);
+  SerialRobotData data(*this);
+  NonlinearEffects(q, qd, &data, n_terms);
+}
+
+void SerialRobot::GravityTorques(const Eigen::VectorXd& q, SerialRobotData* data,
+                                 Eigen::VectorXd* tau_g) const {
+  CheckData(data);
+  RecursiveNewtonEuler(q, data->zero_, data->zero_, data, tau_g);
 }
 
 void SerialRobot::GravityTorques(const Eigen::VectorXd& q, Eigen::VectorXd* tau_g) const {
-  const Eigen::VectorXd zero = Eigen::VectorXd::Zero(n_);
-  RecursiveNewtonEuler(q, zero, zero, tau_g);
+  SerialRobotData data(*this);
+  GravityTorques(q, &data, tau_g);
 }
 
 // ------------------------------------------------------------------------------------------
 // Mass matrix (composite rigid bodies)
 
-void SerialRobot::MassMatrix(const Eigen::VectorXd& q, Eigen::MatrixXd* mass) const {
+void SerialRobot::MassMatrix(const Eigen::VectorXd& q, SerialRobotData* data,
+                             Eigen::MatrixXd* mass) const {
   CHECK_EQ(q.size(), n_) << "q for " << name_;
   CHECK(mass != nullptr);
-  std::vector<Matrix3d> rot(n_);
-  std::vector<Vector3d> pos(n_);
+  CheckData(data);
+  std::vector<Matrix3d>& rot = data->rotation_;
+  std::vector<Vector3d>& pos = data->position_;
   for (int j = 0; j < n_; ++j) {
     const Eigen::Isometry3d t = LinkTransform(j, q[j]);
     rot[j] = t.linear();
     pos[j] = t.translation();
   }
   // Composite inertia of links j..n about O_j in frame j: mass, first moment, inertia tensor.
-  std::vector<double> mc(n_);
-  std::vector<Vector3d> hc(n_);
-  std::vector<Matrix3d> jc(n_);
+  std::vector<double>& mc = data->composite_mass_;
+  std::vector<Vector3d>& hc = data->composite_moment_;
+  std::vector<Matrix3d>& jc = data->composite_inertia_;
   for (int j = n_ - 1; j >= 0; --j) {
     const LinkInertia link = GetLinkInertia(j);
     mc[j] = link.m;
@@ -476,7 +514,8 @@ void SerialRobot::MassMatrix(const Eigen::VectorXd& q, Eigen::MatrixXd* mass) co
   for (int k = 0; k < static_cast<int>(coupled_.size()); ++k) {
     if (coupled_ia_index_[k] < 0) continue;
     const Eigen::VectorXd& c = coupled_[k].coupling;
-    Eigen::MatrixXd ccT = c * c.transpose();
+    Eigen::MatrixXd& ccT = data->coupling_outer_;
+    ccT.noalias() = c * c.transpose();
     if (parameterization_.coupling_form == CouplingForm::kGautier) {
       ccT.diagonal().setZero();
     }
@@ -484,25 +523,39 @@ void SerialRobot::MassMatrix(const Eigen::VectorXd& q, Eigen::MatrixXd* mass) co
   }
 }
 
+void SerialRobot::MassMatrix(const Eigen::VectorXd& q, Eigen::MatrixXd* mass) const {
+  SerialRobotData data(*this);
+  MassMatrix(q, &data, mass);
+}
+
 void SerialRobot::ForwardDynamics(const Eigen::VectorXd& q, const Eigen::VectorXd& qd,
-                                  const Eigen::VectorXd& tau, Eigen::VectorXd* qdd) const {
+                                  const Eigen::VectorXd& tau, SerialRobotData* data,
+                                  Eigen::VectorXd* qdd) const {
   CHECK_EQ(tau.size(), n_) << "tau for " << name_;
   CHECK(qdd != nullptr);
-  Eigen::VectorXd bias;
-  NonlinearEffects(q, qd, &bias);
-  Eigen::MatrixXd mass;
-  MassMatrix(q, &mass);
-  const Eigen::LLT<Eigen::MatrixXd> llt(mass);
+  CheckData(data);
+  NonlinearEffects(q, qd, data, &data->bias_);
+  MassMatrix(q, data, &data->mass_);
+  Eigen::LLT<Eigen::MatrixXd>& llt = data->mass_llt_;
+  llt.compute(data->mass_);
   CHECK(llt.info() == Eigen::Success) << name_ << ": mass matrix is not positive definite";
-  *qdd = llt.solve(tau - bias);
+  *qdd = llt.solve(tau - data->bias_);
+}
+
+void SerialRobot::ForwardDynamics(const Eigen::VectorXd& q, const Eigen::VectorXd& qd,
+                                  const Eigen::VectorXd& tau, Eigen::VectorXd* qdd) const {
+  SerialRobotData data(*this);
+  ForwardDynamics(q, qd, tau, &data, qdd);
 }
 
 // ------------------------------------------------------------------------------------------
 // Energies
 
-double SerialRobot::KineticEnergy(const Eigen::VectorXd& q, const Eigen::VectorXd& qd) const {
+double SerialRobot::KineticEnergy(const Eigen::VectorXd& q, const Eigen::VectorXd& qd,
+                                  SerialRobotData* data) const {
   CHECK_EQ(q.size(), n_) << "q for " << name_;
   CHECK_EQ(qd.size(), n_) << "qd for " << name_;
+  CheckData(data);  // the twists need no storage beyond two vectors
   Vector3d w = Vector3d::Zero(), v = Vector3d::Zero();
   double energy = 0.0;
   for (int j = 0; j < n_; ++j) {
@@ -532,8 +585,20 @@ double SerialRobot::KineticEnergy(const Eigen::VectorXd& q, const Eigen::VectorX
   return energy;
 }
 
-double SerialRobot::PotentialEnergy(const Eigen::VectorXd& q) const {
-  const std::vector<Eigen::Isometry3d> poses = ForwardKinematics(q);
+double SerialRobot::KineticEnergy(const Eigen::VectorXd& q, const Eigen::VectorXd& qd) const {
+  SerialRobotData data(*this);
+  return KineticEnergy(q, qd, &data);
+}
+
+double SerialRobot::PotentialEnergy(const Eigen::VectorXd& q, SerialRobotData* data) const {
+  CHECK_EQ(q.size(), n_) << "q for " << name_;
+  CheckData(data);
+  std::vector<Eigen::Isometry3d>& poses = data->pose_;
+  Eigen::Isometry3d t = Eigen::Isometry3d::Identity();
+  for (int j = 0; j < n_; ++j) {
+    t = t * LinkTransform(j, q[j]);
+    poses[j] = t;
+  }
   double energy = 0.0;
   for (int j = 0; j < n_; ++j) {
     const LinkInertia link = GetLinkInertia(j);
@@ -542,6 +607,11 @@ double SerialRobot::PotentialEnergy(const Eigen::VectorXd& q) const {
                           poses[j].linear().row(2).dot(link.FirstMoment()));
   }
   return energy;
+}
+
+double SerialRobot::PotentialEnergy(const Eigen::VectorXd& q) const {
+  SerialRobotData data(*this);
+  return PotentialEnergy(q, &data);
 }
 
 // ------------------------------------------------------------------------------------------
@@ -557,14 +627,14 @@ double SerialRobot::PotentialEnergy(const Eigen::VectorXd& q) const {
 //     h:  h · (b×ω' + (b×ω)×ω + a_j×a)
 //     m:  b · a_j.
 void SerialRobot::FillRegressor(const double* q, const double* qd, const double* qdd,
-                                Kinematics* kin, double* out, Eigen::Index row_stride,
+                                SerialRobotData* data, double* out, Eigen::Index row_stride,
                                 Eigen::Index col_stride) const {
-  ComputeKinematics(q, qd, qdd, kin);
-  std::vector<Vector3d>& pa = kin->proj_a;
-  std::vector<Vector3d>& pb = kin->proj_b;
+  ComputeKinematics(q, qd, qdd, data);
+  std::vector<Vector3d>& pa = data->proj_a_;
+  std::vector<Vector3d>& pb = data->proj_b_;
   for (int j = 0; j < n_; ++j) {
-    const Matrix3d& rot = kin->rotation[j];
-    const Vector3d& p = kin->position[j];
+    const Matrix3d& rot = data->rotation_[j];
+    const Vector3d& p = data->position_[j];
     for (int i = 0; i < j; ++i) {
       const Vector3d b_shift = pb[i] + pa[i].cross(p);
       pa[i] = rot.transpose() * pa[i];
@@ -577,9 +647,9 @@ void SerialRobot::FillRegressor(const double* q, const double* qd, const double*
       pa[j].setZero();
       pb[j] = Vector3d(0.0, 0.0, 1.0);
     }
-    const Vector3d& w = kin->omega[j];
-    const Vector3d& wd = kin->omega_dot[j];
-    const Vector3d& vd = kin->accel[j];
+    const Vector3d& w = data->omega_[j];
+    const Vector3d& wd = data->omega_dot_[j];
+    const Vector3d& vd = data->accel_[j];
     // Per link, once for all joints i ≤ j:
     //   n-part of J:  J ω' + ω×(Jω) = (L(ω') + [ω]× L(ω)) θ_J = K θ_J   (3 × 6, L as in
     //                 Khalil & Dombre: J v = L(v) [XX XY XZ YY YZ ZZ]ᵀ), written out below;
@@ -653,20 +723,34 @@ void SerialRobot::FillRegressor(const double* q, const double* qd, const double*
 }
 
 void SerialRobot::Regressor(const Eigen::VectorXd& q, const Eigen::VectorXd& qd,
-                            const Eigen::VectorXd& qdd, Eigen::MatrixXd* phi) const {
+                            const Eigen::VectorXd& qdd, SerialRobotData* data,
+                            Eigen::MatrixXd* phi) const {
   CHECK_EQ(q.size(), n_) << "q for " << name_;
   CHECK_EQ(qd.size(), n_) << "qd for " << name_;
   CHECK_EQ(qdd.size(), n_) << "qdd for " << name_;
   CHECK(phi != nullptr);
+  CheckData(data);
   phi->resize(n_, num_parameters());
   // memset rather than setZero: the element-wise fill was a third of the single-sample cost.
   std::memset(phi->data(), 0, sizeof(double) * static_cast<size_t>(phi->size()));
-  Kinematics& kin = ThreadWorkspace();
-  FillRegressor(q.data(), qd.data(), qdd.data(), &kin, phi->data(), 1, n_);
+  FillRegressor(q.data(), qd.data(), qdd.data(), data, phi->data(), 1, n_);
+}
+
+void SerialRobot::Regressor(const Eigen::VectorXd& q, const Eigen::VectorXd& qd,
+                            const Eigen::VectorXd& qdd, Eigen::MatrixXd* phi) const {
+  SerialRobotData data(*this);
+  Regressor(q, qd, qdd, &data, phi);
 }
 
 void SerialRobot::StackedRegressor(const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd,
                                    const Eigen::MatrixXd& qdd, Eigen::MatrixXd* X) const {
+  SerialRobotData data(*this);
+  StackedRegressor(q, qd, qdd, &data, X);
+}
+
+void SerialRobot::StackedRegressor(const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd,
+                                   const Eigen::MatrixXd& qdd, SerialRobotData* data,
+                                   Eigen::MatrixXd* X) const {
   CHECK_EQ(q.cols(), n_) << "q (samples × joints) for " << name_;
   CHECK(qd.rows() == q.rows() && qd.cols() == n_)
       << "qd: expected " << q.rows() << " × " << n_ << ", got " << qd.rows() << " × "
@@ -675,6 +759,7 @@ void SerialRobot::StackedRegressor(const Eigen::MatrixXd& q, const Eigen::Matrix
       << "qdd: expected " << q.rows() << " × " << n_ << ", got " << qdd.rows() << " × "
       << qdd.cols();
   CHECK(X != nullptr);
+  CheckData(data);
   const Eigen::Index num_samples = q.rows();
   const Eigen::Index p = num_parameters();
   X->resize(n_ * num_samples, p);
@@ -682,7 +767,8 @@ void SerialRobot::StackedRegressor(const Eigen::MatrixXd& q, const Eigen::Matrix
   // their joint's row, coupled columns where the coupling is non-zero. X is zeroed in one sweep
   // (memset streams) and only these runs are copied, halving the traffic of this memory-bound
   // routine.
-  std::vector<char> nonzero(static_cast<size_t>(p * n_), 0);
+  // The pattern depends on the couplings, so it is rebuilt for the robot at hand.
+  std::vector<char>& nonzero = data->stacked_nonzero_;
   for (Eigen::Index c = 0; c < p; ++c) {
     const ParameterInfo& parameter = info_[c];
     for (int i = 0; i < n_; ++i) {
@@ -701,11 +787,11 @@ void SerialRobot::StackedRegressor(const Eigen::MatrixXd& q, const Eigen::Matrix
   // Samples are processed in blocks: each block is written into a small buffer laid out
   // (column, joint, sample) and then copied as contiguous runs into the joint-major X. The
   // sparsity pattern of phi does not depend on the state, so entries never written stay zero.
-  constexpr Eigen::Index kBlock = 32;
-  std::vector<double> buffer(static_cast<size_t>(p * n_ * kBlock), 0.0);
-  Kinematics kin(n_);
-  std::vector<double> state(3 * static_cast<size_t>(n_));
-  double* qs = state.data();
+  // Every entry copied out of the buffer was written for the current block, so the buffer is
+  // reused across blocks and calls without clearing.
+  constexpr Eigen::Index kBlock = kStackedBlock;
+  std::vector<double>& buffer = data->stacked_buffer_;
+  double* qs = data->stacked_state_.data();
   double* qds = qs + n_;
   double* qdds = qds + n_;
   for (Eigen::Index start = 0; start < num_samples; start += kBlock) {
@@ -716,7 +802,7 @@ void SerialRobot::StackedRegressor(const Eigen::MatrixXd& q, const Eigen::Matrix
         qds[j] = qd(start + k, j);
         qdds[j] = qdd(start + k, j);
       }
-      FillRegressor(qs, qds, qdds, &kin, buffer.data() + k, kBlock, n_ * kBlock);
+      FillRegressor(qs, qds, qdds, data, buffer.data() + k, kBlock, n_ * kBlock);
     }
     for (Eigen::Index c = 0; c < p; ++c) {
       for (int i = 0; i < n_; ++i) {

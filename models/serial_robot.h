@@ -38,12 +38,24 @@
 // Regressor (the same equations written linearly in the standard parameters: each link's
 // Newton–Euler wrench is linear in its 10 inertial parameters and is projected on every joint
 // axis i ≤ j; Khalil & Dombre ch. 12). MassMatrix uses the composite-rigid-body algorithm.
+//
+// Model and data (the split of Pinocchio's Model/Data). A SerialRobot is the constant description
+// of the chain and its parameters; its algorithms are const and keep no state between calls, so
+// one robot can be shared by any number of threads. The per-sample link kinematics and scratch
+// space live in a SerialRobotData, sized from the robot and passed explicitly:
+//     SerialRobotData data(robot);                     // once per thread or loop (allocates)
+//     for (...) robot.InverseDynamics(q, qd, qdd, &data, &tau);  // no allocation per sample
+// Every per-sample algorithm takes the workspace as the argument before its outputs. A workspace
+// is used by one thread at a time and holds nothing a caller needs between calls. The overloads
+// without a workspace construct a local one (allocating on every call) and give bit-identical
+// results; they suit one-off calls, loops should pass a workspace.
 #ifndef DYNID_MODELS_SERIAL_ROBOT_H_
 #define DYNID_MODELS_SERIAL_ROBOT_H_
 
 #include <string>
 #include <vector>
 
+#include <Eigen/Cholesky>
 #include <Eigen/Core>
 #include <Eigen/Geometry>
 
@@ -116,6 +128,8 @@ struct ParameterInfo {
   std::string name;
 };
 
+class SerialRobotData;
+
 class SerialRobot {
  public:
   // A chain with all standard parameters zero. CHECK-fails on an empty chain or a coupling
@@ -157,54 +171,78 @@ class SerialRobot {
   // ^0T_j for every j = 1..n (entry j−1).
   std::vector<Eigen::Isometry3d> ForwardKinematics(const Eigen::VectorXd& q) const;
 
-  // ---- Dynamics with the stored standard parameters; vectors have n entries ----
+  // ---- Dynamics with the stored standard parameters ----
+  // q [rad or m], qd [rad/s or m/s], qdd [rad/s² or m/s²] and the torques tau [N m or N] have
+  // num_joints() entries (CHECK); outputs are resized. `data` is a workspace for this robot
+  // (SerialRobotData(robot), CHECK on its sizes); the overloads without it use a local one.
+
   // tau = M(q) q'' + N(q, q'): recursive Newton–Euler plus drive and coupling terms.
+  void InverseDynamics(const Eigen::VectorXd& q, const Eigen::VectorXd& qd,
+                       const Eigen::VectorXd& qdd, SerialRobotData* data,
+                       Eigen::VectorXd* tau) const;
   void InverseDynamics(const Eigen::VectorXd& q, const Eigen::VectorXd& qd,
                        const Eigen::VectorXd& qdd, Eigen::VectorXd* tau) const;
   // N(q, q') = InverseDynamics(q, q', 0): Coriolis, centrifugal, gravity, friction, offsets.
+  void NonlinearEffects(const Eigen::VectorXd& q, const Eigen::VectorXd& qd, SerialRobotData* data,
+                        Eigen::VectorXd* n_terms) const;
   void NonlinearEffects(const Eigen::VectorXd& q, const Eigen::VectorXd& qd,
                         Eigen::VectorXd* n_terms) const;
   // Gravity torques only (q' = q'' = 0, no friction or offset).
+  void GravityTorques(const Eigen::VectorXd& q, SerialRobotData* data,
+                      Eigen::VectorXd* tau_g) const;
   void GravityTorques(const Eigen::VectorXd& q, Eigen::VectorXd* tau_g) const;
-  // n × n joint-space inertia (links by composite rigid bodies + rotors + coupled motors).
+  // n × n joint-space inertia [kg m², kg m or kg] (links by composite rigid bodies + rotors +
+  // coupled motors).
+  void MassMatrix(const Eigen::VectorXd& q, SerialRobotData* data, Eigen::MatrixXd* mass) const;
   void MassMatrix(const Eigen::VectorXd& q, Eigen::MatrixXd* mass) const;
   // Direct dynamic model q'' = M(q)^{-1} (tau − N(q, q'))  (Brunot et al. (2018) eq. 4).
-  // CHECK-fails when M is not positive definite.
+  // CHECK-fails when M is not positive definite. qdd must not alias q, qd or tau.
+  void ForwardDynamics(const Eigen::VectorXd& q, const Eigen::VectorXd& qd,
+                       const Eigen::VectorXd& tau, SerialRobotData* data,
+                       Eigen::VectorXd* qdd) const;
   void ForwardDynamics(const Eigen::VectorXd& q, const Eigen::VectorXd& qd,
                        const Eigen::VectorXd& tau, Eigen::VectorXd* qdd) const;
-  // Kinetic energy (links from their twists, rotors and coupled motors) and potential energy
-  // (gravity), computed from the kinematics, independent of MassMatrix.
+  // Kinetic energy [J] (links from their twists, rotors and coupled motors) and potential energy
+  // [J] (gravity, zero at z0 = 0), computed from the kinematics, independent of MassMatrix.
+  double KineticEnergy(const Eigen::VectorXd& q, const Eigen::VectorXd& qd,
+                       SerialRobotData* data) const;
   double KineticEnergy(const Eigen::VectorXd& q, const Eigen::VectorXd& qd) const;
+  double PotentialEnergy(const Eigen::VectorXd& q, SerialRobotData* data) const;
   double PotentialEnergy(const Eigen::VectorXd& q) const;
 
   // ---- IDIM regressor ----
   // phi (n × num_parameters()) with tau = phi theta_std for every theta_std.
-  void Regressor(const Eigen::VectorXd& q, const Eigen::VectorXd& qd,
-                 const Eigen::VectorXd& qdd, Eigen::MatrixXd* phi) const;
+  void Regressor(const Eigen::VectorXd& q, const Eigen::VectorXd& qd, const Eigen::VectorXd& qdd,
+                 SerialRobotData* data, Eigen::MatrixXd* phi) const;
+  void Regressor(const Eigen::VectorXd& q, const Eigen::VectorXd& qd, const Eigen::VectorXd& qdd,
+                 Eigen::MatrixXd* phi) const;
   // Many samples at once. q, qd, qdd are Ns × n (one sample per row). X is resized to
   // (n·Ns) × num_parameters() and filled JOINT-MAJOR: row i·Ns + k holds joint i of sample k
   // (all samples of joint 1, then all samples of joint 2, …), so that with tau stacked the same
   // way (tau_stacked.segment(i·Ns, Ns) = column i of the Ns × n torque matrix) the IDIM reads
   // tau_stacked = X theta_std (Brunot et al. (2017) eq. 4). Per-joint filtering/decimation acts on
-  // contiguous row blocks.
+  // contiguous row blocks. With a workspace, repeated calls allocate nothing but X.
+  void StackedRegressor(const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd,
+                        const Eigen::MatrixXd& qdd, SerialRobotData* data,
+                        Eigen::MatrixXd* X) const;
   void StackedRegressor(const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd,
                         const Eigen::MatrixXd& qdd, Eigen::MatrixXd* X) const;
 
  private:
-  struct Kinematics;  // per-sample link velocities/accelerations, reused across samples
-  // A per-thread Kinematics sized for this robot (no allocation in repeated single-sample calls;
-  // callers must not hold it across calls that use it too).
-  Kinematics& ThreadWorkspace() const;
+  // CHECK-fails unless data is non-null and sized for this robot.
+  void CheckData(const SerialRobotData* data) const;
+  // Forward Newton–Euler recursion: link rotations, positions, velocities and accelerations.
   void ComputeKinematics(const double* q, const double* qd, const double* qdd,
-                         Kinematics* kin) const;
+                         SerialRobotData* data) const;
   // Writes phi into out: element (i, c) at out[i * row_stride + c * col_stride]; entries that
   // are structurally zero must already be zero.
-  void FillRegressor(const double* q, const double* qd, const double* qdd, Kinematics* kin,
+  void FillRegressor(const double* q, const double* qd, const double* qdd, SerialRobotData* data,
                      double* out, Eigen::Index row_stride, Eigen::Index col_stride) const;
   void AddDriveTerms(const Eigen::VectorXd& qd, const Eigen::VectorXd& qdd, bool with_friction,
                      Eigen::VectorXd* tau) const;
   void RecursiveNewtonEuler(const Eigen::VectorXd& q, const Eigen::VectorXd& qd,
-                            const Eigen::VectorXd& qdd, Eigen::VectorXd* tau) const;
+                            const Eigen::VectorXd& qdd, SerialRobotData* data,
+                            Eigen::VectorXd* tau) const;
 
   std::string name_;
   int n_ = 0;
@@ -222,6 +260,46 @@ class SerialRobot {
   std::vector<int> ia_index_, fv_index_, fc_index_, offset_index_;  // per joint, −1 if absent
   std::vector<int> coupled_ia_index_, coupled_fv_index_, coupled_fc_index_;  // per motor
   Eigen::VectorXd theta_;
+};
+
+// Workspace of the SerialRobot algorithms (Pinocchio's Data): per-sample link kinematics
+// (rotations, positions, angular velocities and accelerations, origin accelerations), joint-axis
+// projections of the regressor, composite inertias and mass matrix, and the sample buffer of
+// StackedRegressor. Constructing one allocates; the algorithms then reuse its storage. It serves
+// any robot with the same numbers of joints and standard parameters as the one it was sized
+// from. Not thread-safe: give each thread its own. Its contents are scratch, overwritten by
+// every call.
+class SerialRobotData {
+ public:
+  explicit SerialRobotData(const SerialRobot& robot);
+
+  int num_joints() const { return n_; }
+  int num_parameters() const { return p_; }
+
+ private:
+  friend class SerialRobot;
+
+  int n_ = 0;
+  int p_ = 0;
+  // Kinematics of the last sample, link j in frame j.
+  std::vector<Eigen::Matrix3d> rotation_;                   // ^{j-1}R_j
+  std::vector<Eigen::Vector3d> position_;                   // ^{j-1}P_j
+  std::vector<Eigen::Vector3d> omega_, omega_dot_, accel_;  // accel includes −gravity
+  std::vector<Eigen::Vector3d> proj_a_, proj_b_;            // joint-axis projections (Regressor)
+  std::vector<Eigen::Isometry3d> pose_;                     // ^0T_j (PotentialEnergy)
+  // Composite rigid bodies (MassMatrix): mass, first moment, inertia of links j..n about O_j.
+  std::vector<double> composite_mass_;
+  std::vector<Eigen::Vector3d> composite_moment_;
+  std::vector<Eigen::Matrix3d> composite_inertia_;
+  Eigen::MatrixXd coupling_outer_;  // c cᵀ of a coupled motor
+  Eigen::VectorXd zero_;            // n zeros (q' = q'' = 0)
+  Eigen::VectorXd bias_;            // N(q, q') (ForwardDynamics)
+  Eigen::MatrixXd mass_;            // M(q) (ForwardDynamics)
+  Eigen::LLT<Eigen::MatrixXd> mass_llt_;
+  // StackedRegressor: structural non-zeros of phi, one sample's state, block buffer.
+  std::vector<char> stacked_nonzero_;
+  std::vector<double> stacked_state_;
+  std::vector<double> stacked_buffer_;
 };
 
 // The same robot with its coupled motors in the other form and the parameters converted so that

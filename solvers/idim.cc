@@ -154,13 +154,14 @@ void IdimModel::Regressor(const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd,
   const Eigen::Index ns = q.rows();
   const int b = num_parameters();
   x->resize(n * ns, b);
-  // Chunks keep the (n·chunk × p) standard regressor small.
+  // Chunks keep the (n·chunk × p) standard regressor small; one workspace serves them all.
   constexpr Eigen::Index kChunk = 2048;
   Eigen::MatrixXd chunk_x;
+  models::SerialRobotData data(robot_);
   for (Eigen::Index start = 0; start < ns; start += kChunk) {
     const Eigen::Index m = std::min(kChunk, ns - start);
     robot_.StackedRegressor(q.middleRows(start, m), qd.middleRows(start, m),
-                            qdd.middleRows(start, m), &chunk_x);
+                            qdd.middleRows(start, m), &data, &chunk_x);
     for (int j = 0; j < n; ++j) {
       for (int i = 0; i < b; ++i) {
         x->col(i).segment(j * ns + start, m) = chunk_x.col(standard_index_[i]).segment(j * m, m);
@@ -564,9 +565,10 @@ bool ClosedLoopAuxiliaryModel::Simulate(const IdimModel& model, const Eigen::Vec
   const int checks = 50;
   Eigen::VectorXd q, qd, qdd;
   Eigen::MatrixXd mass;
+  models::SerialRobotData data(robot);
   for (int c = 0; c <= checks; ++c) {
     reference_->Evaluate(reference_->duration() * c / checks, &q, &qd, &qdd);
-    robot.MassMatrix(q, &mass);
+    robot.MassMatrix(q, &data, &mass);
     Eigen::LLT<Eigen::MatrixXd> llt(mass);
     if (llt.info() != Eigen::Success || !(llt.matrixLLT().diagonal().array() > 0.0).all()) {
       *error = "the estimate gives a mass matrix that is not positive definite along the "

@@ -69,16 +69,19 @@ int main(int argc, char** argv) {
   std::printf("TX40: %d joints, %d standard parameters, %d samples per batch, %d repeats\n",
               robot.num_joints(), robot.num_parameters(), ns, FLAGS_repeats);
 
+  // One workspace for all timed loops (model/data split: the robot itself stays const).
+  dynid::models::SerialRobotData data(robot);
   Eigen::MatrixXd x;
   Report("stacked regressor (n*Ns x 81, joint-major)",
-         TimeIt([&] { robot.StackedRegressor(q, qd, qdd, &x); }, FLAGS_repeats), ns, "samples");
+         TimeIt([&] { robot.StackedRegressor(q, qd, qdd, &data, &x); }, FLAGS_repeats), ns,
+         "samples");
 
   Eigen::MatrixXd phi;
   double sink = 0.0;
   Report("single-sample regressor (6 x 81)", TimeIt([&] {
            for (int k = 0; k < ns; ++k) {
              robot.Regressor(q.row(k).transpose(), qd.row(k).transpose(),
-                             qdd.row(k).transpose(), &phi);
+                             qdd.row(k).transpose(), &data, &phi);
              sink += phi(1, 20);
            }
          }, FLAGS_repeats),
@@ -88,7 +91,7 @@ int main(int argc, char** argv) {
   Report("inverse dynamics (RNE)", TimeIt([&] {
            for (int k = 0; k < ns; ++k) {
              robot.InverseDynamics(q.row(k).transpose(), qd.row(k).transpose(),
-                                   qdd.row(k).transpose(), &tau);
+                                   qdd.row(k).transpose(), &data, &tau);
              sink += tau[0];
            }
          }, FLAGS_repeats),
@@ -97,7 +100,7 @@ int main(int argc, char** argv) {
   Report("forward dynamics (CRBA + RNE + LLT)", TimeIt([&] {
            for (int k = 0; k < ns; ++k) {
              robot.ForwardDynamics(q.row(k).transpose(), qd.row(k).transpose(),
-                                   qdd.row(k).transpose(), &tau);
+                                   qdd.row(k).transpose(), &data, &tau);
              sink += tau[0];
            }
          }, FLAGS_repeats),

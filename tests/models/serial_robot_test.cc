@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <random>
+#include <thread>
+#include <vector>
 
 #include <Eigen/Cholesky>
 #include <Eigen/Eigenvalues>
@@ -234,6 +236,150 @@ TEST(SerialRobotTest, ForwardKinematicsOfTx40) {
   const Eigen::Vector3d wrist = poses[4].translation();
   EXPECT_NEAR(wrist.z(), 0.45, 1e-12);
   EXPECT_NEAR(std::hypot(wrist.x(), wrist.y()), 0.035, 1e-12);
+}
+
+// ---- Model and data: explicit workspaces ----
+
+// Bitwise equality (0 ulp); NaN never occurs in these states.
+bool Identical(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
+  return a.rows() == b.rows() && a.cols() == b.cols() && (a.array() == b.array()).all();
+}
+
+TEST(SerialRobotTest, WorkspaceCallsEqualConvenienceCallsExactly) {
+  std::mt19937 rng(21);
+  for (const SerialRobot& robot : TestRobots()) {
+    // One workspace shared by every algorithm and state, as a loop would use it.
+    SerialRobotData data(robot);
+    EXPECT_EQ(data.num_joints(), robot.num_joints());
+    EXPECT_EQ(data.num_parameters(), robot.num_parameters());
+    for (int trial = 0; trial < 5; ++trial) {
+      const State s = RandomState(robot, &rng);
+      Eigen::VectorXd a, b;
+      robot.InverseDynamics(s.q, s.qd, s.qdd, &a);
+      robot.InverseDynamics(s.q, s.qd, s.qdd, &data, &b);
+      EXPECT_TRUE(Identical(a, b)) << robot.name() << " InverseDynamics";
+      robot.NonlinearEffects(s.q, s.qd, &a);
+      robot.NonlinearEffects(s.q, s.qd, &data, &b);
+      EXPECT_TRUE(Identical(a, b)) << robot.name() << " NonlinearEffects";
+      robot.GravityTorques(s.q, &a);
+      robot.GravityTorques(s.q, &data, &b);
+      EXPECT_TRUE(Identical(a, b)) << robot.name() << " GravityTorques";
+      Eigen::MatrixXd m1, m2;
+      robot.MassMatrix(s.q, &m1);
+      robot.MassMatrix(s.q, &data, &m2);
+      EXPECT_TRUE(Identical(m1, m2)) << robot.name() << " MassMatrix";
+      Eigen::VectorXd tau;
+      robot.InverseDynamics(s.q, s.qd, s.qdd, &tau);
+      robot.ForwardDynamics(s.q, s.qd, tau, &a);
+      robot.ForwardDynamics(s.q, s.qd, tau, &data, &b);
+      EXPECT_TRUE(Identical(a, b)) << robot.name() << " ForwardDynamics";
+      EXPECT_EQ(robot.KineticEnergy(s.q, s.qd), robot.KineticEnergy(s.q, s.qd, &data))
+          << robot.name();
+      EXPECT_EQ(robot.PotentialEnergy(s.q), robot.PotentialEnergy(s.q, &data)) << robot.name();
+      robot.Regressor(s.q, s.qd, s.qdd, &m1);
+      robot.Regressor(s.q, s.qd, s.qdd, &data, &m2);
+      EXPECT_TRUE(Identical(m1, m2)) << robot.name() << " Regressor";
+    }
+    // Stacked regressor: two batches of different lengths (one not a multiple of the block)
+    // through the same workspace.
+    for (const int ns : {45, 7}) {
+      const int n = robot.num_joints();
+      Eigen::MatrixXd q(ns, n), qd(ns, n), qdd(ns, n);
+      for (int k = 0; k < ns; ++k) {
+        const State s = RandomState(robot, &rng);
+        q.row(k) = s.q.transpose();
+        qd.row(k) = s.qd.transpose();
+        qdd.row(k) = s.qdd.transpose();
+      }
+      Eigen::MatrixXd x1, x2;
+      robot.StackedRegressor(q, qd, qdd, &x1);
+      robot.StackedRegressor(q, qd, qdd, &data, &x2);
+      EXPECT_TRUE(Identical(x1, x2)) << robot.name() << " StackedRegressor, " << ns << " samples";
+    }
+  }
+}
+
+TEST(SerialRobotTest, RegressorTimesStandardParametersEqualsInverseDynamicsThroughWorkspace) {
+  std::mt19937 rng(22);
+  std::normal_distribution<double> normal;
+  for (SerialRobot robot : TestRobots()) {
+    SerialRobotData data(robot);
+    Eigen::VectorXd tau;
+    Eigen::MatrixXd phi;
+    for (int trial = 0; trial < 10; ++trial) {
+      Eigen::VectorXd theta(robot.num_parameters());
+      for (int i = 0; i < theta.size(); ++i) theta[i] = normal(rng);
+      robot.SetStandardParameters(theta);  // the workspace does not depend on the parameters
+      const State s = RandomState(robot, &rng);
+      robot.Regressor(s.q, s.qd, s.qdd, &data, &phi);
+      robot.InverseDynamics(s.q, s.qd, s.qdd, &data, &tau);
+      EXPECT_LE((phi * theta - tau).norm(), 1e-10 * tau.norm()) << robot.name();
+    }
+  }
+}
+
+TEST(SerialRobotTest, ThreadsWithTheirOwnWorkspacesMatchSequentialCalls) {
+  const SerialRobot robot = MakeTx40();  // shared, const: the model holds no per-call state
+  std::mt19937 rng(23);
+  constexpr int kThreads = 2, kStates = 300;
+  std::vector<std::vector<State>> states(kThreads);
+  for (std::vector<State>& set : states) {
+    for (int k = 0; k < kStates; ++k) set.push_back(RandomState(robot, &rng));
+  }
+  // Sequential reference (convenience calls).
+  std::vector<std::vector<Eigen::MatrixXd>> expected_phi(kThreads);
+  std::vector<std::vector<Eigen::VectorXd>> expected_tau(kThreads);
+  for (int t = 0; t < kThreads; ++t) {
+    for (const State& s : states[t]) {
+      Eigen::MatrixXd phi;
+      Eigen::VectorXd tau;
+      robot.Regressor(s.q, s.qd, s.qdd, &phi);
+      robot.InverseDynamics(s.q, s.qd, s.qdd, &tau);
+      expected_phi[t].push_back(phi);
+      expected_tau[t].push_back(tau);
+    }
+  }
+  // Concurrent: each thread its own workspace and its own states, several passes so that the
+  // threads overlap.
+  constexpr int kPasses = 20;
+  std::vector<std::vector<Eigen::MatrixXd>> phi(kThreads,
+                                                std::vector<Eigen::MatrixXd>(kStates));
+  std::vector<std::vector<Eigen::VectorXd>> tau(kThreads, std::vector<Eigen::VectorXd>(kStates));
+  std::vector<int> mismatches(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t]() {
+      SerialRobotData data(robot);
+      for (int pass = 0; pass < kPasses; ++pass) {
+        for (int k = 0; k < kStates; ++k) {
+          const State& s = states[t][k];
+          robot.Regressor(s.q, s.qd, s.qdd, &data, &phi[t][k]);
+          robot.InverseDynamics(s.q, s.qd, s.qdd, &data, &tau[t][k]);
+          if (!Identical(phi[t][k], expected_phi[t][k]) ||
+              !Identical(tau[t][k], expected_tau[t][k])) {
+            ++mismatches[t];
+          }
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(mismatches[t], 0) << "thread " << t;
+    for (int k = 0; k < kStates; ++k) {
+      ASSERT_TRUE(Identical(phi[t][k], expected_phi[t][k])) << "thread " << t << " state " << k;
+      ASSERT_TRUE(Identical(tau[t][k], expected_tau[t][k])) << "thread " << t << " state " << k;
+    }
+  }
+}
+
+TEST(SerialRobotDeathTest, WorkspaceOfAnotherSizeIsRejected) {
+  const SerialRobot tx40 = MakeTx40();
+  const SerialRobot scara = MakeScara3();
+  SerialRobotData data(scara);
+  Eigen::VectorXd tau;
+  const Eigen::VectorXd zero = Eigen::VectorXd::Zero(6);
+  EXPECT_DEATH(tx40.InverseDynamics(zero, zero, zero, &data, &tau), "workspace sized for");
 }
 
 }  // namespace
