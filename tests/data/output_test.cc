@@ -2,6 +2,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -62,9 +64,10 @@ TEST(OutputTest, CommitMovesEveryFile) {
   EXPECT_EQ(committed.size(), 2u);
   EXPECT_TRUE(fs::exists(dir + "/a.csv"));
   EXPECT_TRUE(fs::exists(dir + "/summary.json"));
-  int count = 0;
-  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir)) ++count;
-  EXPECT_EQ(count, 2);  // the staging folder is gone
+  std::set<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir)) names.insert(entry.path().filename());
+  // The two results and the manifest of the result set; the staging folder is gone.
+  EXPECT_EQ(names, (std::set<std::string>{"a.csv", "summary.json", kOutputManifest}));
 }
 
 }  // namespace
