@@ -566,11 +566,6 @@ bool DecimateColumns(const Eigen::MatrixXd& signals, int factor, int num_threads
   return true;
 }
 
-int StackedRow(StackOrder order, int num_joints, int num_samples, int joint, int sample) {
-  return order == StackOrder::kJointMajor ? joint * num_samples + sample
-                                          : sample * num_joints + joint;
-}
-
 bool DecimateStacked(const Eigen::Ref<const Eigen::MatrixXd>& stacked, int num_joints,
                      StackOrder order, int factor, int num_threads, Eigen::MatrixXd* decimated,
                      std::string* error) {

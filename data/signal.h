@@ -24,6 +24,8 @@
 #include <Eigen/Core>
 #include <string>
 
+#include "dynid/data/stack_order.h"
+
 namespace dynid::data {
 
 // Second-order sections, one per row, in scipy's layout [b0 b1 b2 a0 a1 a2] with a0 = 1:
@@ -96,14 +98,7 @@ bool DecimateColumns(const Eigen::MatrixXd& signals, int factor, int num_threads
 bool FiltFiltColumns(const SecondOrderSections& sos, const Eigen::MatrixXd& signals,
                      int num_threads, Eigen::MatrixXd* filtered, std::string* error);
 
-// How the rows of a stacked observation matrix / torque vector are ordered, for n joints and
-// N_s samples (row index of joint j at sample k):
-//   kJointMajor:  j · N_s + k   (all samples of joint 0, then of joint 1, ...; Gautier's usual)
-//   kSampleMajor: k · n + j     (tau(t_1), tau(t_2), ... stacked as in Brunot et al. (2017) eq. 4)
-enum class StackOrder { kJointMajor, kSampleMajor };
-
-// Row index of (joint, sample) in a stack of num_joints × num_samples rows.
-int StackedRow(StackOrder order, int num_joints, int num_samples, int joint, int sample);
+// StackOrder and StackedRow: data/stack_order.h.
 
 // Parallel filtering of a stacked matrix: `stacked` has num_joints · N_s rows in `order`;
 // every (joint, column) time series of N_s samples is decimated by R independently and the

@@ -764,7 +764,7 @@ void SerialRobot::StackedRegressor(const Eigen::MatrixXd& q, const Eigen::Matrix
   const Eigen::Index p = num_parameters();
   X->resize(n_ * num_samples, p);
   // Structural non-zeros (c, i) of phi: inertial columns of link j on rows i ≤ j, drive columns on
-  // their joint's row, coupled columns where the coupling is non-zero. X is zeroed in one sweep
+  // their joint's row, coupled columns where the coupling is non-zero. X is zeroed in one pass
   // (memset streams) and only these runs are copied, halving the traffic of this memory-bound
   // routine.
   // The pattern depends on the couplings, so it is rebuilt for the robot at hand.

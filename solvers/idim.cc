@@ -369,7 +369,7 @@ bool BuildIdimSystem(const IdimModel& model, const Eigen::MatrixXd& q_measured,
       const int ns_d = system->num_samples;
       std::vector<char> is_kept(static_cast<size_t>(n) * ns_d, 0);
       for (int row : kept) is_kept[row] = 1;
-      // Per joint: distance to the nearest excluded sample, by two sweeps.
+      // Per joint: distance to the nearest excluded sample, by two passes.
       std::vector<int> distance(ns_d);
       std::vector<int> guarded;
       guarded.reserve(kept.size());

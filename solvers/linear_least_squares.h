@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "dynid/data/signal.h"
+#include "dynid/data/stack_order.h"
 
 namespace ceres {
 class CostFunction;
@@ -46,7 +46,7 @@ struct RowBlocks {
 
   // Consecutive blocks of the given sizes (sample_of_row = index inside the block).
   static RowBlocks FromSizes(const std::vector<int>& sizes);
-  // The n · N_s rows of a stack in `order` (data/signal.h), with block = joint and the sample
+  // The n · N_s rows of a stack in `order` (data/stack_order.h), with block = joint and the sample
   // map filled; names "joint 1", ..., "joint n".
   static RowBlocks Stacked(data::StackOrder order, int num_joints, int num_samples);
   // The rows `rows` of this layout (e.g. after data::SelectSamples), keeping names.

@@ -22,7 +22,7 @@
 //   linear  the Simulation 2 axis with a backlash-free linear spring K = 67 Nm/rad (the real axis
 //           of Hovland et al. (2002) §7); must be reported as "no backlash detected".
 // Success: smoother b and K within 10 % on sim2, within 20 % on sim1 (or an explanation
-// with figures), the linear case backlash-free; a Q_pp sweep shows the sensitivity.
+// with figures), the linear case backlash-free; a Q_pp scan shows the sensitivity.
 //
 //   backlash_study [--cases=sim1,sim2,linear] [--samples=N] [--seed=S] [--out_dir=D]
 //                  [--qpp_factors=0.1,1,10] [--figures=true]
@@ -36,7 +36,7 @@
 // smoother hold u over each sample interval); at least 100 rows. u_k is the torque applied over
 // [t_k, t_{k+1}). The mechanical parameters other than b and K are known a priori (Hovland et al.
 // (2002) §7) and come from the flags (defaults: the Simulation 2 axis), the covariances from --qxx,
-// --qpp, --measurement_variance. The record is the only case (named "measured"); the Q_pp sweep
+// --qpp, --measurement_variance. The record is the only case (named "measured"); the Q_pp scan
 // runs on it; there is no truth, so errors against it are not reported (NaN in results.csv).
 //
 // Writes D/<case>_series.csv (every k-th sample, k so that at most --max_plot_rows rows), D/<case>_
@@ -77,8 +77,8 @@ DEFINE_uint64(seed, 2002,
               "start)");
 DEFINE_string(out_dir, "out/backlash_study", "output folder");
 DEFINE_string(qpp_factors, "0.1,1,10",
-              "Q_pp sweep: factors applied to each case's Q_pp (empty = no sweep)");
-DEFINE_string(sweep_cases, "sim1,sim2", "cases for the Q_pp sweep");
+              "Q_pp scan: factors applied to each case's Q_pp (empty = no scan)");
+DEFINE_string(sweep_cases, "sim1,sim2", "cases for the Q_pp scan");
 DEFINE_int32(smoother_iterations, 50, "maximum Levenberg-Marquardt iterations of the smoother");
 DEFINE_int32(bootstrap, 200, "bootstrap replicates of the dead-zone fit");
 DEFINE_int32(fit_threads, 0,
@@ -310,7 +310,7 @@ struct EstimatorOutcome {
 double CpuSeconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
 
 // The measurement-noise seed of a case: --seed plus 0, 1, 2 for sim1, sim2, linear, the same in
-// the main table and in the Q_pp sweep (whose factor-1 row then repeats the table's).
+// the main table and in the Q_pp scan (whose factor-1 row then repeats the table's).
 std::uint64_t NoiseSeed(const std::string& case_name) {
   return FLAGS_seed + (case_name == "sim1" ? 0 : case_name == "sim2" ? 1 : 2);
 }
@@ -753,14 +753,14 @@ bool WriteCaseOutputs(const CaseRun& run, data::OutputStage* stage, std::string*
   return true;
 }
 
-// One case's Q_pp sweep in wide form for the figure: per Q_pp value, per estimator the relative
+// One case's Q_pp scan in wide form for the figure: per Q_pp value, per estimator the relative
 // errors of b and K in % with the distances to their interval ends, and the tau_K RMS error.
-struct SweepTable {
+struct ScanTable {
   std::vector<std::string> estimators;
   std::vector<std::vector<double>> rows;
 };
 
-void AddSweepRow(const CaseRun& run, double qpp, SweepTable* table) {
+void AddScanRow(const CaseRun& run, double qpp, ScanTable* table) {
   const auto outcomes = run.Outcomes();
   if (table->estimators.empty()) {
     for (const auto& entry : outcomes) table->estimators.push_back(entry.first);
@@ -791,8 +791,8 @@ void AddSweepRow(const CaseRun& run, double qpp, SweepTable* table) {
 // D/qpp_sweep_<case>.csv and D/qpp_sweep_<case>.png: b and K errors and the tau_K RMS error
 // against Q_pp, one series per estimator, with the acceptance band (10 % sim2, 20 % sim1); for
 // a measured record b [mrad] and K [N m/rad] themselves.
-bool WriteSweepFigure(const Case& config, const SweepTable& table, data::OutputStage* stage,
-                      std::string* error) {
+bool WriteScanFigure(const Case& config, const ScanTable& table, data::OutputStage* stage,
+                     std::string* error) {
   const bool truth = !config.measured;
   const std::string b_column = truth ? "_b_pct" : "_b_mrad";
   const std::string k_column = truth ? "_K_pct" : "_K_nm_per_rad";
@@ -911,15 +911,15 @@ int main(int argc, char** argv) {
     }
     qpp_factors.push_back(value);
   }
-  // The Q_pp sweep's cases (the measured record, if there is one).
-  std::vector<Case> sweep_cases;
-  if (measured) sweep_cases.push_back(cases.front());
+  // The Q_pp scan's cases (the measured record, if there is one).
+  std::vector<Case> scan_cases;
+  if (measured) scan_cases.push_back(cases.front());
   for (const std::string& name :
        measured ? std::vector<std::string>() : data::SplitList(FLAGS_sweep_cases)) {
     if (name != "sim1" && name != "sim2" && name != "linear") {
       return Fail(2, "--sweep_cases: unknown case '" + name + "'");
     }
-    sweep_cases.push_back(MakeCase(name));
+    scan_cases.push_back(MakeCase(name));
   }
   if (FLAGS_samples != 0 && FLAGS_samples < 100) {
     return Fail(
@@ -1133,24 +1133,24 @@ int main(int argc, char** argv) {
     if (!WriteCaseOutputs(run, &stage, &error)) return Fail(1, error);
   }
 
-  // Q_pp sweep: the paper's main tuning knob.
-  if (!qpp_factors.empty() && !sweep_cases.empty()) {
-    std::string sweep_csv =
+  // Q_pp scan: the paper's main tuning knob.
+  if (!qpp_factors.empty() && !scan_cases.empty()) {
+    std::string scan_csv =
         "case,qpp,estimator,b_estimate,b_lower,b_upper,K_estimate,K_lower,K_upper,"
         "tau_rms_error,backlash_detected\n";
-    std::printf("\nQ_pp sweep\n%-7s %10s %-14s %9s %9s %10s %s\n", "case", "Q_pp", "estimator",
+    std::printf("\nQ_pp scan\n%-7s %10s %-14s %9s %9s %10s %s\n", "case", "Q_pp", "estimator",
                 "b_est", "K_est", "tauK_RMS", "verdict");
-    for (const Case& config : sweep_cases) {
+    for (const Case& config : scan_cases) {
       const std::string& name = config.name;
       const int samples = FLAGS_samples > 0 ? FLAGS_samples : config.default_samples;
-      SweepTable table;
+      ScanTable table;
       for (double factor : qpp_factors) {
         const double qpp = factor * config.tau_noise_intensity;
         CaseRun run;
         if (!RunCase(config, samples, qpp, NoiseSeed(name), &run, &error)) {
-          return Fail(1, "Q_pp sweep " + name + ": " + error);
+          return Fail(1, "Q_pp scan " + name + ": " + error);
         }
-        AddSweepRow(run, qpp, &table);
+        AddScanRow(run, qpp, &table);
         for (const auto& [label, outcome] : run.Outcomes()) {
           const solvers::DeadZoneFit& fit = outcome->fit;
           char line[512];
@@ -1159,7 +1159,7 @@ int main(int argc, char** argv) {
                         qpp, label.c_str(), fit.backlash_rad, fit.backlash_lower,
                         fit.backlash_upper, fit.stiffness_nm_per_rad, fit.stiffness_lower,
                         fit.stiffness_upper, outcome->tau_rms_error, fit.backlash_detected ? 1 : 0);
-          sweep_csv += line;
+          scan_csv += line;
           std::printf("%-7s %10.4g %-14s %9.4f %9.2f %10.4f %s\n", name.c_str(), qpp, label.c_str(),
                       fit.backlash_rad, fit.stiffness_nm_per_rad, outcome->tau_rms_error,
                       fit.backlash_detected ? "backlash" : "no backlash detected");
@@ -1171,9 +1171,9 @@ int main(int argc, char** argv) {
         }
         std::fflush(stdout);
       }
-      if (!WriteSweepFigure(config, table, &stage, &error)) return Fail(1, error);
+      if (!WriteScanFigure(config, table, &stage, &error)) return Fail(1, error);
     }
-    if (!stage.WriteText("qpp_sweep.csv", sweep_csv, &error)) return Fail(1, error);
+    if (!stage.WriteText("qpp_sweep.csv", scan_csv, &error)) return Fail(1, error);
   }
   if (!stage.WriteText("results.csv", results_csv, &error) ||
       !stage.WriteJson("summary.json", summary, &error) || !stage.Commit(&error)) {

@@ -16,6 +16,9 @@
 //
 //   bench_first_order [--sizes=1000,10000,100000] [--repeats=5] [--further=3]
 //                     [--sweep=conditioned|augmented] [--threads=1]
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -24,11 +27,9 @@
 #include <string>
 #include <vector>
 
-#include <gflags/gflags.h>
-#include <glog/logging.h>
-
-#include "experiments/benchmarks/three_inertia_drive.h"
 #include "dynid/solvers/internal/first_order_smoother.h"
+#include "experiments/benchmarks/three_inertia_drive.h"
+#include "experiments/common/cli.h"
 
 DEFINE_string(sizes, "1000,10000,100000", "comma-separated node counts N (each >= 10)");
 DEFINE_double(sample_period_s, 1e-3, "node spacing (s)");
@@ -57,32 +58,27 @@ struct Timing {
 }  // namespace
 
 int main(int argc, char** argv) {
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
-  google::InitGoogleLogging(argv[0]);
+  dynid::cli::ParseFlags(&argc, &argv,
+                         "throughput of one iteration of the first-order approximation");
   FLAGS_logtostderr = true;
   using namespace dynid;
   std::vector<int> sizes;
   std::string bad_size;
   if (!experiments::ParseNodeCounts(FLAGS_sizes, &sizes, &bad_size)) {
-    std::fprintf(stderr, "--sizes: expected node counts >= 10, got '%s'\n", bad_size.c_str());
-    return 2;
+    return dynid::cli::Fail(2, "--sizes: expected node counts >= 10, got '" + bad_size + "'");
   }
   if (FLAGS_sweep != "conditioned" && FLAGS_sweep != "augmented") {
-    std::fprintf(stderr, "--sweep: expected conditioned or augmented, got '%s'\n",
-                 FLAGS_sweep.c_str());
-    return 2;
+    return dynid::cli::Fail(
+        2, "--sweep: expected conditioned or augmented, got '" + FLAGS_sweep + "'");
   }
   if (!(FLAGS_sample_period_s > 0.0)) {
-    std::fprintf(stderr, "--sample_period_s: must be > 0, got %g\n", FLAGS_sample_period_s);
-    return 2;
+    return dynid::cli::Fail(2, "--sample_period_s: must be > 0");
   }
   if (FLAGS_further < 1) {
-    std::fprintf(stderr, "--further: must be >= 1, got %d\n", FLAGS_further);
-    return 2;
+    return dynid::cli::Fail(2, "--further: must be >= 1, got " + std::to_string(FLAGS_further));
   }
   if (FLAGS_repeats < 1) {
-    std::fprintf(stderr, "--repeats: must be >= 1, got %d\n", FLAGS_repeats);
-    return 2;
+    return dynid::cli::Fail(2, "--repeats: must be >= 1, got " + std::to_string(FLAGS_repeats));
   }
   solvers::FirstOrderSmootherOptions options;
   options.tolerance = 0.0;
@@ -93,8 +89,7 @@ int main(int argc, char** argv) {
                       : solvers::FirstOrderSmootherOptions::Sweep::kConditionedOnTheta;
   std::string why;
   if (!options.IsValid(&why)) {
-    std::fprintf(stderr, "--threads: %s\n", why.c_str());
-    return 2;
+    return dynid::cli::Fail(2, "--threads: " + why);
   }
   const ThreeInertiaDrive model;
   solvers::simd::ForcePortableKernels(FLAGS_portable_kernels);

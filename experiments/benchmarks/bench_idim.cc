@@ -7,6 +7,9 @@
 // auxiliary-model step (closed-loop simulation + instruments) and the IV solve by the fast
 // normal-products path vs the common pivoted-QR path; (5) the common QR path vs the Ceres path
 // (design rule) on the decimated system, with the largest relative difference of θ.
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -14,13 +17,11 @@
 #include <string>
 #include <vector>
 
-#include <gflags/gflags.h>
-#include <glog/logging.h>
-
-#include "experiments/tx40_study/prior_knowledge.h"
-#include "experiments/tx40_study/tx40_experiment.h"
 #include "dynid/models/tx40.h"
 #include "dynid/solvers/idim.h"
+#include "experiments/common/cli.h"
+#include "experiments/tx40_study/prior_knowledge.h"
+#include "experiments/tx40_study/tx40_experiment.h"
 
 DEFINE_double(duration_s, 7.0, "simulated experiment length (s); 7 s = 35 000 samples");
 DEFINE_int32(repeats, 3, "timed repetitions (best reported)");
@@ -41,12 +42,11 @@ double Best(const std::function<void()>& f, int repeats) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
-  google::InitGoogleLogging(argv[0]);
+  dynid::cli::ParseFlags(&argc, &argv,
+                         "throughput of the IDIM pipeline on the simulated TX40 experiment");
   namespace solvers = dynid::solvers;
   if (!(FLAGS_duration_s > 0.0) || FLAGS_repeats < 1) {
-    std::fprintf(stderr, "bench_idim: --duration_s and --repeats must be positive\n");
-    return 2;
+    return dynid::cli::Fail(2, "--duration_s and --repeats must be positive");
   }
   std::string error;
   dynid::data::Tx40ExperimentOptions options;

@@ -2,6 +2,8 @@
 // figures). Single-threaded; prints samples per second and how time per sample scales with N.
 //
 //   bench_irw [--max_n=10000000] [--ceres_max_n=1000000]
+#include <gflags/gflags.h>
+#include <glog/logging.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -12,12 +14,10 @@
 #include <random>
 #include <string>
 
-#include <gflags/gflags.h>
-#include <glog/logging.h>
-
 #include "dynid/solvers/irw_least_squares.h"
 #include "dynid/solvers/irw_smoother.h"
 #include "dynid/solvers/nvr_fit.h"
+#include "experiments/common/cli.h"
 
 DEFINE_int64(max_n, 10000000, "largest record length for the recursive smoother");
 DEFINE_int64(ceres_max_n, 1000000, "largest record length for the Ceres and banded paths");
@@ -55,8 +55,7 @@ long PeakRssMb() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
-  google::InitGoogleLogging(argv[0]);
+  dynid::cli::ParseFlags(&argc, &argv, "throughput of the IRW smoothers and of the NVR fit");
   using namespace dynid::solvers;
   std::printf("Recursive KF/FIS smoothing (one core), NVR 1e-6\n");
   std::printf("%-6s %10s %14s %14s %12s %12s\n", "model", "N", "states Ms/s", "with std Ms/s",

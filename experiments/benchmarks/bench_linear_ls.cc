@@ -27,6 +27,7 @@
 
 #include "dynid/data/signal.h"
 #include "dynid/solvers/linear_least_squares.h"
+#include "experiments/common/cli.h"
 
 DEFINE_int32(joints, 6, "number of joints n");
 DEFINE_int32(samples, 35000, "samples per joint before decimation");
@@ -84,13 +85,11 @@ bool ValidateFlags(std::string* error) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  google::ParseCommandLineFlags(&argc, &argv, true);
-  google::InitGoogleLogging(argv[0]);
+  dynid::cli::ParseFlags(&argc, &argv, "time of the conventional IDIM-LS chain at the TX40's size");
   FLAGS_logtostderr = true;
   std::string error;
   if (!ValidateFlags(&error)) {
-    std::fprintf(stderr, "bench_linear_ls: %s\n", error.c_str());
-    return 1;
+    return dynid::cli::Fail(2, error);
   }
   const int n = FLAGS_joints, N = FLAGS_samples, b = FLAGS_columns, R = FLAGS_factor;
   const double fs = FLAGS_sample_rate_hz, dt = 1.0 / fs;

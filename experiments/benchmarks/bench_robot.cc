@@ -7,21 +7,22 @@
 // Method: wall-clock timing (steady_clock), best and median of --repeats runs, after one warm-up.
 // Also reported: single-sample regressor, inverse dynamics (RNE), forward dynamics (CRBA + RNE +
 // Cholesky), and the default TX40 experiment generator (simulation + base-regressor condition).
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+
+#include <Eigen/Core>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <functional>
 #include <vector>
 
-#include <Eigen/Core>
-#include <gflags/gflags.h>
-#include <glog/logging.h>
-
 #include "dynid/data/robot_simulator.h"
 #include "dynid/data/trajectory.h"
-#include "experiments/tx40_study/tx40_experiment.h"
 #include "dynid/models/base_parameters.h"
 #include "dynid/models/tx40.h"
+#include "experiments/common/cli.h"
+#include "experiments/tx40_study/tx40_experiment.h"
 
 DEFINE_int32(samples, 35000, "samples per regressor batch (35000 = 7 s at 5 kHz)");
 DEFINE_int32(repeats, 5, "timed repetitions (best and median reported)");
@@ -55,11 +56,9 @@ void Report(const char* what, const Timing& timing, double items, const char* un
 }  // namespace
 
 int main(int argc, char** argv) {
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
-  google::InitGoogleLogging(argv[0]);
+  dynid::cli::ParseFlags(&argc, &argv, "throughput of the rigid-body robot core on the TX40");
   if (FLAGS_samples < 1 || FLAGS_repeats < 1 || !(FLAGS_sim_seconds > 0.0)) {
-    std::fprintf(stderr, "bench_robot: --samples, --repeats and --sim_seconds must be positive\n");
-    return 1;
+    return dynid::cli::Fail(2, "--samples, --repeats and --sim_seconds must be positive");
   }
   using dynid::models::SerialRobot;
   const SerialRobot robot = dynid::models::MakeTx40();

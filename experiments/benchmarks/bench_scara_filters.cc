@@ -9,6 +9,7 @@
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 
+#include <Eigen/Dense>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -18,8 +19,6 @@
 #include <random>
 #include <string>
 
-#include <Eigen/Dense>
-
 #include "dynid/models/scara3.h"
 #include "dynid/models/scara3_model.h"
 #include "dynid/solvers/continuous_discrete_ekf.h"
@@ -28,6 +27,7 @@
 #include "dynid/solvers/kalman_smoother.h"
 #include "dynid/solvers/mechanical_state_space.h"
 #include "dynid/solvers/unscented_kalman_filter.h"
+#include "experiments/common/cli.h"
 
 DEFINE_int32(samples, 3000, "samples of the record (100 Hz)");
 DEFINE_int32(repeat, 3, "runs per estimator; the best time is printed");
@@ -52,12 +52,11 @@ double BestOf(int repeat, const std::function<bool()>& run) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
-  google::InitGoogleLogging(argv[0]);
+  dynid::cli::ParseFlags(&argc, &argv,
+                         "throughput of the recursive SCARA state and parameter estimators");
   FLAGS_logtostderr = true;
   if (FLAGS_samples < 10 || FLAGS_repeat < 1) {
-    std::fprintf(stderr, "bench_scara_filters: error: --samples >= 10 and --repeat >= 1\n");
-    return 2;
+    return dynid::cli::Fail(2, "--samples must be >= 10 and --repeat >= 1");
   }
   const int num = FLAGS_samples;
   const double dt = 0.01;

@@ -15,22 +15,23 @@
 // Success: N = 10 000 solved in under 5 s on one core; time per node within 2× from
 // N = 1e3 to 1e5; theta covariance under 10 % of the solve time; first-order approximation at
 // least 1e6 nodes/s per iteration.
-#include <algorithm>
-#include <chrono>
-#include <cmath>
-#include <ctime>
-#include <cstdio>
-#include <string>
-#include <vector>
-
 #include <ceres/problem.h>
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 
-#include "experiments/benchmarks/three_inertia_drive.h"
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <string>
+#include <vector>
+
 #include "dynid/problems/weighted_residual_problem.h"
 #include "dynid/solvers/parameter_covariance.h"
 #include "dynid/solvers/weighted_residual_smoother.h"
+#include "experiments/benchmarks/three_inertia_drive.h"
+#include "experiments/common/cli.h"
 
 DEFINE_string(sizes, "1000,10000,100000", "comma-separated node counts N");
 DEFINE_double(sample_period_s, 1e-3, "node spacing (s)");
@@ -56,24 +57,20 @@ double CpuSeconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC;
 }  // namespace
 
 int main(int argc, char** argv) {
-  google::ParseCommandLineFlags(&argc, &argv, true);
-  google::InitGoogleLogging(argv[0]);
+  dynid::cli::ParseFlags(&argc, &argv, "throughput of the weighted-residual smoother");
   FLAGS_logtostderr = true;
   using namespace dynid;
   std::vector<int> sizes;
   std::string bad_size;
   if (!experiments::ParseNodeCounts(FLAGS_sizes, &sizes, &bad_size)) {
-    std::fprintf(stderr, "--sizes: expected node counts >= 10, got '%s'\n", bad_size.c_str());
-    return 1;
+    return dynid::cli::Fail(2, "--sizes: expected node counts >= 10, got '" + bad_size + "'");
   }
   if (FLAGS_sparse_library != "suitesparse" && FLAGS_sparse_library != "eigen") {
-    std::fprintf(stderr, "--sparse_library: expected suitesparse or eigen, got '%s'\n",
-                 FLAGS_sparse_library.c_str());
-    return 1;
+    return dynid::cli::Fail(
+        2, "--sparse_library: expected suitesparse or eigen, got '" + FLAGS_sparse_library + "'");
   }
   if (!(FLAGS_sample_period_s > 0.0)) {
-    std::fprintf(stderr, "--sample_period_s must be > 0\n");
-    return 1;
+    return dynid::cli::Fail(2, "--sample_period_s must be > 0");
   }
   const ThreeInertiaDrive model;
   const double h = FLAGS_sample_period_s;

@@ -167,7 +167,7 @@ const std::map<std::string, std::array<std::array<double, 3>, 3>> kPublishedTrac
     {"EKF", {{{0.1242, 0.7789, 0.4538}, {0.1074, 0.2818, 0.2935}, {0.0102, 0.0568, 0.0029}}}},
     {"UKF", {{{0.1229, 0.7792, 0.4442}, {0.0960, 0.2081, 0.2240}, {0.0102, 0.0568, 0.0029}}}}};
 
-// Multisine reference exciting the four base parameters: q2 sweeps about ±1.6 rad so cos q2 and
+// Multisine reference exciting the four base parameters: q2 swings about ±1.6 rad so cos q2 and
 // sin q2 both vary, both revolute joints accelerate independently, and the stroke accelerates
 // (d3'' − g changes) — the regressor has full column rank with a moderate condition number.
 class MultisineReference : public data::JointTrajectory {

@@ -35,7 +35,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -51,9 +50,11 @@
 #include "dynid/data/figure.h"
 #include "dynid/data/output.h"
 #include "dynid/data/runtime_files.h"
-#include "dynid/solvers/weight_sweep.h"
+#include "dynid/solvers/weight_grid.h"
 #include "experiments/common/cli.h"
-#include "experiments/weight_sweep/weight_sweep_cases.h"
+#include "experiments/weight_sweep/grid_cases.h"
+#include "experiments/weight_sweep/grid_journal.h"
+#include "experiments/weight_sweep/grid_text.h"
 
 DEFINE_string(case_name, "msd", "case: msd, friction_mass, rt_rigid, rt_flexible, xy_flexible");
 DEFINE_string(grid, "V.z.a_measured:4e2:4e6:10,W.v.s:1:1e4:10",
@@ -77,6 +78,7 @@ DEFINE_bool(observability, true, "run the observability / identifiability analys
 namespace {
 
 namespace solvers = dynid::solvers;
+namespace experiments = dynid::experiments;
 
 int g_rank = 0, g_size = 1;
 
@@ -144,34 +146,36 @@ int main(int argc, char** argv) {
     ~Finalizer() { MPI_Finalize(); }
   } finalizer;
 #endif
-  dynid::cli::ParseFlags(&argc, &argv, "weighting-matrix sweeps of the weighted-residual smoother");
+  dynid::cli::ParseFlags(&argc, &argv, "weighting-matrix grids of the weighted-residual smoother");
   FLAGS_logtostderr = true;
 
   // Flags.
   std::string error;
-  solvers::SweepCaseOptions case_options;
+  experiments::GridCaseOptions case_options;
   case_options.num_nodes = FLAGS_nodes;
-  const std::unique_ptr<solvers::SweepCase> sweep_case =
-      solvers::MakeSweepCase(FLAGS_case_name, case_options, &error);
-  if (!sweep_case) return Fail(2, "--case_name / --nodes: " + error);
-  const dynid::models::ModelInfo& info = sweep_case->info();
+  const std::unique_ptr<solvers::WeightGridCase> grid_case =
+      experiments::MakeGridCase(FLAGS_case_name, case_options, &error);
+  if (!grid_case) return Fail(2, "--case_name / --nodes: " + error);
+  const dynid::models::ModelInfo& info = grid_case->info();
   if (FLAGS_list_weights) {
     if (g_rank == 0) {
-      std::printf("case %s: %s\n%-32s %s\n", sweep_case->name().c_str(),
-                  sweep_case->description().c_str(), "weight", "base value");
+      std::printf("case %s: %s\n%-32s %s\n", grid_case->name().c_str(),
+                  grid_case->description().c_str(), "weight", "base value");
       for (const solvers::WeightEntry& e : solvers::ListWeightEntries(info)) {
-        std::printf("%-32s %.6g\n", e.name.c_str(), BaseWeight(sweep_case->base_weights(), e));
+        std::printf("%-32s %.6g\n", e.name.c_str(), BaseWeight(grid_case->base_weights(), e));
       }
     }
     return 0;
   }
-  std::vector<solvers::SweepAxis> axes;
-  if (!solvers::ParseSweepGrid(FLAGS_grid, info, "--grid", &axes, &error)) return Fail(2, error);
+  std::vector<solvers::WeightAxis> axes;
+  if (!experiments::ParseWeightGrid(FLAGS_grid, info, "--grid", &axes, &error)) {
+    return Fail(2, error);
+  }
   if (FLAGS_seeds < 1 || FLAGS_seeds > 100000) return Fail(2, "--seeds must be in [1, 100000]");
   if (FLAGS_first_seed < 0) return Fail(2, "--first_seed must be >= 0");
   if (FLAGS_threads < 0 || FLAGS_threads > 1024) return Fail(2, "--threads must be in [0, 1024]");
   if (FLAGS_out_dir.empty()) return Fail(2, "--out_dir must not be empty");
-  solvers::SweepSolverSettings settings;
+  solvers::WeightGridSettings settings;
   settings.max_iterations = FLAGS_max_iterations;
   settings.theta_start_factor = FLAGS_theta_start_factor;
   settings.noise_scale = FLAGS_noise_scale;
@@ -196,7 +200,7 @@ int main(int argc, char** argv) {
   if (total_tasks > 10000000) return Fail(2, "--grid × --seeds: more than 1e7 estimates");
   // Check every grid point's weights once (relative grid on a zero base weight).
   for (int point = 0; point < num_points; ++point) {
-    dynid::problems::WeightedResidualWeights weights = sweep_case->base_weights();
+    dynid::problems::WeightedResidualWeights weights = grid_case->base_weights();
     if (!solvers::ApplyGridPoint(axes, solvers::GridPointValues(axes, point), FLAGS_relative, p,
                                  &weights, &error)) {
       return Fail(2, "--grid: " + error);
@@ -206,19 +210,19 @@ int main(int argc, char** argv) {
   // The configuration signature of the journal: everything that changes a point's result.
   std::ostringstream config;
   config.precision(17);
-  config << sweep_case->name() << " nodes=" << sweep_case->num_nodes()
+  config << grid_case->name() << " nodes=" << grid_case->num_nodes()
          << " relative=" << FLAGS_relative << " seeds=" << num_seeds
          << " first_seed=" << FLAGS_first_seed << " noise=" << settings.noise_scale
          << " start=" << settings.theta_start_factor << " iterations=" << settings.max_iterations
          << " tol=" << settings.function_tolerance << " transcription=" << FLAGS_transcription;
-  for (const solvers::SweepAxis& a : axes) {
+  for (const solvers::WeightAxis& a : axes) {
     config << " " << a.entry.name << ":" << a.low << ":" << a.high << ":" << a.count;
   }
-  const std::string signature = solvers::HashHex(config.str());
+  const std::string signature = experiments::HashHex(config.str());
   const std::string journal_dir = FLAGS_out_dir + "/.weight_sweep_journal";
 
   // Resume: load what earlier runs finished.
-  solvers::SweepJournal journal;
+  experiments::GridJournal journal;
   if (!journal.Load(journal_dir, signature, p, num_zeta, num_xi, &error)) return Fail(2, error);
   std::vector<int> pending;
   for (int task = 0; task < total_tasks; ++task) {
@@ -242,29 +246,17 @@ int main(int argc, char** argv) {
   // Run.
   const int threads =
       FLAGS_threads > 0 ? FLAGS_threads : std::max(1u, std::thread::hardware_concurrency());
-  std::vector<solvers::PointResult> results(total_tasks);
-  std::mutex journal_mutex;
+  std::vector<solvers::GridPointResult> results(total_tasks);
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
-  auto run = [&](int task, std::string* why) {
-    solvers::PointResult& r = results[task];
-    r.point = task / num_seeds;
-    r.seed_index = task % num_seeds;
-    dynid::problems::WeightedResidualWeights weights = sweep_case->base_weights();
-    if (!solvers::ApplyGridPoint(axes, solvers::GridPointValues(axes, r.point), FLAGS_relative, p,
-                                 &weights, why) ||
-        !sweep_case->Run(weights, FLAGS_first_seed + r.seed_index, settings, &r, why)) {
-      return false;
-    }
-    std::lock_guard<std::mutex> lock(journal_mutex);
-    return journal.Append(r, why);
-  };
   int done_count = 0;
   double last_bar = -1.0;
   const bool show_progress = FLAGS_progress && g_rank == 0;
-  auto done = [&](int /*task*/) {
+  // Called one result at a time: journal it, then advance the progress bar.
+  auto on_result = [&](const solvers::GridPointResult& r, std::string* why) {
+    if (!journal.Append(r, why)) return false;
     ++done_count;
     const double now = elapsed();
     if (show_progress &&
@@ -272,17 +264,25 @@ int main(int argc, char** argv) {
       last_bar = now;
       std::fprintf(
           stderr, "\r%s%s", g_size > 1 ? "rank 0: " : "",
-          solvers::ProgressBar(done_count, static_cast<int>(my_tasks.size()), now).c_str());
+          experiments::ProgressBar(done_count, static_cast<int>(my_tasks.size()), now).c_str());
       std::fflush(stderr);
     }
+    return true;
   };
-  bool ok = solvers::RunSweepTasks(my_tasks, threads, run, done, &error);
+  solvers::WeightGridOptions grid_options;
+  grid_options.relative = FLAGS_relative;
+  grid_options.num_seeds = num_seeds;
+  grid_options.first_seed = FLAGS_first_seed;
+  grid_options.num_threads = threads;
+  grid_options.settings = settings;
+  bool ok = solvers::EvaluateWeightGrid(*grid_case, axes, grid_options, my_tasks, on_result,
+                                        &results, &error);
   if (show_progress && !my_tasks.empty()) std::fprintf(stderr, "\n");
   journal.Close();
   const double compute_s = elapsed();
 
   // Merge: journal records + this run's results (+ the other ranks' results over MPI).
-  std::vector<solvers::PointResult> merged;
+  std::vector<solvers::GridPointResult> merged;
   std::set<std::pair<int, int>> have;
   for (const auto& [key, r] : journal.loaded()) {
     merged.push_back(r);
@@ -290,7 +290,7 @@ int main(int argc, char** argv) {
   }
   std::string mine;
   if (ok) {
-    for (int task : my_tasks) mine += solvers::FormatJournalLine(results[task]) + "\n";
+    for (int task : my_tasks) mine += experiments::FormatJournalLine(results[task]) + "\n";
   }
 #ifdef DYNID_WITH_MPI
   {
@@ -321,8 +321,8 @@ int main(int argc, char** argv) {
     std::istringstream in(mine);
     std::string line;
     while (std::getline(in, line)) {
-      solvers::PointResult r;
-      if (!solvers::ParseJournalLine(line, p, num_zeta, num_xi, &r)) {
+      solvers::GridPointResult r;
+      if (!experiments::ParseJournalLine(line, p, num_zeta, num_xi, &r)) {
         return Fail(1, "internal: a result line did not parse back");
       }
       if (have.insert({r.point, r.seed_index}).second) merged.push_back(r);
@@ -337,11 +337,11 @@ int main(int argc, char** argv) {
   });
 
   // Tables.
-  const Eigen::VectorXd& truth = sweep_case->true_parameters();
+  const Eigen::VectorXd& truth = grid_case->true_parameters();
   const Eigen::VectorXd scale =
       truth.cwiseAbs().unaryExpr([](double x) { return x > 0 ? x : 1.0; });
   std::vector<std::string> axis_names;
-  for (const solvers::SweepAxis& a : axes) axis_names.push_back(a.entry.name);
+  for (const solvers::WeightAxis& a : axes) axis_names.push_back(a.entry.name);
   std::vector<std::string> header = {"point", "seed_index", "seed"};
   header.insert(header.end(), axis_names.begin(), axis_names.end());
   for (const char* c : {"converged", "iterations", "initial_cost", "final_cost", "time_s",
@@ -357,7 +357,7 @@ int main(int argc, char** argv) {
   for (const auto& q : info.positions) header.push_back("xi_rms_v_" + q.name);
   Eigen::MatrixXd table(merged.size(), header.size());
   for (size_t i = 0; i < merged.size(); ++i) {
-    const solvers::PointResult& r = merged[i];
+    const solvers::GridPointResult& r = merged[i];
     std::vector<double> row = {static_cast<double>(r.point), static_cast<double>(r.seed_index),
                                static_cast<double>(r.seed)};
     for (double v : solvers::GridPointValues(axes, r.point)) row.push_back(v);
@@ -373,8 +373,8 @@ int main(int argc, char** argv) {
     CHECK_EQ(row.size(), header.size());
     table.row(i) = Eigen::Map<const Eigen::VectorXd>(row.data(), row.size()).transpose();
   }
-  const std::vector<solvers::PointSummary> summaries =
-      solvers::SummarizeSweep(merged, num_points, truth);
+  const std::vector<solvers::GridPointSummary> summaries =
+      solvers::SummarizeWeightGrid(merged, num_points, truth);
   std::vector<std::string> summary_header = {"point"};
   summary_header.insert(summary_header.end(), axis_names.begin(), axis_names.end());
   for (const char* c : {"num_seeds", "num_converged", "mean_final_cost", "mean_time_s"}) {
@@ -385,7 +385,7 @@ int main(int argc, char** argv) {
   }
   Eigen::MatrixXd summary_table(num_points, summary_header.size());
   int converged_total = 0;
-  for (const solvers::PointSummary& s : summaries) {
+  for (const solvers::GridPointSummary& s : summaries) {
     std::vector<double> row = {static_cast<double>(s.point)};
     for (double v : solvers::GridPointValues(axes, s.point)) row.push_back(v);
     for (double v : {static_cast<double>(s.num_seeds), static_cast<double>(s.num_converged),
@@ -404,7 +404,7 @@ int main(int argc, char** argv) {
   std::printf(
       "weight_sweep: case %s (%s), %d nodes, %d grid points × %d seeds = %lld estimates, "
       "%d converged; computed %zu here in %.1f s on %d thread(s) × %d rank(s)\n",
-      sweep_case->name().c_str(), sweep_case->description().c_str(), sweep_case->num_nodes(),
+      grid_case->name().c_str(), grid_case->description().c_str(), grid_case->num_nodes(),
       num_points, num_seeds, total_tasks, converged_total, pending.size(), compute_s, threads,
       g_size);
   nlohmann::json best = nlohmann::json::object();
@@ -441,23 +441,22 @@ int main(int argc, char** argv) {
                       {"theta_start_factor", FLAGS_theta_start_factor},
                       {"max_iterations", FLAGS_max_iterations},
                       {"transcription", FLAGS_transcription}};
-  summary["case"] = {
-      {"name", sweep_case->name()},
-      {"description", sweep_case->description()},
-      {"model", info.name},
-      {"num_nodes", sweep_case->num_nodes()},
-      {"true_parameters", ToVector(truth)},
-      {"noise_standard_deviation", ToVector(sweep_case->noise_standard_deviation())}};
+  summary["case"] = {{"name", grid_case->name()},
+                     {"description", grid_case->description()},
+                     {"model", info.name},
+                     {"num_nodes", grid_case->num_nodes()},
+                     {"true_parameters", ToVector(truth)},
+                     {"noise_standard_deviation", ToVector(grid_case->noise_standard_deviation())}};
   std::vector<std::string> parameter_names;
   for (const auto& q : info.parameters) parameter_names.push_back(q.name + " [" + q.unit + "]");
   summary["case"]["parameters"] = parameter_names;
   nlohmann::json base = nlohmann::json::object();
   for (const solvers::WeightEntry& e : solvers::ListWeightEntries(info)) {
-    base[e.name] = BaseWeight(sweep_case->base_weights(), e);
+    base[e.name] = BaseWeight(grid_case->base_weights(), e);
   }
   summary["base_weights"] = base;
   nlohmann::json axes_json = nlohmann::json::array();
-  for (const solvers::SweepAxis& a : axes) {
+  for (const solvers::WeightAxis& a : axes) {
     axes_json.push_back({{"weight", a.entry.name},
                          {"low", a.low},
                          {"high", a.high},
@@ -477,7 +476,7 @@ int main(int argc, char** argv) {
   summary["best_per_parameter"] = best;
   if (FLAGS_observability) {
     solvers::ObservabilityReport report;
-    if (sweep_case->Observability(sweep_case->base_weights(), &report, &error)) {
+    if (grid_case->Observability(grid_case->base_weights(), &report, &error)) {
       summary["observability"] = ObservabilityJson(report);
       std::printf("  observability: %s\n  identifiability (base weights): %s\n",
                   report.message.c_str(), report.parameters.message.c_str());
@@ -497,7 +496,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> figures;
   if (FLAGS_figures && axes.size() == 1) {
     dynid::data::Figure figure;
-    figure.title = sweep_case->name() + ": relative error vs " + axis_names[0];
+    figure.title = grid_case->name() + ": relative error vs " + axis_names[0];
     for (const auto& q : info.parameters) {
       dynid::data::Panel panel;
       panel.title = q.name;
@@ -519,7 +518,7 @@ int main(int argc, char** argv) {
   } else if (FLAGS_figures && axes.size() == 2) {
     for (const auto& q : info.parameters) {
       nlohmann::json spec = {
-          {"title", sweep_case->name() + ": " + q.name + " (relative to truth)"},
+          {"title", grid_case->name() + ": " + q.name + " (relative to truth)"},
           {"csv", "summary.csv"},
           {"x", axis_names[0]},
           {"y", axis_names[1]},

@@ -2,7 +2,7 @@
 // van de Molengraft (1990) §§5.5–5.6 as reusable pieces: the models, the measured data on the
 // identification interval, the weights by the thesis's rule and the initial guesses, for the three
 // stages (rigid model; flexible without accelerations; flexible with acceleration measurements).
-// Generic tools (weight sweeps, identifiability studies) take an XyTableCase and call
+// Generic tools (weight grids, identifiability studies) take an XyTableCase and call
 // BuildWeightedResidualProblem with `flexible` / `rigid`, `data`, `weights[stage]` and variables
 // from InitializeXyTableVariables. This file also instantiates BuildWeightedResidualProblem for
 // models::XyTableRigid and models::XyTableFlexible.

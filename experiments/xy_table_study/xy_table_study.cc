@@ -14,7 +14,7 @@
 // currents), stage 2 flexible model (+ end-effector position), stage 3 flexible model with
 // acceleration measurements; initial guesses of the thesis; covariances by the banded Schur
 // complement. Then: residuals as % of each measurement's range, elastic deformation estimated vs
-// true, residual spectrum (peak frequency), a sweep of the acceleration weight (the thesis's solver
+// true, residual spectrum (peak frequency), a scan of the acceleration weight (the thesis's solver
 // overflowed above ~0.0025), open-loop simulation of the identified model with the measured
 // currents over three intervals and on a circular path, and the end-effector path reconstructed
 // without position measurements (accelerations + model; by the smoother with theta fixed and
@@ -36,7 +36,7 @@
 // in s, m, m, m/s², m/s², rad, rad, A, A (time strictly increasing; the layout of the models'
 // measurement vector; encoder zeros such that x = r phi1, y = r phi2 at rest).
 // Writes tables.md, summary.json, interval.csv (estimates, residuals, deformation and the
-// reconstruction on the identification interval), sweep.csv (acceleration-weight sweep),
+// reconstruction on the identification interval), sweep.csv (acceleration-weight scan),
 // evaluation.csv, circle.csv (if any) and figures (*.png + *.figure.json).
 #include <ceres/problem.h>
 #include <gflags/gflags.h>
@@ -79,7 +79,7 @@ DEFINE_int32(seed, 4, "noise seed of the simulation");
 DEFINE_double(measurement_emphasis, 100.0, "relative weight of measurements over the rule");
 DEFINE_double(acceleration_weight, 2.5e-5, "V entry of the accelerations in stage 3");
 DEFINE_string(acceleration_weight_sweep, "2.5e-5,2.5e-4,2.5e-3,2.5e-2,2.5e-1,2.5,25",
-              "acceleration weights for the overflow sweep (empty = skip)");
+              "acceleration weights for the overflow scan (empty = skip)");
 DEFINE_bool(evaluation, true, "simulate the identified model (three intervals, circle)");
 DEFINE_string(transcription, "shooting",
               "shooting (default; the transcription of the acceptance test) or collocation "
@@ -87,10 +87,10 @@ DEFINE_string(transcription, "shooting",
               "model-structure data)");
 DEFINE_int32(max_iterations, 300, "smoother iterations per stage");
 DEFINE_double(first_order_r0_factor, 1e-2,
-              "R0 of the first-order approximation in the acceleration-weight sweep, as a factor "
+              "R0 of the first-order approximation in the acceleration-weight scan, as a factor "
               "on the rule weight of each initial state and parameter (the thesis: 'small')");
 DEFINE_double(first_order_damping, 1.0,
-              "numerical damping alpha in (0, 1] of the first-order approximation in the sweep "
+              "numerical damping alpha in (0, 1] of the first-order approximation in the scan "
               "(van de Molengraft (1990) eq. 3.23)");
 DEFINE_double(friction_smoothing, 0.05,
               "eps (rad/s) of the models' smooth dry friction w / sqrt(w² + eps²); smaller = "
@@ -327,14 +327,14 @@ int main(int argc, char** argv) {
   if (!FLAGS_circle_csv.empty() && FLAGS_measurements_csv.empty()) {
     return Fail(2, "--circle_csv needs --measurements_csv");
   }
-  std::vector<double> sweep;
+  std::vector<double> scan;
   for (const std::string& item : data::SplitList(FLAGS_acceleration_weight_sweep)) {
     char* end = nullptr;
     const double w = std::strtod(item.c_str(), &end);
     if (end == item.c_str() || *end != '\0' || !(w >= 0.0) || !std::isfinite(w)) {
       return Fail(2, "--acceleration_weight_sweep: '" + item + "' is not a number >= 0");
     }
-    sweep.push_back(w);
+    scan.push_back(w);
   }
   const auto start_time = std::chrono::steady_clock::now();
   std::string error;
@@ -515,12 +515,12 @@ int main(int argc, char** argv) {
     md << "\n";
   }
 
-  // ---- Acceleration-weight sweep (the thesis's overflow above ~0.0025).
-  Eigen::MatrixXd sweep_table(sweep.size(), 17);
+  // ---- Acceleration-weight scan (the thesis's overflow above ~0.0025).
+  Eigen::MatrixXd scan_table(scan.size(), 17);
   std::vector<std::string> first_order_messages;
-  for (size_t i = 0; i < sweep.size(); ++i) {
+  for (size_t i = 0; i < scan.size(); ++i) {
     problems::XyTableWeightOptions wopt = case_options.weights;
-    wopt.acceleration_weight = sweep[i];
+    wopt.acceleration_weight = scan[i];
     const problems::WeightedResidualWeights w =
         problems::XyTableWeights(XyStage::kFlexibleWithAccelerations, d, parameters, wopt);
     StageResult r;
@@ -532,7 +532,7 @@ int main(int argc, char** argv) {
     const Eigen::VectorXd wk = problems::TrapezoidalNodeWeights(d.time);
     double acc_cost = 0.0;
     for (int k = 0; k < N; ++k) {
-      acc_cost += 0.5 * wk(k) * sweep[i] *
+      acc_cost += 0.5 * wk(k) * scan[i] *
                   (r.zeta(k, 3 + 2) * r.zeta(k, 3 + 2) + r.zeta(k, 3 + 3) * r.zeta(k, 3 + 3));
     }
     // The thesis's method: the iterated first-order approximation (Riccati sweeps), same
@@ -562,35 +562,46 @@ int main(int argc, char** argv) {
       largest = std::max(fv.states.cwiseAbs().maxCoeff(), fv.inputs.cwiseAbs().maxCoeff());
     }
     const double hamiltonian_rate = HamiltonianRate(flexible, d, w, r.variables);
-    sweep_table.row(i) << sweep[i], r.summary.converged ? 1.0 : 0.0, r.summary.iterations,
-        r.summary.final_cost, r.summary.time_s, r.theta(0), r.theta(2), r.theta(4),
-        r.condition, acc_cost / std::max(r.summary.final_cost, 1e-300),
-        Rms(r.zeta.col(3 + 3)), fs.converged ? 1.0 : 0.0, fs.iterations, fs.last_change,
-        finite ? fv.parameters(4, 0) : NAN, finite ? largest : INFINITY, hamiltonian_rate;
+    scan_table.row(i) << scan[i], r.summary.converged ? 1.0 : 0.0, r.summary.iterations,
+        r.summary.final_cost, r.summary.time_s, r.theta(0), r.theta(2), r.theta(4), r.condition,
+        acc_cost / std::max(r.summary.final_cost, 1e-300), Rms(r.zeta.col(3 + 3)),
+        fs.converged ? 1.0 : 0.0, fs.iterations, fs.last_change, finite ? fv.parameters(4, 0) : NAN,
+        finite ? largest : INFINITY, hamiltonian_rate;
     first_order_messages.push_back(fs.message);
   }
-  const std::vector<std::string> sweep_header = {
-      "acceleration_weight", "converged", "iterations", "final_cost", "time_s", "J1", "w1", "k",
-      "information_condition", "acceleration_cost_share", "a_orth_residual_rms",
-      "first_order_converged", "first_order_iterations", "first_order_last_change",
-      "first_order_k", "first_order_max_abs_variable", "hamiltonian_rate_per_s"};
-  if (!sweep.empty()) {
+  const std::vector<std::string> scan_header = {"acceleration_weight",
+                                                "converged",
+                                                "iterations",
+                                                "final_cost",
+                                                "time_s",
+                                                "J1",
+                                                "w1",
+                                                "k",
+                                                "information_condition",
+                                                "acceleration_cost_share",
+                                                "a_orth_residual_rms",
+                                                "first_order_converged",
+                                                "first_order_iterations",
+                                                "first_order_last_change",
+                                                "first_order_k",
+                                                "first_order_max_abs_variable",
+                                                "hamiltonian_rate_per_s"};
+  if (!scan.empty()) {
     md << "\nAcceleration-weight sweep (stage 3 from the stage-2 estimate):\n\n"
           "| weight | converged | iterations | cost | k | J1 | cond(D S D) | acc. cost share | "
           "a_orth residual RMS [m/s²] | Hamiltonian max \\|Re μ\\| [1/s] | "
           "first-order: converged, iterations, last change, k |\n"
           "|---|---|---|---|---|---|---|---|---|---|---|\n";
-    for (int i = 0; i < sweep_table.rows(); ++i) {
-      md << "| " << Fmt(sweep_table(i, 0)) << " | " << (sweep_table(i, 1) > 0 ? "yes" : "no")
-         << " | " << sweep_table(i, 2) << " | " << Fmt(sweep_table(i, 3)) << " | "
-         << Fmt(sweep_table(i, 7)) << " | " << Fmt(sweep_table(i, 5)) << " | "
-         << Fmt(sweep_table(i, 8), "%.3g") << " | " << Fmt(sweep_table(i, 9), "%.3f") << " | "
-         << Fmt(sweep_table(i, 10), "%.3g") << " | " << Fmt(sweep_table(i, 16), "%.3g")
-         << " | " << (sweep_table(i, 11) > 0 ? "yes" : "no")
-         << ", " << sweep_table(i, 12) << ", " << Fmt(sweep_table(i, 13), "%.2g") << ", "
-         << Fmt(sweep_table(i, 14)) << " (" << first_order_messages[i] << ") |\n";
+    for (int i = 0; i < scan_table.rows(); ++i) {
+      md << "| " << Fmt(scan_table(i, 0)) << " | " << (scan_table(i, 1) > 0 ? "yes" : "no") << " | "
+         << scan_table(i, 2) << " | " << Fmt(scan_table(i, 3)) << " | " << Fmt(scan_table(i, 7))
+         << " | " << Fmt(scan_table(i, 5)) << " | " << Fmt(scan_table(i, 8), "%.3g") << " | "
+         << Fmt(scan_table(i, 9), "%.3f") << " | " << Fmt(scan_table(i, 10), "%.3g") << " | "
+         << Fmt(scan_table(i, 16), "%.3g") << " | " << (scan_table(i, 11) > 0 ? "yes" : "no")
+         << ", " << scan_table(i, 12) << ", " << Fmt(scan_table(i, 13), "%.2g") << ", "
+         << Fmt(scan_table(i, 14)) << " (" << first_order_messages[i] << ") |\n";
       nlohmann::json row;
-      for (size_t c = 0; c < sweep_header.size(); ++c) row[sweep_header[c]] = sweep_table(i, c);
+      for (size_t c = 0; c < scan_header.size(); ++c) row[scan_header[c]] = scan_table(i, c);
       row["first_order_message"] = first_order_messages[i];
       summary["acceleration_weight_sweep"].push_back(row);
     }
@@ -801,7 +812,7 @@ int main(int argc, char** argv) {
       "t", "x_measured", "y_measured", "x_model", "y_model", "deformation_true",
       "deformation_model", "deformation_measured", "interval_index"};
   if (!stage.WriteText("interval.csv", data::FormatCsv(header, table), &error) ||
-      !stage.WriteText("sweep.csv", data::FormatCsv(sweep_header, sweep_table), &error) ||
+      !stage.WriteText("sweep.csv", data::FormatCsv(scan_header, scan_table), &error) ||
       !stage.WriteText("evaluation.csv", data::FormatCsv(eval_header, evaluation_rows), &error) ||
       (circle_rows.rows() > 0 &&
        !stage.WriteText("circle.csv", data::FormatCsv(eval_header, circle_rows), &error))) {

@@ -8,7 +8,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 source "$(dirname "${BASH_SOURCE[0]}")/../cli_test_lib.sh"
 
-# A short good run (2000 samples, small bootstrap, no sweep, no figures).
+# A short good run (2000 samples, small bootstrap, no Q_pp scan, no figures).
 "$binary" --out_dir="$work/out" --figures=false --samples=2000 --bootstrap=20 \
   --qpp_factors= --cases=sim2,linear > "$work/log" 2>&1 ||
   fail "good run exited non-zero: $(cat "$work/log")"
@@ -78,17 +78,17 @@ check "CSV run: smoother_shape b and K equal the simulated case's" "a == b && c 
 head -1 "$work/real/measured_series.csv" | grep -q "tau_true" && fail "CSV run writes tau_true"
 grep -q '"true": null' "$work/real/summary.json" || fail "summary.json should have no true system"
 [[ $(grep -c "^measured,1000," "$work/real/qpp_sweep.csv") -eq 4 ]] ||
-  fail "the Q_pp sweep did not run on the record: $(cat "$work/real/qpp_sweep.csv")"
+  fail "the Q_pp scan did not run on the record: $(cat "$work/real/qpp_sweep.csv")"
 "$binary" --out_dir="$work/motor" --figures=false --bootstrap=20 --qpp_factors= \
   --smoother_q0=false --measurements_csv="$work/motor.csv" --qxx=0,0,0,0 > "$work/log" 2>&1 ||
   fail "motor-velocity-only CSV run exited non-zero: $(cat "$work/log")"
 grep -q '"arm_velocity_measured": false' "$work/motor/summary.json" ||
   fail "motor-only CSV run: arm velocity reported as measured"
 
-# A short Q_pp sweep writes the long table and the per-case wide table.
+# A short Q_pp scan writes the long table and the per-case wide table.
 "$binary" --out_dir="$work/sweep" --figures=false --samples=1000 --bootstrap=20 --cases=sim2 \
   --sweep_cases=sim2 --qpp_factors=1,10 --smoother_q0=false > "$work/log" 2>&1 ||
-  fail "sweep run exited non-zero: $(cat "$work/log")"
+  fail "scan run exited non-zero: $(cat "$work/log")"
 [[ $(grep -c "^sim2,1000," "$work/sweep/qpp_sweep.csv") -eq 3 ]] ||
   fail "qpp_sweep.csv lacks the Q_pp = 1000 rows: $(cat "$work/sweep/qpp_sweep.csv")"
 [[ $(wc -l < "$work/sweep/qpp_sweep_sim2.csv") -eq 3 ]] ||

@@ -3,7 +3,9 @@
 # --help exits 0 and lists the program's own flags before any gflags/glog flag; an unknown flag,
 # a malformed value or a stray argument exits 2; an --out_dir that is a file exits 2 and creates
 # nothing; SIGTERM leaves no staging folder; a rerun removes the outputs of the previous run that
-# it does not write; flag values that reach library checks exit 2 without an abort.
+# it does not write; flag values that reach library checks exit 2 without an abort. Every
+# program only sees --help, --helpfull and arguments rejected at parsing, so the benchmarks
+# (bench_*) take part without a timed run.
 # Usage: cli_contract_test.sh PATH/TO/PROGRAM...
 set -u
 work=$(mktemp -d)

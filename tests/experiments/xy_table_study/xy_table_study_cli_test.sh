@@ -10,7 +10,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 source "$(dirname "${BASH_SOURCE[0]}")/../cli_test_lib.sh"
 
-# A short good run: 0.6 s identification interval, one sweep weight, no evaluation, no figures.
+# A short good run: 0.6 s identification interval, one scanned weight, no evaluation, no figures.
 short=(--figures=false --duration_s=1.4 --interval_start_s=0.4 --interval_end_s=1.0
        --acceleration_weight_sweep=2.5e-5 --evaluation=false --max_iterations=60)
 "$binary" --out_dir="$work/out" "${short[@]}" > "$work/log" 2>&1 ||
@@ -22,7 +22,7 @@ grep -q "^| rigid |" "$work/log" || fail "no rigid row in the table: $(cat "$wor
 grep -q "^| flexible_with_accelerations |" "$work/log" || fail "no stage-3 row: $(cat "$work/log")"
 grep -q '"residual_percent_of_range"' "$work/out/summary.json" || fail "summary lacks residuals"
 grep -q '"hamiltonian_rate_per_s"' "$work/out/summary.json" ||
-  fail "summary lacks the acceleration-weight sweep"
+  fail "summary lacks the acceleration-weight scan"
 head -1 "$work/out/interval.csv" | grep -q "flexible_with_accelerations_model_a_orth" ||
   fail "interval.csv lacks the model accelerations"
 head -1 "$work/out/interval.csv" | grep -q "^t,x_e_measured,y_e_measured," ||

@@ -1,4 +1,4 @@
-#include "experiments/weight_sweep/weight_sweep_cases.h"
+#include "experiments/weight_sweep/grid_cases.h"
 
 #include <cmath>
 #include <functional>
@@ -8,10 +8,10 @@
 #include "dynid/models/mass_spring_damper.h"
 #include "dynid/models/rt_manipulator.h"
 #include "dynid/models/xy_table.h"
+#include "experiments/weight_sweep/model_grid_case.h"
 #include "experiments/xy_table_study/xy_table_case.h"
-#include "experiments/weight_sweep/model_sweep_case.h"
 
-namespace dynid::solvers {
+namespace dynid::experiments {
 
 namespace {
 
@@ -43,8 +43,8 @@ Eigen::VectorXd Times(double duration_s, int num_nodes) {
 // Mass–spring–damper (theta = [1 kg, 0.4 N s/m, 40 N/m]), 5 s, default 501 nodes (h = 10 ms),
 // force 2 sin(2 pi 0.7 t) + sin(2 pi 2.3 t + 1) + 0.5 sin(2 pi 5.1 t + 2) N from rest;
 // noise sigma = [1e-4 m, 0.05 m/s², 0.01 N].
-std::unique_ptr<SweepCase> MakeMassSpringDamperCase(int num_nodes) {
-  SweepCaseSetup<models::MassSpringDamper> setup;
+std::unique_ptr<solvers::WeightGridCase> MakeMassSpringDamperCase(int num_nodes) {
+  GridCaseSetup<models::MassSpringDamper> setup;
   setup.name = "msd";
   setup.description =
       "mass-spring-damper (1 kg, 0.4 N s/m, 40 N/m), three-tone force, 5 s, data from the same "
@@ -64,14 +64,14 @@ std::unique_ptr<SweepCase> MakeMassSpringDamperCase(int num_nodes) {
   setup.position_columns = {0};
   setup.acceleration_columns = {1};
   setup.input_columns = {2};
-  return std::make_unique<ModelSweepCase<models::MassSpringDamper>>(std::move(setup));
+  return std::make_unique<ModelGridCase<models::MassSpringDamper>>(std::move(setup));
 }
 
 // Smooth dry-friction mass (theta = [1 kg, 2 N], eps = 0.01 m/s) on data of the stick–slip mass
 // (m = 1 kg, w_s = w_d = 2 N) under f = 4 sin(2 pi t) N from rest, 3 s, default 751 nodes
 // (h = 4 ms); noise sigma = [1e-5 m, 0.02 m/s², 0.01 N].
-std::unique_ptr<SweepCase> MakeFrictionMassCase(int num_nodes) {
-  SweepCaseSetup<models::FrictionMass> setup;
+std::unique_ptr<solvers::WeightGridCase> MakeFrictionMassCase(int num_nodes) {
+  GridCaseSetup<models::FrictionMass> setup;
   setup.name = "friction_mass";
   setup.description =
       "smooth dry-friction mass (1 kg, 2 N) on data of the stick-slip mass, f = 4 sin(2 pi t), "
@@ -87,7 +87,7 @@ std::unique_ptr<SweepCase> MakeFrictionMassCase(int num_nodes) {
   setup.position_columns = {0};
   setup.acceleration_columns = {1};
   setup.input_columns = {2};
-  return std::make_unique<ModelSweepCase<models::FrictionMass>>(std::move(setup));
+  return std::make_unique<ModelGridCase<models::FrictionMass>>(std::move(setup));
 }
 
 #pragma GCC diagnostic pop
@@ -96,8 +96,8 @@ std::unique_ptr<SweepCase> MakeFrictionMassCase(int num_nodes) {
 // Molengraft (1990) App. D3 with open-loop inputs from the rigid inverse dynamics, 1 s, default 501
 // nodes (h = 2 ms); noise sigma = [1e-5 m, 1e-5 rad, 1e-3 m/s², 1e-3 m/s², 1e-2 N, 1e-2 N m]. Data
 // from the rigid model (flexible = false) or from the flexible true system, k = 2000 N m/rad.
-std::unique_ptr<SweepCase> MakeRtCase(bool flexible, int num_nodes) {
-  SweepCaseSetup<models::RtManipulatorRigid> setup;
+std::unique_ptr<solvers::WeightGridCase> MakeRtCase(bool flexible, int num_nodes) {
+  GridCaseSetup<models::RtManipulatorRigid> setup;
   setup.name = flexible ? "rt_flexible" : "rt_rigid";
   setup.description = flexible ? "RT manipulator payload, rigid estimator on data of the flexible "
                                  "true system (k = 2000 N m/rad), 1 s"
@@ -133,18 +133,18 @@ std::unique_ptr<SweepCase> MakeRtCase(bool flexible, int num_nodes) {
   setup.position_columns = {0, 1};
   setup.acceleration_columns = {-1, -1};
   setup.input_columns = {4, 5};
-  return std::make_unique<ModelSweepCase<models::RtManipulatorRigid>>(std::move(setup));
+  return std::make_unique<ModelGridCase<models::RtManipulatorRigid>>(std::move(setup));
 }
 
 // The xy-table (van de Molengraft (1990) ch. 5), flexible model with acceleration measurements, on
 // data of a simulated table with exactly the model's structure (no belt mode, no spindle damping;
 // problems::MakeXyTableCase with data::XyTableModelStructureSystem at the model's nominal theta),
 // on the thesis's identification interval [3.33, 4.99] s at 2 ms (default 831 nodes; --nodes
-// changes the sampling period over the same interval). Noise added by the sweep: sigma =
+// changes the sampling period over the same interval). Noise added by the grid evaluation: sigma =
 // [1e-4 m, 1e-4 m, 0.05 m/s², 0.05 m/s², encoder step/sqrt(12) rad (2000 lines/rev) × 2,
 // 0.02 A, 0.02 A]. Base weights: the thesis's rule (problems::XyTableWeights, stage 2); start
 // trajectory by problems::InitializeXyTableVariables.
-std::unique_ptr<SweepCase> MakeXyTableFlexibleCase(int num_nodes) {
+std::unique_ptr<solvers::WeightGridCase> MakeXyTableFlexibleCase(int num_nodes) {
   problems::XyTableCaseOptions options;
   const models::XyTableFlexible nominal(options.system.table);
   options.system =
@@ -162,7 +162,7 @@ std::unique_ptr<SweepCase> MakeXyTableFlexibleCase(int num_nodes) {
   const problems::XyTableCase xy = problems::MakeXyTableCase(options);
   const problems::XyStage stage = problems::XyStage::kFlexibleWithAccelerations;
 
-  SweepCaseSetup<models::XyTableFlexible> setup;
+  GridCaseSetup<models::XyTableFlexible> setup;
   setup.name = "xy_flexible";
   setup.description =
       "xy-table, flexible model with accelerations, data of a table with the model's structure, "
@@ -190,13 +190,14 @@ std::unique_ptr<SweepCase> MakeXyTableFlexibleCase(int num_nodes) {
                                          problems::WeightedResidualVariables* variables) {
     problems::InitializeXyTableVariables(stage, data, parameters, theta_start, variables);
   };
-  return std::make_unique<ModelSweepCase<models::XyTableFlexible>>(std::move(setup));
+  return std::make_unique<ModelGridCase<models::XyTableFlexible>>(std::move(setup));
 }
 
 // The registry: name → factory. Add new cases here.
-const std::map<std::string, std::function<std::unique_ptr<SweepCase>(int)>>& Registry() {
+const std::map<std::string, std::function<std::unique_ptr<solvers::WeightGridCase>(int)>>&
+Registry() {
   static const auto* registry =
-      new std::map<std::string, std::function<std::unique_ptr<SweepCase>(int)>>{
+      new std::map<std::string, std::function<std::unique_ptr<solvers::WeightGridCase>(int)>>{
           {"msd", MakeMassSpringDamperCase},
           {"friction_mass", MakeFrictionMassCase},
           {"rt_rigid", [](int nodes) { return MakeRtCase(false, nodes); }},
@@ -208,18 +209,19 @@ const std::map<std::string, std::function<std::unique_ptr<SweepCase>(int)>>& Reg
 
 }  // namespace
 
-std::vector<std::string> SweepCaseNames() {
+std::vector<std::string> GridCaseNames() {
   std::vector<std::string> names;
   for (const auto& [name, factory] : Registry()) names.push_back(name);
   return names;
 }
 
-std::unique_ptr<SweepCase> MakeSweepCase(const std::string& name, const SweepCaseOptions& options,
-                                         std::string* error) {
+std::unique_ptr<solvers::WeightGridCase> MakeGridCase(const std::string& name,
+                                                      const GridCaseOptions& options,
+                                                      std::string* error) {
   const auto it = Registry().find(name);
   if (it == Registry().end()) {
     std::string known;
-    for (const std::string& n : SweepCaseNames()) known += (known.empty() ? "" : ", ") + n;
+    for (const std::string& n : GridCaseNames()) known += (known.empty() ? "" : ", ") + n;
     *error = "unknown case '" + name + "' (known: " + known + ")";
     return nullptr;
   }
@@ -231,4 +233,4 @@ std::unique_ptr<SweepCase> MakeSweepCase(const std::string& name, const SweepCas
   return it->second(options.num_nodes);
 }
 
-}  // namespace dynid::solvers
+}  // namespace dynid::experiments

@@ -1,5 +1,6 @@
-// solvers:: the registry of weight-sweep cases (solvers/weight_sweep.h): a model with simulated
-// data, noise levels and base weights, selectable by name in the weight_sweep program.
+// The registry of the weight_sweep program's cases (solvers::WeightGridCase,
+// solvers/weight_grid.h): a model with simulated data, noise levels and base weights, selectable by
+// name.
 //
 //   msd           models::MassSpringDamper, three-tone force, data from the same model.
 //   friction_mass models::FrictionMass (smooth sign, eps = 0.01 m/s) estimating from data of the
@@ -12,29 +13,32 @@
 //   xy_flexible   models::XyTableFlexible (theta = [J1, J2, w1, w2, k]) with acceleration
 //                 measurements on data of a simulated xy-table with the model's structure, on the
 //                 identification interval [3.33, 4.99] s (van de Molengraft (1990) ch. 5).
-// Each case's header comment in weight_sweep_cases.cc states its sampling, noise and weights.
+// Each case's header comment in grid_cases.cc states its sampling, noise and weights.
 // New cases: a Make*Case function there and one line in its table.
-#ifndef DYNID_SOLVERS_WEIGHT_SWEEP_CASES_H_
-#define DYNID_SOLVERS_WEIGHT_SWEEP_CASES_H_
+#ifndef DYNID_EXPERIMENTS_WEIGHT_SWEEP_GRID_CASES_H_
+#define DYNID_EXPERIMENTS_WEIGHT_SWEEP_GRID_CASES_H_
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "dynid/solvers/weight_sweep.h"
+#include "dynid/solvers/weight_grid.h"
 
-namespace dynid::solvers {
+namespace dynid::experiments {
 
-struct SweepCaseOptions {
+struct GridCaseOptions {
   int num_nodes = 0;  // 0 = the case's default; otherwise >= 20 (same duration, finer/coarser h)
 };
 
-std::vector<std::string> SweepCaseNames();
+// The names of the cases, sorted.
+std::vector<std::string> GridCaseNames();
 
-// nullptr with a message listing the known cases for an unknown name or invalid options.
-std::unique_ptr<SweepCase> MakeSweepCase(const std::string& name, const SweepCaseOptions& options,
-                                         std::string* error);
+// The case `name` with `options`; nullptr with a message listing the known cases for an unknown
+// name or invalid options.
+std::unique_ptr<solvers::WeightGridCase> MakeGridCase(const std::string& name,
+                                                      const GridCaseOptions& options,
+                                                      std::string* error);
 
-}  // namespace dynid::solvers
+}  // namespace dynid::experiments
 
-#endif  // DYNID_SOLVERS_WEIGHT_SWEEP_CASES_H_
+#endif  // DYNID_EXPERIMENTS_WEIGHT_SWEEP_GRID_CASES_H_

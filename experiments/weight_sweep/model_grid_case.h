@@ -1,10 +1,10 @@
-// solvers::ModelSweepCase<Model> — a SweepCase (solvers/weight_sweep.h) for any
-// models::MechanicalModel from a SweepCaseSetup: the model, its true parameters, a noise-free
+// ModelGridCase<Model> — a solvers::WeightGridCase (solvers/weight_grid.h) for any
+// models::MechanicalModel from a GridCaseSetup: the model, its true parameters, a noise-free
 // simulated trajectory, measurement noise levels, base weights, and which measurement columns
 // start the trajectory unknowns.
 //
-// Adding a case (e.g. the xy-table) is a function that fills a SweepCaseSetup<XyTable> and one
-// line in the registry of experiments/weight_sweep/weight_sweep_cases.cc; the model needs
+// Adding a case (e.g. the xy-table) is a function that fills a GridCaseSetup<XyTable> and one
+// line in the registry of experiments/weight_sweep/grid_cases.cc; the model needs
 // problems::BuildWeightedResidualProblem<Model> and models::LinearizeModel<Model> instantiated
 // (as every model of dynid_models has).
 //
@@ -13,10 +13,11 @@
 // starts the trajectory from the measured positions (velocities and, where unmeasured,
 // accelerations by central differences; unmeasured inputs at 0) and theta at
 // theta_start_factor × truth, sets q0 = [s, v at node 0; theta start] when R0 is used, solves
-// with SolveWeightedResidual (one thread: the sweep parallelises over points), and records the
-// theta information by the banded Schur complement (AnalyzeIdentifiability) and residual RMS.
-#ifndef DYNID_SOLVERS_MODEL_SWEEP_CASE_H_
-#define DYNID_SOLVERS_MODEL_SWEEP_CASE_H_
+// with solvers::SolveWeightedResidual (one thread: the grid evaluation parallelises over points),
+// and records the theta information by the banded Schur complement
+// (solvers::AnalyzeIdentifiability) and residual RMS.
+#ifndef DYNID_EXPERIMENTS_WEIGHT_SWEEP_MODEL_GRID_CASE_H_
+#define DYNID_EXPERIMENTS_WEIGHT_SWEEP_MODEL_GRID_CASE_H_
 
 #include <ceres/problem.h>
 
@@ -28,13 +29,13 @@
 
 #include "dynid/solvers/observability.h"
 #include "dynid/solvers/parameter_covariance.h"
-#include "dynid/solvers/weight_sweep.h"
+#include "dynid/solvers/weight_grid.h"
 #include "dynid/solvers/weighted_residual_smoother.h"
 
-namespace dynid::solvers {
+namespace dynid::experiments {
 
 template <class Model>
-struct SweepCaseSetup {
+struct GridCaseSetup {
   std::string name;
   std::string description;
   Model model;
@@ -53,12 +54,12 @@ struct SweepCaseSetup {
 };
 
 template <class Model>
-class ModelSweepCase : public SweepCase {
+class ModelGridCase : public solvers::WeightGridCase {
  public:
   static constexpr int n = Model::kNumPositions, m = Model::kNumInputs, p = Model::kNumParameters,
                        l = Model::kNumMeasurements;
 
-  explicit ModelSweepCase(SweepCaseSetup<Model> setup)
+  explicit ModelGridCase(GridCaseSetup<Model> setup)
       : setup_(std::move(setup)), info_(setup_.model.Info()) {
     CHECK_EQ(setup_.theta_true.size(), p) << "theta_true of case " << setup_.name;
     CHECK_EQ(setup_.truth.measurements.cols(), l) << "measurements of case " << setup_.name;
@@ -79,11 +80,11 @@ class ModelSweepCase : public SweepCase {
   int num_nodes() const override { return static_cast<int>(setup_.truth.time.size()); }
 
   bool Run(const problems::WeightedResidualWeights& weights, int seed,
-           const SweepSolverSettings& settings, PointResult* result,
+           const solvers::WeightGridSettings& settings, solvers::GridPointResult* result,
            std::string* error) const override {
     std::string why;
     if (!settings.IsValid(&why)) {
-      *error = "sweep settings: " + why;
+      *error = "grid settings: " + why;
       return false;
     }
     const auto start = std::chrono::steady_clock::now();
@@ -120,13 +121,13 @@ class ModelSweepCase : public SweepCase {
                                                 &problem, error)) {
       return false;
     }
-    WeightedResidualSmootherOptions solver_options;
+    solvers::WeightedResidualSmootherOptions solver_options;
     solver_options.max_iterations = settings.max_iterations;
     solver_options.function_tolerance = settings.function_tolerance;
     solver_options.num_threads = 1;
-    const WeightedResidualSmootherSummary summary =
-        SolveWeightedResidual(&problem, &variables, solver_options);
-    PointResult r;
+    const solvers::WeightedResidualSmootherSummary summary =
+        solvers::SolveWeightedResidual(&problem, &variables, solver_options);
+    solvers::GridPointResult r;
     r.seed = seed;
     r.converged = summary.converged;
     r.iterations = summary.iterations;
@@ -137,14 +138,14 @@ class ModelSweepCase : public SweepCase {
     r.condition_number = NAN;
     Eigen::MatrixXd information;
     std::string information_error;
-    if (r.theta.allFinite() &&
-        ConstantParameterInformation(&problem, &variables, &information, &information_error)) {
-      const IdentifiabilityReport report =
-          AnalyzeIdentifiability(information, r.theta, ParameterNames());
+    if (r.theta.allFinite() && solvers::ConstantParameterInformation(
+                                   &problem, &variables, &information, &information_error)) {
+      const solvers::IdentifiabilityReport report =
+          solvers::AnalyzeIdentifiability(information, r.theta, ParameterNames());
       r.identifiable = report.identifiable;
       r.condition_number = report.condition_number;
       r.standard_deviation = report.standard_deviation;
-      const double factor = std::sqrt(ResidualVarianceFactor(problem, summary.final_cost));
+      const double factor = std::sqrt(solvers::ResidualVarianceFactor(problem, summary.final_cost));
       r.scaled_standard_deviation = report.standard_deviation * factor;
     }
     Eigen::MatrixXd zeta, xi;
@@ -161,13 +162,13 @@ class ModelSweepCase : public SweepCase {
     return true;
   }
 
-  bool Observability(const problems::WeightedResidualWeights& weights, ObservabilityReport* report,
-                     std::string* error) const override {
-    if (!AnalyzeObservability(setup_.model, setup_.truth, setup_.theta_true, ObservabilityOptions(),
-                              report, error)) {
+  bool Observability(const problems::WeightedResidualWeights& weights,
+                     solvers::ObservabilityReport* report, std::string* error) const override {
+    if (!solvers::AnalyzeObservability(setup_.model, setup_.truth, setup_.theta_true,
+                                       solvers::ObservabilityOptions(), report, error)) {
       return false;
     }
-    report->has_parameters = ParameterIdentifiabilityAlongTrajectory(
+    report->has_parameters = solvers::ParameterIdentifiabilityAlongTrajectory(
         setup_.model, setup_.truth, setup_.theta_true, weights, problems::Transcription::kShooting,
         1e-10, &report->parameters, error);
     return report->has_parameters;
@@ -211,10 +212,10 @@ class ModelSweepCase : public SweepCase {
     }
   }
 
-  SweepCaseSetup<Model> setup_;
+  GridCaseSetup<Model> setup_;
   models::ModelInfo info_;
 };
 
-}  // namespace dynid::solvers
+}  // namespace dynid::experiments
 
-#endif  // DYNID_SOLVERS_MODEL_SWEEP_CASE_H_
+#endif  // DYNID_EXPERIMENTS_WEIGHT_SWEEP_MODEL_GRID_CASE_H_
