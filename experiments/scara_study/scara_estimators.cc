@@ -7,6 +7,7 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
+#include <iostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "dynid/solvers/linear_least_squares.h"
 #include "dynid/solvers/parameter_covariance.h"
 #include "dynid/solvers/weighted_residual_smoother.h"
+#include "experiments/scara_study/scara_published.h"
 
 namespace dynid::scara_study {
 
@@ -37,7 +39,9 @@ Regression StackRegression(const Record& record) {
   return regression;
 }
 
-// Weighted by the torque noise of each joint when it is known.
+// Weighted by the torque noise of each joint when it is known: the rows pre-whitened (divided by
+// the joint's torque-noise std), then solvers::SolveLeastSquares (pivoted QR, covariance
+// σ² (AᵀA)⁻¹ with σ² of the whitened residual).
 void EstimateLeastSquares(const Record& record, const Regression& regression, Results* results) {
   const int num = record.num;
   Eigen::VectorXd w(3 * num);
@@ -46,19 +50,21 @@ void EstimateLeastSquares(const Record& record, const Regression& regression, Re
       w(3 * k + j) = record.torque_noise(j) > 0.0 ? 1.0 / record.torque_noise(j) : 1.0;
     }
   }
-  const Eigen::MatrixXd a = w.asDiagonal() * regression.phi;
-  const Eigen::VectorXd b = w.asDiagonal() * regression.tau;
-  Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(a);
+  solvers::LinearLeastSquaresOptions options;
+  options.column_names = {kParamNames[0], kParamNames[1], kParamNames[2], kParamNames[3]};
+  const solvers::LinearLeastSquaresSummary solution = solvers::SolveLeastSquares(
+      w.asDiagonal() * regression.phi, w.asDiagonal() * regression.tau, options);
+  if (!solution.success) {
+    std::cerr << "scara_study: warning: LS: " << solution.message << "\n";
+  }
   Estimate ls;
   ls.method = "LS";
   ls.description = "weighted least squares, " + record.kinematics + ", measured torques";
-  ls.p = qr.solve(b);
-  const double dof = std::max(1, 3 * num - 4);
-  const double sigma2 = (b - a * ls.p).squaredNorm() / dof;
-  ls.cov = sigma2 * (a.transpose() * a).inverse();
+  ls.p = solution.theta;
+  ls.cov = solution.covariance;
   ls.has_cov = true;
   results->estimates.push_back(ls);
-  results->summary["regressor_condition_number"] = solvers::ConditionNumber(a);
+  results->summary["regressor_condition_number"] = solution.condition_number;
 }
 
 bool RunHopfield(const Record& record, const Regression& regression, solvers::HopfieldResult* hnn,
