@@ -13,9 +13,9 @@
 // solvers::AugmentedMechanicalSystem, so the record comes from an independent implementation of
 // the dynamics.
 //
-// Validation: the same PID loop (replicated here for the closed-form model, checked against
-// data::SimulateClosedLoop with the true parameters) is run with each estimated parameter set as
-// the plant; per link RMSE, IAE = ∫|e| dt and ISE = ∫ e² dt of e = q_ref − q.
+// Validation: the same PID loop (data::SimulateModelClosedLoop on the closed-form model, checked
+// against data::SimulateClosedLoop with the true parameters) is run with each estimated parameter
+// set as the plant; per link RMSE, IAE = ∫|e| dt and ISE = ∫ e² dt of e = q_ref − q.
 //
 // EKF diagnosis: a factorial over the published settings (process noise on the parameters,
 // process noise on the joint states, forward Euler vs RK4) shows which one drives IZZ2 away, and
