@@ -10,44 +10,9 @@
 #include <sstream>
 #include <vector>
 
+#include "dynid/solvers/internal/ceres_progress.h"
+
 namespace dynid::solvers {
-
-namespace {
-
-class ProgressCallback : public ceres::IterationCallback {
- public:
-  ProgressCallback(const BacklashSmootherOptions& options,
-                   std::chrono::steady_clock::time_point start)
-      : options_(options), start_(start) {}
-
-  // Iterations of earlier phases, so that the reported count runs on across phases.
-  void set_iteration_offset(int offset) { iteration_offset_ = offset; }
-
-  ceres::CallbackReturnType operator()(const ceres::IterationSummary& summary) override {
-    BacklashSmootherProgress progress;
-    progress.iteration = iteration_offset_ + summary.iteration;
-    progress.cost = summary.cost;
-    progress.gradient_max_norm = summary.gradient_max_norm;
-    progress.elapsed_s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    if (options_.log_progress && progress.elapsed_s >= next_log_s_) {
-      LOG(INFO) << "backlash smoother: iteration " << progress.iteration << ", cost "
-                << progress.cost << ", |gradient| " << progress.gradient_max_norm << ", "
-                << progress.elapsed_s << " s";
-      next_log_s_ = progress.elapsed_s + options_.progress_period_s;
-    }
-    if (options_.progress) options_.progress(progress);
-    return ceres::SOLVER_CONTINUE;
-  }
-
- private:
-  const BacklashSmootherOptions& options_;
-  std::chrono::steady_clock::time_point start_;
-  double next_log_s_ = 0.0;
-  int iteration_offset_ = 0;
-};
-
-}  // namespace
 
 bool BacklashSmootherOptions::IsValid(std::string* why) const {
   std::ostringstream out;
@@ -64,8 +29,8 @@ bool BacklashSmootherOptions::IsValid(std::string* why) const {
     out << "refine_trust_region_radius must be >= 0 (0: one phase)";
   else if (num_threads < 1)
     out << "num_threads must be >= 1, got " << num_threads;
-  else if (!(progress_period_s >= 0.0))
-    out << "progress_period_s must be >= 0";
+  std::string message;
+  if (out.str().empty() && !progress.IsValid(&message)) out << message;
   if (out.str().empty()) return true;
   if (why) *why = out.str();
   return false;
@@ -114,15 +79,15 @@ bool SolveAndCollect(const problems::BacklashSmootherData& data,
   solver_options.num_threads = options.num_threads;
   solver_options.line_search_interpolation_type = ceres::QUADRATIC;
   solver_options.logging_type = ceres::SILENT;
-  ProgressCallback callback(options, start);
+  internal::CeresProgress callback("backlash smoother", options.progress, start);
   solver_options.callbacks.push_back(&callback);
   if (watch != nullptr) {
     solver_options.callbacks.push_back(watch);
     solver_options.update_state_every_iteration = true;
   }
 
-  BacklashSmootherSummary& s = result->summary;
-  s = BacklashSmootherSummary();
+  SolverSummary& s = result->summary;
+  s = SolverSummary();
   const bool two_phases = options.refine_trust_region_radius > 0.0;
   std::ostringstream message;
   ceres::Solver::Summary summary;
@@ -333,7 +298,7 @@ bool SolveAndCollectWithBound(const problems::BacklashSmootherData& data,
   if (shape_options.hold_backlash_at_zero) {
     return SolveAndCollect(data, options, start, variables, problem, result, error);
   }
-  BacklashSmootherSummary total;
+  SolverSummary total;
   std::ostringstream message;
   // At most two releases: the bound is either active at the solution or it is not.
   for (int round = 0; round < 3; ++round) {
@@ -344,7 +309,7 @@ bool SolveAndCollectWithBound(const problems::BacklashSmootherData& data,
     if (!SolveAndCollect(data, round_options, start, variables, problem, result, error, &watch)) {
       return false;
     }
-    const BacklashSmootherSummary& s = result->summary;
+    const SolverSummary& s = result->summary;
     if (round == 0) total.initial_cost = s.initial_cost;
     total.iterations += s.iterations;
     total.linear_solver_time_s += s.linear_solver_time_s;

@@ -8,8 +8,9 @@
 // the smoother in the basin of the filter's answer. Without it the nodes start from the
 // measured velocities with zero positions and tau_K.
 //
-// Long runs report progress: every `progress_period_s` a LOG(INFO) line (when log_progress) and
-// the `progress` callback on every iteration.
+// Long runs report progress (solver_summary.h): the callback `progress.callback` after every
+// iteration and, with `progress.log_progress`, a LOG(INFO) line every
+// `progress.progress_period_s`.
 #ifndef DYNID_SOLVERS_BACKLASH_SMOOTHER_H_
 #define DYNID_SOLVERS_BACKLASH_SMOOTHER_H_
 
@@ -19,15 +20,9 @@
 
 #include "dynid/models/two_mass_transmission.h"
 #include "dynid/problems/backlash_smoother_problem.h"
+#include "dynid/solvers/solver_summary.h"
 
 namespace dynid::solvers {
-
-struct BacklashSmootherProgress {
-  int iteration = 0;
-  double cost = 0.0;
-  double gradient_max_norm = 0.0;
-  double elapsed_s = 0.0;
-};
 
 struct BacklashSmootherOptions {
   int max_iterations = 50;
@@ -53,22 +48,9 @@ struct BacklashSmootherOptions {
   double refine_trust_region_radius = 1e3;
   int num_threads = 1;
   bool use_eigen_sparse = false;  // Eigen's sparse Cholesky instead of SuiteSparse (CHOLMOD)
-  bool log_progress = false;
-  double progress_period_s = 1.0;
-  std::function<void(const BacklashSmootherProgress&)> progress;
+  ProgressOptions progress;  // callback after every iteration, periodic LOG(INFO) lines
 
   bool IsValid(std::string* why) const;
-};
-
-struct BacklashSmootherSummary {
-  bool converged = false;  // Ceres stopped on a tolerance
-  int iterations = 0;  // steps tried, both phases (rejected ones included)
-  double initial_cost = 0.0;
-  double final_cost = 0.0;
-  double time_s = 0.0;  // total, including problem construction
-  double linear_solver_time_s = 0.0;
-  double jacobian_time_s = 0.0;
-  std::string message;
 };
 
 struct BacklashSmootherResult {
@@ -76,7 +58,7 @@ struct BacklashSmootherResult {
   Eigen::VectorXd tau;                    // N smoothed tau_K [Nm]
   Eigen::VectorXd delta;                  // N, x1 − x2
   Eigen::MatrixXd measurement_residuals;  // N × l, y_k − h(x̂_k)
-  BacklashSmootherSummary summary;
+  SolverSummary summary;
 };
 
 // Builds and solves the problem. initial_states (N × 4) and initial_tau (N) are optional (pass

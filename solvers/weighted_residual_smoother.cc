@@ -9,60 +9,30 @@
 #include <ceres/solver.h>
 #include <glog/logging.h>
 
+#include "dynid/solvers/internal/ceres_progress.h"
+
 namespace dynid::solvers {
 
 bool WeightedResidualSmootherOptions::IsValid(std::string* why) const {
   std::ostringstream out;
+  std::string message;
   if (max_iterations < 1) out << "max_iterations must be >= 1, got " << max_iterations;
   else if (!(function_tolerance >= 0.0) || !(gradient_tolerance >= 0.0) ||
            !(parameter_tolerance >= 0.0))
     out << "tolerances must be >= 0";
   else if (num_threads < 1) out << "num_threads must be >= 1, got " << num_threads;
-  else if (!(progress_period_s >= 0.0))
-    out << "progress_period_s must be >= 0, got " << progress_period_s;
+  else progress.IsValid(&message);
+  if (!message.empty()) out << message;
   if (out.str().empty()) return true;
   if (why != nullptr) *why = out.str();
   return false;
 }
 
-namespace {
-
-class ProgressCallback : public ceres::IterationCallback {
- public:
-  explicit ProgressCallback(const WeightedResidualSmootherOptions& options)
-      : options_(options), start_(std::chrono::steady_clock::now()) {}
-
-  ceres::CallbackReturnType operator()(const ceres::IterationSummary& summary) override {
-    WeightedResidualProgress progress;
-    progress.iteration = summary.iteration;
-    progress.cost = summary.cost;
-    progress.gradient_max_norm = summary.gradient_max_norm;
-    progress.elapsed_s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    if (options_.progress) options_.progress(progress);
-    if (options_.log_progress && (summary.iteration == 0 ||
-                                  progress.elapsed_s - last_log_s_ >= options_.progress_period_s)) {
-      last_log_s_ = progress.elapsed_s;
-      LOG(INFO) << "weighted-residual smoother: iteration " << progress.iteration << " cost "
-                << progress.cost << " |gradient|max " << progress.gradient_max_norm << " after "
-                << progress.elapsed_s << " s";
-    }
-    return ceres::SOLVER_CONTINUE;
-  }
-
- private:
-  const WeightedResidualSmootherOptions& options_;
-  const std::chrono::steady_clock::time_point start_;
-  double last_log_s_ = 0.0;
-};
-
-}  // namespace
-
-WeightedResidualSmootherSummary SolveWeightedResidual(
+SolverSummary SolveWeightedResidual(
     ceres::Problem* problem, problems::WeightedResidualVariables* variables,
     const WeightedResidualSmootherOptions& options) {
   CHECK(problem != nullptr && variables != nullptr) << "expected problem and variables";
-  WeightedResidualSmootherSummary result;
+  SolverSummary result;
   std::string why;
   if (!options.IsValid(&why)) {
     result.message = "invalid options: " + why;
@@ -87,8 +57,9 @@ WeightedResidualSmootherSummary SolveWeightedResidual(
     ordering->AddElementToGroup(theta, 1);
     solver_options.linear_solver_ordering = ordering;
   }
-  ProgressCallback callback(options);
-  if (options.log_progress || options.progress) {
+  internal::CeresProgress callback("weighted-residual smoother", options.progress,
+                                  std::chrono::steady_clock::now());
+  if (options.progress.log_progress || options.progress.callback) {
     solver_options.callbacks.push_back(&callback);
     solver_options.update_state_every_iteration = false;
   }

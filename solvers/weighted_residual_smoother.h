@@ -7,9 +7,9 @@
 // eliminates the banded trajectory first and theta last (the dense theta rows then add O(N p)
 // work, and the cost per node stays flat in N).
 //
-// Long runs report progress through an iteration callback: every `progress_period_s` seconds a
-// LOG(INFO) line (iteration, cost, gradient norm, elapsed time) and/or the user's `progress`
-// function on every iteration.
+// Long runs report progress (solver_summary.h): the callback `progress.callback` after every
+// iteration and, with `progress.log_progress`, a LOG(INFO) line at most every
+// `progress.progress_period_s` seconds.
 #ifndef DYNID_SOLVERS_WEIGHTED_RESIDUAL_SMOOTHER_H_
 #define DYNID_SOLVERS_WEIGHTED_RESIDUAL_SMOOTHER_H_
 
@@ -21,19 +21,13 @@
 
 #include "dynid/problems/weighted_residual_problem.h"
 #include "dynid/solvers/parameter_covariance.h"
+#include "dynid/solvers/solver_summary.h"
 
 namespace ceres {
 class Problem;
 }
 
 namespace dynid::solvers {
-
-struct WeightedResidualProgress {
-  int iteration = 0;
-  double cost = 0.0;
-  double gradient_max_norm = 0.0;
-  double elapsed_s = 0.0;
-};
 
 struct WeightedResidualSmootherOptions {
   int max_iterations = 100;
@@ -46,27 +40,14 @@ struct WeightedResidualSmootherOptions {
   // simplicial LDLT (often faster on these narrow-band problems; see bench_weighted_residual).
   enum class SparseLibrary { kSuiteSparse, kEigenSparse };
   SparseLibrary sparse_library = SparseLibrary::kSuiteSparse;
-  bool log_progress = false;          // LOG(INFO) progress lines
-  double progress_period_s = 1.0;     // minimum time between progress lines
-  std::function<void(const WeightedResidualProgress&)> progress;  // called every iteration
+  ProgressOptions progress;  // callback after every iteration, periodic LOG(INFO) lines
 
   bool IsValid(std::string* why) const;
 };
 
-struct WeightedResidualSmootherSummary {
-  bool converged = false;
-  int iterations = 0;
-  double initial_cost = 0.0;
-  double final_cost = 0.0;
-  double time_s = 0.0;
-  double linear_solver_time_s = 0.0;
-  double jacobian_time_s = 0.0;
-  std::string message;
-};
-
 // Solves `problem` (built over `variables`) in place. Convergence means Ceres stopped on one of
 // its tolerances; hitting max_iterations or a failure is reported in `message`.
-WeightedResidualSmootherSummary SolveWeightedResidual(
+SolverSummary SolveWeightedResidual(
     ceres::Problem* problem, problems::WeightedResidualVariables* variables,
     const WeightedResidualSmootherOptions& options);
 

@@ -426,12 +426,12 @@ bool RunCase(const Case& config, int samples, double qpp, std::uint64_t seed, Ca
   problem_options.rk4_steps_per_sample = FLAGS_rk4_steps;
   solvers::BacklashSmootherOptions smoother_options;
   smoother_options.max_iterations = FLAGS_smoother_iterations;
-  smoother_options.log_progress = FLAGS_log_progress;
+  smoother_options.progress.log_progress = FLAGS_log_progress;
   smoother_options.use_eigen_sparse = FLAGS_eigen_sparse;
   smoother_options.initial_trust_region_radius = FLAGS_trust_region_radius;
   smoother_options.refine_trust_region_radius = FLAGS_refine_radius;
   smoother_options.num_threads = FLAGS_threads;
-  smoother_options.progress_period_s = FLAGS_progress_period;
+  smoother_options.progress.progress_period_s = FLAGS_progress_period;
   cpu_start = CpuSeconds();
   if (!solvers::RunBacklashSmoother(model, smoother_data, problem_options, smoother_options,
                                     run->saekf.states, run->saekf.tau, &run->smoother, error)) {

@@ -100,14 +100,14 @@ int main(int argc, char** argv) {
     const double build_s = CpuSeconds() - c0;
     solvers::WeightedResidualSmootherOptions solver_options;
     solver_options.function_tolerance = 1e-10;
-    solver_options.log_progress = num_nodes >= 100000;
+    solver_options.progress.log_progress = num_nodes >= 100000;
     if (FLAGS_sparse_library == "eigen") {
       solver_options.sparse_library =
           solvers::WeightedResidualSmootherOptions::SparseLibrary::kEigenSparse;
     }
     const auto t0 = std::chrono::steady_clock::now();
     c0 = CpuSeconds();
-    solvers::WeightedResidualSmootherSummary summary;
+    solvers::SolverSummary summary;
     if (FLAGS_ceres) summary = solvers::SolveWeightedResidual(&problem, &variables, solver_options);
     const double solve_s = CpuSeconds() - c0;
     const double solve_wall_s = Seconds(t0);

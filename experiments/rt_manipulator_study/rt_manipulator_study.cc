@@ -144,7 +144,7 @@ struct Estimate {
   Eigen::MatrixXd zeta_filter;    // N × 8 at the filtered estimate
   double mass_smoother = NAN, mass_smoother_sd = NAN;
   Eigen::MatrixXd zeta_smoother;  // N × 8
-  solvers::WeightedResidualSmootherSummary smoother_summary;
+  solvers::SolverSummary smoother_summary;
   std::string identifiability;
 };
 

@@ -335,7 +335,7 @@ bool RunWeightedResidualSmoother(const Record& record, const FilterResults& filt
   }
   solvers::WeightedResidualSmootherOptions so;
   so.max_iterations = FLAGS_wr_max_iterations;
-  const solvers::WeightedResidualSmootherSummary ws =
+  const solvers::SolverSummary ws =
       solvers::SolveWeightedResidual(&problem, &variables, so);
   Estimate e;
   e.method = "WR_smoother";

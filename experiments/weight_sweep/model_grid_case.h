@@ -125,7 +125,7 @@ class ModelGridCase : public solvers::WeightGridCase {
     solver_options.max_iterations = settings.max_iterations;
     solver_options.function_tolerance = settings.function_tolerance;
     solver_options.num_threads = 1;
-    const solvers::WeightedResidualSmootherSummary summary =
+    const solvers::SolverSummary summary =
         solvers::SolveWeightedResidual(&problem, &variables, solver_options);
     solvers::GridPointResult r;
     r.seed = seed;

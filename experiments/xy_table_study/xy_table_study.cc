@@ -130,7 +130,7 @@ struct StageResult {
   XyStage stage;
   Eigen::VectorXd theta, sd, relative_sd;
   std::string identifiability;
-  solvers::WeightedResidualSmootherSummary summary;
+  solvers::SolverSummary summary;
   problems::WeightedResidualVariables variables;
   Eigen::MatrixXd zeta, model_z;  // N × (n + l), N × 8
   Eigen::VectorXd deformation;    // x_e(model) − r phi1 (flexible) or 0

@@ -70,7 +70,7 @@ TEST(BacklashSmootherTest, BeatsTheFilterAndRecoversTheDeadZone) {
   const problems::BacklashSmootherProblemOptions problem_options = Sim2ProblemOptions(false);
   BacklashSmootherOptions options;
   int callbacks = 0;
-  options.progress = [&callbacks](const BacklashSmootherProgress&) { ++callbacks; };
+  options.progress.callback = [&callbacks](const IterationProgress&) { ++callbacks; };
   BacklashSmootherResult result;
   ASSERT_TRUE(RunBacklashSmoother(r.model, data, problem_options, options, filter.states,
                                   filter.tau, &result, &error))
@@ -106,7 +106,7 @@ TEST(BacklashSmootherTest, TwoPhaseSolveReachesTheOnePhaseSolution) {
   one_phase.refine_trust_region_radius = 0.0;
   BacklashSmootherOptions two_phases;
   std::vector<int> iterations;
-  two_phases.progress = [&iterations](const BacklashSmootherProgress& p) {
+  two_phases.progress.callback = [&iterations](const IterationProgress& p) {
     iterations.push_back(p.iteration);
   };
   BacklashSmootherResult a, b;

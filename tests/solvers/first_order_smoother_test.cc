@@ -42,7 +42,7 @@ WeightedResidualVariables SolveByCeres(const MsdExperiment& e, Transcription tra
   solver_options.gradient_tolerance = 1e-16;
   solver_options.parameter_tolerance = 1e-16;
   solver_options.max_iterations = 200;
-  const WeightedResidualSmootherSummary summary =
+  const SolverSummary summary =
       SolveWeightedResidual(&problem, &variables, solver_options);
   EXPECT_TRUE(summary.final_cost <= summary.initial_cost) << summary.message;
   return variables;

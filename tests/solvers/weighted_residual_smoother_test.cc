@@ -48,11 +48,11 @@ TEST(WeightedResidualSmootherTest, EstimatesMassSpringDamperParametersWithinThei
         << error;
     int calls = 0;
     WeightedResidualSmootherOptions options = TightOptions();
-    options.progress = [&](const WeightedResidualProgress& progress) {
+    options.progress.callback = [&](const IterationProgress& progress) {
       ++calls;
       EXPECT_GE(progress.cost, 0.0);
     };
-    const WeightedResidualSmootherSummary summary =
+    const SolverSummary summary =
         SolveWeightedResidual(&problem, &variables, options);
     EXPECT_TRUE(summary.converged) << summary.message;
     EXPECT_EQ(calls, summary.iterations + 1);  // iteration 0 is reported too
@@ -319,7 +319,7 @@ double RtPayloadEstimate(int num_nodes, Transcription transcription) {
   options.transcription = transcription;
   EXPECT_TRUE(problems::BuildWeightedResidualProblem(model, data, weights, options, &variables,
                                                      &problem, &error));
-  const WeightedResidualSmootherSummary summary =
+  const SolverSummary summary =
       SolveWeightedResidual(&problem, &variables, TightOptions());
   EXPECT_TRUE(summary.converged) << summary.message;
   return variables.parameters(0, 0);
@@ -373,7 +373,7 @@ TEST(WeightedResidualSmootherTest, SmoothFrictionModelIdentifiesStickSlipData) {
   std::string error;
   ASSERT_TRUE(problems::BuildWeightedResidualProblem(model, data, weights, options, &variables,
                                                      &problem, &error));
-  const WeightedResidualSmootherSummary summary =
+  const SolverSummary summary =
       SolveWeightedResidual(&problem, &variables, TightOptions());
   EXPECT_TRUE(summary.converged) << summary.message;
   EXPECT_NEAR(variables.parameters(0, 0), 1.0, 0.05);

@@ -62,7 +62,7 @@ TEST(XyTableIdentificationTest, FlexibleSmootherRecoversModelStructureTruthWithi
         << error;
     solvers::WeightedResidualSmootherOptions solver_options;
     solver_options.max_iterations = 200;
-    const solvers::WeightedResidualSmootherSummary summary =
+    const solvers::SolverSummary summary =
         solvers::SolveWeightedResidual(&problem, &variables, solver_options);
     EXPECT_TRUE(summary.converged) << summary.message;
     const Eigen::VectorXd estimate = variables.parameters.col(0);
@@ -115,7 +115,7 @@ TEST(XyTableIdentificationTest, UnmodelledBeltModeLowersStiffnessAndShowsInResid
     ASSERT_TRUE(built) << error;
     solvers::WeightedResidualSmootherOptions solver_options;
     solver_options.max_iterations = 300;
-    const solvers::WeightedResidualSmootherSummary summary =
+    const solvers::SolverSummary summary =
         solvers::SolveWeightedResidual(&problem, &variables, solver_options);
     EXPECT_TRUE(summary.converged) << summary.message;
     Eigen::MatrixXd zeta, xi;

@@ -133,7 +133,7 @@ bool IdentifyPendulum(std::string* message) {
                                                      &variables, &problem, message)) {
     return false;
   }
-  const dynid::solvers::WeightedResidualSmootherSummary summary =
+  const dynid::solvers::SolverSummary summary =
       dynid::solvers::SolveWeightedResidual(&problem, &variables,
                                             dynid::solvers::WeightedResidualSmootherOptions());
   const Eigen::Vector3d estimate = variables.parameters.col(0);
