@@ -43,6 +43,10 @@
 // small (one node or element each) and use automatic differentiation; the templates are
 // defined in weighted_residual_problem.hxx, included at the end of this header, so that any model
 // (the library's or a user's) works by including this header.
+//
+// The weights W, W_theta, V, R0, q0 (WeightedResidualWeights), the names of their diagonal
+// entries and their construction from noise standard deviations are in
+// problems/weighted_residual_weights.h.
 #ifndef DYNID_PROBLEMS_WEIGHTED_RESIDUAL_PROBLEM_H_
 #define DYNID_PROBLEMS_WEIGHTED_RESIDUAL_PROBLEM_H_
 
@@ -50,6 +54,8 @@
 #include <vector>
 
 #include <Eigen/Core>
+
+#include "dynid/problems/weighted_residual_weights.h"
 
 namespace ceres {
 class Problem;
@@ -62,18 +68,6 @@ enum class ParameterMode { kFixed, kConstant, kTimeVarying };
 
 const char* TranscriptionName(Transcription transcription);
 const char* ParameterModeName(ParameterMode mode);
-
-// The weights of the functional. Matrices are symmetric; sizes in terms of the model's n, p, l.
-struct WeightedResidualWeights {
-  Eigen::MatrixXd kinematic;        // W for [xi_s; xi_v], 2n × 2n, positive definite
-  Eigen::MatrixXd parameter;        // W_theta for xi_theta, p × p, positive definite
-                                    // (kTimeVarying only; ignored otherwise)
-  Eigen::MatrixXd residual;         // V for zeta = [equations of motion; measurements],
-                                    // (n + l) × (n + l), positive semi-definite
-  Eigen::MatrixXd initial;          // R0, (2n) × (2n) for kFixed, (2n + p) × (2n + p) otherwise,
-                                    // positive semi-definite; empty or zero = no initial term
-  Eigen::VectorXd initial_guess;    // q0, same size as R0 (ignored when R0 is empty)
-};
 
 struct WeightedResidualData {
   Eigen::VectorXd time;          // N node times (s), strictly increasing, N >= 2

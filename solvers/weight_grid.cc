@@ -5,74 +5,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <cstdlib>
 #include <mutex>
 #include <sstream>
 
 #include "dynid/data/parallel_for.h"
 
 namespace dynid::solvers {
-
-std::vector<WeightEntry> ListWeightEntries(const models::ModelInfo& info) {
-  std::vector<WeightEntry> entries;
-  auto add = [&](WeightMatrix matrix, const std::string& name) {
-    int index = 0;
-    for (const WeightEntry& e : entries) index += e.matrix == matrix ? 1 : 0;
-    entries.push_back({matrix, index, name});
-  };
-  for (const auto& q : info.positions) add(WeightMatrix::kKinematic, "W.s." + q.name);
-  for (const auto& q : info.positions) add(WeightMatrix::kKinematic, "W.v." + q.name);
-  for (const auto& q : info.equations) add(WeightMatrix::kResidual, "V.eom." + q.name);
-  for (const auto& q : info.measurements) add(WeightMatrix::kResidual, "V.z." + q.name);
-  for (const auto& q : info.positions) add(WeightMatrix::kInitial, "R0.s." + q.name);
-  for (const auto& q : info.positions) add(WeightMatrix::kInitial, "R0.v." + q.name);
-  for (const auto& q : info.parameters) add(WeightMatrix::kInitial, "R0.theta." + q.name);
-  return entries;
-}
-
-bool ParseWeightEntry(const std::string& text, const models::ModelInfo& info, WeightEntry* entry,
-                      std::string* error) {
-  const std::vector<WeightEntry> entries = ListWeightEntries(info);
-  for (const WeightEntry& e : entries) {
-    if (e.name == text) {
-      *entry = e;
-      return true;
-    }
-  }
-  // Index form.
-  const size_t open = text.find('[');
-  if (open != std::string::npos && !text.empty() && text.back() == ']') {
-    const std::string matrix = text.substr(0, open);
-    const std::string number = text.substr(open + 1, text.size() - open - 2);
-    char* end = nullptr;
-    const long index = std::strtol(number.c_str(), &end, 10);
-    WeightMatrix which;
-    bool known = true;
-    if (matrix == "W") {
-      which = WeightMatrix::kKinematic;
-    } else if (matrix == "V") {
-      which = WeightMatrix::kResidual;
-    } else if (matrix == "R0") {
-      which = WeightMatrix::kInitial;
-    } else {
-      known = false;
-    }
-    if (known && !number.empty() && end != nullptr && *end == '\0') {
-      for (const WeightEntry& e : entries) {
-        if (e.matrix == which && e.index == index) {
-          *entry = e;
-          return true;
-        }
-      }
-    }
-  }
-  std::ostringstream out;
-  out << "unknown weight '" << text << "' for model " << info.name << "; valid names:";
-  for (const WeightEntry& e : entries) out << " " << e.name;
-  out << " (or W[i], V[i], R0[i])";
-  *error = out.str();
-  return false;
-}
 
 std::vector<double> WeightAxis::Values() const {
   std::vector<double> values(count);
@@ -107,32 +45,20 @@ bool ApplyGridPoint(const std::vector<WeightAxis>& axes, const std::vector<doubl
   CHECK_EQ(axes.size(), values.size()) << "expected one value per axis";
   const int two_n = static_cast<int>(weights->kinematic.rows());
   for (size_t d = 0; d < axes.size(); ++d) {
-    Eigen::MatrixXd* matrix = nullptr;
-    switch (axes[d].entry.matrix) {
-      case WeightMatrix::kKinematic:
-        matrix = &weights->kinematic;
-        break;
-      case WeightMatrix::kResidual:
-        matrix = &weights->residual;
-        break;
-      case WeightMatrix::kInitial:
-        if (weights->initial.size() == 0) {
-          weights->initial = Eigen::MatrixXd::Zero(two_n + num_parameters, two_n + num_parameters);
-          weights->initial_guess = Eigen::VectorXd::Zero(two_n + num_parameters);
-        }
-        matrix = &weights->initial;
-        break;
+    const WeightEntry& entry = axes[d].entry;
+    if (entry.matrix == WeightMatrix::kInitial && weights->initial.size() == 0) {
+      weights->initial = Eigen::MatrixXd::Zero(two_n + num_parameters, two_n + num_parameters);
+      weights->initial_guess = Eigen::VectorXd::Zero(two_n + num_parameters);
     }
-    const int i = axes[d].entry.index;
-    CHECK_LT(i, matrix->rows()) << axes[d].entry.name << " outside its matrix";
     if (relative) {
-      if ((*matrix)(i, i) == 0.0) {
-        *error = "relative grid on " + axes[d].entry.name + ", whose base weight is 0";
+      const double base = weights->Get(entry);
+      if (base == 0.0) {
+        *error = "relative grid on " + entry.name + ", whose base weight is 0";
         return false;
       }
-      (*matrix)(i, i) *= values[d];
+      weights->Set(entry, base * values[d]);
     } else {
-      (*matrix)(i, i) = values[d];
+      weights->Set(entry, values[d]);
     }
   }
   return true;

@@ -10,9 +10,9 @@
 // convergence and time. Bias and spread are then summarised per grid point, separately (§8).
 //
 // The pieces, for a study over one's own model and estimator:
-//  - WeightEntry / ListWeightEntries / ParseWeightEntry: names for every diagonal entry of W, V,
-//    R0 of a model ("W.v.s", "V.eom.force_balance", "V.z.a_measured", "R0.theta.mass", or by
-//    index "V[2]").
+//  - WeightEntry / ListWeightEntries / ParseWeightEntry (problems/weighted_residual_weights.h):
+//    names for every diagonal entry of W, V, R0 of a model ("W.v.s", "V.eom.force_balance",
+//    "V.z.a_measured", "R0.theta.mass", or by index "V[2]").
 //  - WeightAxis / NumGridPoints / GridPointValues / ApplyGridPoint: the grid and its points.
 //  - WeightGridCase: a model plus its simulated data, noise levels and base weights, type-erased
 //    so that the evaluation needs no model templates; Run estimates theta at one weight setting
@@ -32,29 +32,17 @@
 
 #include "dynid/models/mechanical_model.h"
 #include "dynid/problems/weighted_residual_problem.h"
+#include "dynid/problems/weighted_residual_weights.h"
 #include "dynid/solvers/observability.h"
 
 namespace dynid::solvers {
 
-enum class WeightMatrix { kKinematic, kResidual, kInitial };  // W, V, R0
-
-// One diagonal entry of W (2n), V (n + l) or R0 (2n + p).
-struct WeightEntry {
-  WeightMatrix matrix = WeightMatrix::kResidual;
-  int index = 0;
-  std::string name;  // canonical name, e.g. "V.z.a_measured"
-};
-
-// All diagonal entries for a model, in the order W, V, R0:
-//   W.s.<position>, W.v.<position>                    (xi_s, xi_v)
-//   V.eom.<equation>, V.z.<measurement>               (zeta)
-//   R0.s.<position>, R0.v.<position>, R0.theta.<parameter>
-std::vector<WeightEntry> ListWeightEntries(const models::ModelInfo& info);
-
-// The entry named `text`: a canonical name or an index form "W[i]", "V[i]", "R0[i]" (0-based).
-// False with a message listing the valid names otherwise.
-bool ParseWeightEntry(const std::string& text, const models::ModelInfo& info, WeightEntry* entry,
-                      std::string* error);
+// The names of the diagonal entries of W, V, R0 (problems/weighted_residual_weights.h), used here
+// as solvers:: names as well.
+using problems::ListWeightEntries;
+using problems::ParseWeightEntry;
+using problems::WeightEntry;
+using problems::WeightMatrix;
 
 // One axis of the grid: `count` log-spaced values from `low` to `high` (count 1: low only).
 struct WeightAxis {

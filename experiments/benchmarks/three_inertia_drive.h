@@ -17,6 +17,7 @@
 
 #include "dynid/models/mechanical_model.h"
 #include "dynid/problems/weighted_residual_problem.h"
+#include "dynid/problems/weighted_residual_weights.h"
 
 namespace dynid::experiments {
 
@@ -99,12 +100,12 @@ inline ThreeInertiaDriveProblem MakeThreeInertiaDriveProblem(int num_nodes, doub
   for (int k = 0; k < num_nodes; ++k) {
     for (int j = 0; j < 8; ++j) problem.data.measurements(k, j) += sigma(j) * normal(rng);
   }
-  problems::WeightedResidualWeights& weights = problem.weights;
-  weights.kinematic =
-      (Eigen::Matrix<double, 6, 1>() << 1e6, 1e6, 1e6, 1e2, 1e2, 1e2).finished().asDiagonal();
-  Eigen::Matrix<double, 11, 1> v;
-  v << 1e4, 1e4, 1e4, sigma.cwiseAbs2().cwiseInverse() / h;
-  weights.residual = v.asDiagonal();
+  problems::NoiseStandardDeviations noise;
+  noise.kinematic_weights =
+      (Eigen::Matrix<double, 6, 1>() << 1e6, 1e6, 1e6, 1e2, 1e2, 1e2).finished();
+  noise.equation_weights = Eigen::Vector3d::Constant(1e4);
+  noise.measurements = sigma;
+  problem.weights = problems::WeightedResidualWeights::FromStandardDeviations(noise, h);
   problems::ResizeVariables(3, 2, 1.2 * theta_true, num_nodes, problems::ParameterMode::kConstant,
                             &problem.start);
   for (int k = 0; k < num_nodes; ++k) {

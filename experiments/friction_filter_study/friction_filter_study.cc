@@ -56,6 +56,7 @@
 #include "dynid/models/friction_mass.h"
 #include "dynid/models/unknown_force_mass.h"
 #include "dynid/problems/weighted_residual_problem.h"
+#include "dynid/problems/weighted_residual_weights.h"
 #include "dynid/solvers/internal/first_order_smoother.h"
 #include "dynid/solvers/sliding_surface_filter.h"
 #include "experiments/common/cli.h"
@@ -264,12 +265,15 @@ int main(int argc, char** argv) {
   const auto force = [](double t, double* f) {
     f[0] = FLAGS_force_amplitude * std::sin(2.0 * M_PI * FLAGS_force_frequency_hz * t);
   };
-  problems::WeightedResidualWeights weights;
-  weights.kinematic = Eigen::Vector2d(kinematic_weights[0], kinematic_weights[1]).asDiagonal();
+  // The flags are weights (the 1/order² rule), not standard deviations: no node spacing applies.
+  problems::NoiseStandardDeviations given;
+  given.kinematic_weights = Eigen::Vector2d(kinematic_weights[0], kinematic_weights[1]);
+  given.equation_weights = Eigen::VectorXd::Constant(1, residual_weights[0]);
+  given.measurement_weights =
+      Eigen::Vector3d(residual_weights[1], residual_weights[2], residual_weights[3]);
+  problems::WeightedResidualWeights weights =
+      problems::WeightedResidualWeights::FromStandardDeviations(given, 1.0);
   weights.parameter = Eigen::MatrixXd::Constant(1, 1, FLAGS_optimal_parameter_weight);
-  weights.residual = Eigen::Vector4d(residual_weights[0], residual_weights[1], residual_weights[2],
-                                     residual_weights[3])
-                         .asDiagonal();
   // R0: the initial estimate is "just a guess" (weak confidence, Q(t0) = R0⁻¹ large).
   weights.initial = Eigen::Vector3d(1e2, 1e2, 1e-2).asDiagonal();
   weights.initial_guess = x0;

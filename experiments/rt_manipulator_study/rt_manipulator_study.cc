@@ -51,6 +51,7 @@
 #include "dynid/models/mechanical_model.h"
 #include "dynid/models/rt_manipulator.h"
 #include "dynid/problems/weighted_residual_problem.h"
+#include "dynid/problems/weighted_residual_weights.h"
 #include "dynid/solvers/internal/first_order_smoother.h"
 #include "dynid/solvers/parameter_covariance.h"
 #include "dynid/solvers/weighted_residual_smoother.h"
@@ -201,9 +202,16 @@ int main(int argc, char** argv) {
   const Eigen::VectorXd& times = data.time;
   const int num_nodes = static_cast<int>(times.size());
 
-  // Weights (§5.5 rule: 1 / (order of magnitude of the term)²).
-  problems::WeightedResidualWeights base;
-  base.kinematic = Eigen::Vector4d(1e6, 1e6, 1e4, 1e4).asDiagonal();
+  // Weights (§5.5 rule: 1 / (order of magnitude of the term)², the per-sample weights of
+  // standard deviations equal to the orders, h = 1).
+  const dynid::models::ModelInfo info = model.Info();
+  problems::NoiseStandardDeviations orders;
+  orders.kinematic = Eigen::Vector4d(1e-3, 1e-3, 1e-2, 1e-2);
+  orders.equations = Eigen::Vector2d(1e-2, 1e-2);
+  orders.measurements.resize(6);
+  orders.measurements << 1e-4, 1e-4, 1e-2, 1e-2, 1e-2, 1e-2;
+  problems::WeightedResidualWeights base =
+      problems::WeightedResidualWeights::FromStandardDeviations(orders, 1.0);
   base.parameter = Eigen::MatrixXd::Constant(1, 1, 1.0);
   Eigen::VectorXd r0(5);
   r0 << 1e8, 1e8, 1e8, 1e8, 1e-2;  // initial pose known, payload 0 kg "just a number"
@@ -211,11 +219,14 @@ int main(int argc, char** argv) {
   base.initial_guess = Eigen::VectorXd::Zero(5);
   base.initial_guess(0) = data.measurements(0, 0);
   base.initial_guess(1) = data.measurements(0, 1);
-  Eigen::VectorXd v1(8);
-  v1 << 1e4, 1e4, 1e8, 1e8, 1e4, 1e4, 1e4, 1e4;
-  Eigen::VectorXd v2 = v1;
-  v2(1) = FLAGS_deweight;  // 2nd equation of motion
-  v2(3) = FLAGS_deweight;  // phi measurement
+  // Weighting 2: the 2nd equation of motion and the phi measurement de-weighted.
+  problems::WeightedResidualWeights deweighted = base;
+  for (const char* name : {"V.eom.joint_torque_balance", "V.z.phi_measured"}) {
+    std::string why;
+    if (!deweighted.Set(info, name, FLAGS_deweight, &why)) return Fail(1, why);
+  }
+  const Eigen::VectorXd v1 = base.residual.diagonal();
+  const Eigen::VectorXd v2 = deweighted.residual.diagonal();
 
   std::vector<Estimate> estimates(2);
   estimates[0].name = "weighting1";
@@ -223,8 +234,7 @@ int main(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
   for (int w = 0; w < 2; ++w) {
     Estimate& e = estimates[w];
-    problems::WeightedResidualWeights weights = base;
-    weights.residual = (w == 0 ? v1 : v2).asDiagonal();
+    problems::WeightedResidualWeights weights = w == 0 ? base : deweighted;
     // On-line: the linearised optimal filter with a time-varying payload.
     solvers::LinearOptimalFilterResult filtered;
     std::string error;
@@ -256,7 +266,8 @@ int main(int argc, char** argv) {
     problems::WeightedResidualOptions options;
     options.transcription = problems::Transcription::kCollocation;
     options.parameter_mode = problems::ParameterMode::kConstant;
-    weights.initial(4, 4) = 1e-8;  // the smoother needs no prior on the payload
+    // The smoother needs no prior on the payload.
+    if (!weights.Set(info, "R0.theta.payload_mass", 1e-8, &error)) return Fail(1, error);
     ceres::Problem problem;
     if (!problems::BuildWeightedResidualProblem(model, data, weights, options, &variables, &problem,
                                                 &error)) {

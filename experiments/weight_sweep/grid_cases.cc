@@ -21,14 +21,13 @@ namespace {
 // inverse covariance of theta. The equations of motion get V = 1 / (sigma_eom² h) with
 // sigma_eom = 1e-2 (in each equation's unit); the kinematic couplings W = diag(1e6 I, 1e2 I).
 problems::WeightedResidualWeights BaseWeights(int n, const Eigen::VectorXd& sigma, double h) {
-  problems::WeightedResidualWeights w;
-  Eigen::VectorXd kinematic(2 * n);
-  kinematic << Eigen::VectorXd::Constant(n, 1e6), Eigen::VectorXd::Constant(n, 1e2);
-  w.kinematic = kinematic.asDiagonal();
-  Eigen::VectorXd residual(n + sigma.size());
-  residual << Eigen::VectorXd::Constant(n, 1.0 / (1e-4 * h)), sigma.cwiseAbs2().cwiseInverse() / h;
-  w.residual = residual.asDiagonal();
-  return w;
+  problems::NoiseStandardDeviations noise;
+  noise.kinematic_weights.resize(2 * n);
+  noise.kinematic_weights << Eigen::VectorXd::Constant(n, 1e6), Eigen::VectorXd::Constant(n, 1e2);
+  // 1 / (sigma_eom² h) as the weight itself: 1 / (1e-4 h) rounds differently from 1e4 / h.
+  noise.equation_weights = Eigen::VectorXd::Constant(n, 1.0 / (1e-4 * h));
+  noise.measurements = sigma;
+  return problems::WeightedResidualWeights::FromStandardDeviations(noise, h);
 }
 
 Eigen::VectorXd Times(double duration_s, int num_nodes) {

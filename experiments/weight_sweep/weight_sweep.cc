@@ -87,19 +87,6 @@ int Fail(int code, const std::string& message) {
   return g_rank == 0 ? dynid::cli::Fail(code, message) : code;
 }
 
-double BaseWeight(const dynid::problems::WeightedResidualWeights& w,
-                  const solvers::WeightEntry& e) {
-  switch (e.matrix) {
-    case solvers::WeightMatrix::kKinematic:
-      return w.kinematic(e.index, e.index);
-    case solvers::WeightMatrix::kResidual:
-      return w.residual(e.index, e.index);
-    case solvers::WeightMatrix::kInitial:
-      return w.initial.size() > 0 ? w.initial(e.index, e.index) : 0.0;
-  }
-  return 0.0;
-}
-
 std::vector<double> ToVector(const Eigen::VectorXd& x) {
   return std::vector<double>(x.data(), x.data() + x.size());
 }
@@ -162,7 +149,7 @@ int main(int argc, char** argv) {
       std::printf("case %s: %s\n%-32s %s\n", grid_case->name().c_str(),
                   grid_case->description().c_str(), "weight", "base value");
       for (const solvers::WeightEntry& e : solvers::ListWeightEntries(info)) {
-        std::printf("%-32s %.6g\n", e.name.c_str(), BaseWeight(grid_case->base_weights(), e));
+        std::printf("%-32s %.6g\n", e.name.c_str(), grid_case->base_weights().Get(e));
       }
     }
     return 0;
@@ -452,7 +439,7 @@ int main(int argc, char** argv) {
   summary["case"]["parameters"] = parameter_names;
   nlohmann::json base = nlohmann::json::object();
   for (const solvers::WeightEntry& e : solvers::ListWeightEntries(info)) {
-    base[e.name] = BaseWeight(grid_case->base_weights(), e);
+    base[e.name] = grid_case->base_weights().Get(e);
   }
   summary["base_weights"] = base;
   nlohmann::json axes_json = nlohmann::json::array();

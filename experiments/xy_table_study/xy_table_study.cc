@@ -689,9 +689,16 @@ int main(int argc, char** argv) {
     problems::WeightedResidualWeights w = weights[2];
     const double acc_order = std::max(d.measurements.col(2).cwiseAbs().maxCoeff(),
                                       d.measurements.col(3).cwiseAbs().maxCoeff());
-    w.residual(3 + 0, 3 + 0) = w.residual(3 + 1, 3 + 1) = 0.0;
-    w.residual(3 + 2, 3 + 2) = w.residual(3 + 3, 3 + 3) =
-        FLAGS_measurement_emphasis * problems::ThesisRuleWeight(acc_order);
+    const models::ModelInfo flexible_info = flexible.Info();
+    const double acc_weight = FLAGS_measurement_emphasis * problems::ThesisRuleWeight(acc_order);
+    for (const char* name : {"V.z.x_effector", "V.z.y_effector"}) {
+      if (!w.Set(flexible_info, name, 0.0, &error)) return Fail(1, "reconstruction: " + error);
+    }
+    for (const char* name : {"V.z.acceleration_along", "V.z.acceleration_orthogonal"}) {
+      if (!w.Set(flexible_info, name, acc_weight, &error)) {
+        return Fail(1, "reconstruction: " + error);
+      }
+    }
     if (!RunStage(flexible, XyStage::kFlexibleWithAccelerations, d, w, parameters, theta_final,
                   problems::ParameterMode::kFixed, &reconstruction, &error)) {
       return Fail(1, "reconstruction: " + error);
