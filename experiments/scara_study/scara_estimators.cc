@@ -264,20 +264,22 @@ void AddFilterEstimates(const Record& record, const FilterResults& filters,
 // parameters.
 
 problems::WeightedResidualWeights SmootherWeights(const Record& record) {
-  problems::WeightedResidualWeights weights;
-  Eigen::VectorXd w_kin(6), v_res(12);
-  w_kin << Eigen::Vector3d::Constant(1.0 / FLAGS_wr_position_intensity),
+  // Per-sample weights 1/σ² (node spacing 1): the couplings as given weights, the equations of
+  // motion and the measurements from their noise standard deviations.
+  problems::NoiseStandardDeviations noise;
+  noise.kinematic_weights.resize(6);
+  noise.kinematic_weights << Eigen::Vector3d::Constant(1.0 / FLAGS_wr_position_intensity),
       Eigen::Vector3d::Constant(1.0 / FLAGS_wr_velocity_intensity);
-  weights.kinematic = w_kin.asDiagonal();
-  weights.parameter = Eigen::Matrix4d::Identity();
-  v_res.head(3).setConstant(1.0 / (FLAGS_wr_equation_std * FLAGS_wr_equation_std));
-  for (int i = 0; i < 6; ++i) v_res(3 + i) = 1.0 / (record.r_std(i) * record.r_std(i));
+  noise.equations = Eigen::Vector3d::Constant(FLAGS_wr_equation_std);
+  noise.measurements.resize(9);
+  for (int i = 0; i < 6; ++i) noise.measurements(i) = record.r_std(i);
   for (int j = 0; j < 3; ++j) {
     // A torque channel without noise gets the weight of a 1e-3 std.
-    const double sd = record.torque_noise(j) > 0.0 ? record.torque_noise(j) : 1e-3;
-    v_res(9 + j) = 1.0 / (sd * sd);
+    noise.measurements(6 + j) = record.torque_noise(j) > 0.0 ? record.torque_noise(j) : 1e-3;
   }
-  weights.residual = v_res.asDiagonal();
+  problems::WeightedResidualWeights weights =
+      problems::WeightedResidualWeights::FromStandardDeviations(noise, 1.0);
+  weights.parameter = Eigen::Matrix4d::Identity();
   return weights;
 }
 
