@@ -144,7 +144,8 @@ class ModelSweepCase : public SweepCase {
       r.identifiable = report.identifiable;
       r.condition_number = report.condition_number;
       r.standard_deviation = report.standard_deviation;
-      const double factor = std::sqrt(ResidualVarianceFactor(problem, summary.final_cost));
+      const double factor = std::sqrt(ResidualVarianceFactor(
+          problem, summary.final_cost, problems::CountWeightedResiduals(w, data, options)));
       r.scaled_standard_deviation = report.standard_deviation * factor;
     }
     Eigen::MatrixXd zeta, xi;
