@@ -142,7 +142,7 @@ bool SquareRootFactor(const Eigen::MatrixXd& A, bool require_definite, Eigen::Ma
 // rows is the rank (eigenvalues above 1e-14 × the largest). A zero-weight row (a measurement
 // weighted 0, a zero diagonal entry of V) is always zero in the problem: it adds to
 // ceres::Problem::NumResiduals but carries no information and no degree of freedom.
-// CHECK-fails on weights or data that ValidateWeightedResidualInputs would reject by size.
+// CHECK-fails on fewer than 2 nodes or a non-square weight.
 int CountWeightedResiduals(const WeightedResidualWeights& weights,
                            const WeightedResidualData& data,
                            const WeightedResidualOptions& options);
