@@ -133,6 +133,45 @@ bool ValidateWeightedResidualInputs(int n, int m, int p, int l, const WeightedRe
   return true;
 }
 
+namespace {
+
+// Rank of the symmetric positive semi-definite A: eigenvalues above 1e-14 × the largest (0 for
+// an empty or zero A). A diagonal A counts its positive entries above that tolerance.
+int WeightRank(const Eigen::MatrixXd& A) {
+  if (A.size() == 0) return 0;
+  const Eigen::VectorXd lambda =
+      A.isDiagonal() ? Eigen::VectorXd(A.diagonal())
+                     : Eigen::VectorXd(Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(
+                                           A, Eigen::EigenvaluesOnly)
+                                           .eigenvalues());
+  const double largest = lambda.cwiseAbs().maxCoeff();
+  if (!(largest > 0.0)) return 0;
+  return static_cast<int>((lambda.array() > 1e-14 * largest).count());
+}
+
+}  // namespace
+
+int CountWeightedResiduals(const WeightedResidualWeights& weights,
+                           const WeightedResidualData& data,
+                           const WeightedResidualOptions& options) {
+  const int num_nodes = static_cast<int>(data.time.size());
+  CHECK_GE(num_nodes, 2) << "expected at least 2 nodes, got " << num_nodes;
+  CHECK_EQ(weights.kinematic.rows(), weights.kinematic.cols()) << "kinematic weight W";
+  CHECK_EQ(weights.residual.rows(), weights.residual.cols()) << "residual weight V";
+  const int points_per_interval = options.transcription == Transcription::kCollocation ? 2 : 1;
+  int count = num_nodes * WeightRank(weights.residual) +
+              (num_nodes - 1) * points_per_interval * WeightRank(weights.kinematic);
+  if (options.parameter_mode == ParameterMode::kTimeVarying) {
+    CHECK_EQ(weights.parameter.rows(), weights.parameter.cols()) << "parameter weight W_theta";
+    count += (num_nodes - 1) * WeightRank(weights.parameter);
+  }
+  if (weights.initial.size() > 0) {
+    CHECK_EQ(weights.initial.rows(), weights.initial.cols()) << "initial weight R0";
+    count += WeightRank(weights.initial);
+  }
+  return count;
+}
+
 Eigen::VectorXd TrapezoidalNodeWeights(const Eigen::VectorXd& time) {
   const int num_nodes = static_cast<int>(time.size());
   CHECK_GE(num_nodes, 2) << "expected at least 2 nodes, got " << num_nodes;

@@ -125,6 +125,22 @@ Eigen::VectorXd TrapezoidalNodeWeights(const Eigen::VectorXd& time);
 bool SquareRootFactor(const Eigen::MatrixXd& A, bool require_definite, Eigen::MatrixXd* S,
                       std::string* error);
 
+// The number of residual components that carry weight in the problem that
+// BuildWeightedResidualProblem builds from the same weights, data and options: the number of
+// weighted observations m of the a posteriori variance factor σ̂² = rᵀWr / (m − u)
+// (solvers::ResidualVarianceFactor). With N nodes,
+//   m = N rank(V) + (N − 1) c rank(W) [+ (N − 1) rank(W_theta) for kTimeVarying] [+ rank(R0)],
+// c = 1 for kShooting (one xi per interval) and 2 for kCollocation (two Gauss points). The
+// trapezoidal node weights are positive, so a residual row carries weight exactly when its row
+// of the square-root factor of V (W, W_theta, R0) is non-zero; the number of such independent
+// rows is the rank (eigenvalues above 1e-14 × the largest). A zero-weight row (a measurement
+// weighted 0, a zero diagonal entry of V) is always zero in the problem: it adds to
+// ceres::Problem::NumResiduals but carries no information and no degree of freedom.
+// CHECK-fails on fewer than 2 nodes or a non-square weight.
+int CountWeightedResiduals(const WeightedResidualWeights& weights,
+                           const WeightedResidualData& data,
+                           const WeightedResidualOptions& options);
+
 // Adds all residual blocks of the transcribed functional to `problem`, with parameter blocks in
 // `variables` (which must be sized by ResizeVariables and hold the initial guess; they must
 // outlive the problem). Returns false (problem untouched) on invalid inputs.

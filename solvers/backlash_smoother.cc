@@ -1,12 +1,16 @@
 #include "dynid/solvers/backlash_smoother.h"
 
+#include "dynid/solvers/parameter_covariance.h"
+
 #include <ceres/ceres.h>
 #include <glog/logging.h>
 
 #include <Eigen/Cholesky>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <sstream>
 #include <vector>
 
@@ -393,12 +397,13 @@ bool RunBacklashShapeSmoother(
     return false;
   }
   result->spring = spring;
-  const double final_cost = result->smoother.summary.final_cost;
-  const long num_residuals = problem.NumResiduals();
-  const long num_unknowns =
-      5L * variables.num_samples + problem.ParameterBlockTangentSize(spring.data());
-  result->posterior_variance_factor =
-      num_residuals > num_unknowns ? 2.0 * final_cost / double(num_residuals - num_unknowns) : 0.0;
+  // The library's rule (ResidualVarianceFactor): residual components with non-zero weight minus
+  // free unknowns. A prior component with infinite std is a zero-weight row of the problem.
+  const int zero_weight_rows = static_cast<int>(
+      (problem_options.prior_std.array() == std::numeric_limits<double>::infinity()).count());
+  const double factor = ResidualVarianceFactor(problem, result->smoother.summary.final_cost,
+                                               problem.NumResiduals() - zero_weight_rows);
+  result->posterior_variance_factor = std::isnan(factor) ? 0.0 : factor;
 
   // Covariance of [c, b, K] (held entries: zero rows and columns).
   const auto covariance_start = std::chrono::steady_clock::now();

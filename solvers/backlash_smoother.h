@@ -82,7 +82,8 @@ bool RunBacklashSmoother(const models::TwoMassTransmission& model,
 // computed through the Schur complement of the node block (JᵀJ accumulated from the residual
 // blocks into block-tridiagonal storage, nodes eliminated in order by 5 × 5 block Cholesky, O(N);
 // no Ceres-assembled sparse Jacobian), multiplied by s² = max(1, posterior_variance_factor) where
-// posterior_variance_factor = 2 cost / (residuals − unknowns): the residual weights are taken as
+// posterior_variance_factor = ResidualVarianceFactor (solvers/parameter_covariance.h: 2 cost /
+// (residuals with non-zero weight − free unknowns), 0 when not positive): the residual weights are taken as
 // the noise model when the fit is as good as they claim or better (factor <= 1, e.g. an
 // inflated Q_xx), and the covariance is widened by the misfit otherwise (factor > 1: weights too
 // tight for the model's discretisation or start-up transient). It is valid only as far as the

@@ -327,12 +327,12 @@ IdentifiabilityReport AnalyzeIdentifiability(const Eigen::MatrixXd& information,
   return report;
 }
 
-double ResidualVarianceFactor(double cost, int num_residuals, int num_unknowns) {
-  const double dof = static_cast<double>(num_residuals) - num_unknowns;
+double ResidualVarianceFactor(double cost, int num_weighted_residuals, int num_unknowns) {
+  const double dof = static_cast<double>(num_weighted_residuals) - num_unknowns;
   return dof > 0.0 ? 2.0 * cost / dof : std::numeric_limits<double>::quiet_NaN();
 }
 
-double ResidualVarianceFactor(const ceres::Problem& problem, double cost) {
+int CountFreeUnknowns(const ceres::Problem& problem) {
   std::vector<double*> blocks;
   problem.GetParameterBlocks(&blocks);
   int unknowns = 0;
@@ -341,7 +341,12 @@ double ResidualVarianceFactor(const ceres::Problem& problem, double cost) {
       unknowns += problem.ParameterBlockTangentSize(block);
     }
   }
-  return ResidualVarianceFactor(cost, problem.NumResiduals(), unknowns);
+  return unknowns;
+}
+
+double ResidualVarianceFactor(const ceres::Problem& problem, double cost,
+                              int num_weighted_residuals) {
+  return ResidualVarianceFactor(cost, num_weighted_residuals, CountFreeUnknowns(problem));
 }
 
 }  // namespace dynid::solvers

@@ -96,16 +96,33 @@ IdentifiabilityReport AnalyzeIdentifiability(const Eigen::MatrixXd& information,
                                              const std::vector<std::string>& names,
                                              double relative_tolerance = 1e-10);
 
-// A posteriori variance factor (residual variance) σ̂² = 2 cost / (r − u) of a weighted
-// least-squares fit with cost = ½ Σ residual² (Ceres's convention, residuals in the metric of
-// their weights, so σ̂² is dimensionless): r residuals, u free unknowns. The covariance in the
-// metric of the weights (S⁻¹ above) times σ̂² is the parameter covariance when the weights are
-// only known up to a common factor. NaN when r <= u.
-double ResidualVarianceFactor(double cost, int num_residuals, int num_unknowns);
+// A posteriori variance factor (residual variance) of a weighted least-squares fit,
+//
+//     σ̂² = rᵀWr / (m − u) = 2 cost / (m − u),
+//
+// with cost = ½ Σ residual² (Ceres's convention: residuals in the metric of their weights, so σ̂²
+// is dimensionless), m the number of weighted observations (residual components with non-zero
+// weight) and u the number of free unknowns. With E[rᵀWr] = σ² (m − u) at the optimum of a
+// model that is linear near it, σ̂² is the unbiased estimate of the common factor σ² by which the
+// weights W are off from the inverse noise covariance; the covariance in the metric of the
+// weights (S⁻¹ above) times σ̂² is the parameter covariance when the weights are only known up to
+// that factor. A residual row of zero weight (a measurement weighted 0, a zero diagonal entry of
+// V) is identically zero: it carries no information and no degree of freedom, so it is not
+// counted in m (counting it would shrink σ̂ by sqrt((m − u) / (m + zero rows − u))).
+// NaN when m <= u.
+double ResidualVarianceFactor(double cost, int num_weighted_residuals, int num_unknowns);
 
-// The same with r = problem.NumResiduals() and u = the tangent sizes of the parameter blocks
-// that are not held constant, at the problem's final cost.
-double ResidualVarianceFactor(const ceres::Problem& problem, double cost);
+// The number of free unknowns of `problem`: the tangent sizes (after the parameter blocks'
+// manifolds) of the parameter blocks that are not held constant.
+int CountFreeUnknowns(const ceres::Problem& problem);
+
+// ResidualVarianceFactor(cost, m, CountFreeUnknowns(problem)) — the one degrees-of-freedom rule
+// of the weighted-residual estimators: m residual components with non-zero weight minus the free
+// unknowns. For a problem built by problems::BuildWeightedResidualProblem, m is
+// problems::CountWeightedResiduals(weights, data, options), not problem.NumResiduals() (which
+// includes the zero-weight rows).
+double ResidualVarianceFactor(const ceres::Problem& problem, double cost,
+                              int num_weighted_residuals);
 
 }  // namespace dynid::solvers
 

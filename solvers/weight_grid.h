@@ -92,7 +92,7 @@ struct GridPointResult {
   double condition_number = 0.0;              // of the relative information of theta
   Eigen::VectorXd theta;                      // p, estimate
   Eigen::VectorXd standard_deviation;         // p, sqrt(diag(S⁻¹)) in the metric of the weights
-  Eigen::VectorXd scaled_standard_deviation;  // p, × sqrt(2 cost / degrees of freedom)
+  Eigen::VectorXd scaled_standard_deviation;  // p, × sqrt(ResidualVarianceFactor)
   Eigen::VectorXd zeta_rms;                   // n + l, RMS over nodes of each zeta component
   Eigen::VectorXd xi_rms;                     // 2n, RMS over intervals of xi_s, xi_v
 };

@@ -145,7 +145,8 @@ class ModelGridCase : public solvers::WeightGridCase {
       r.identifiable = report.identifiable;
       r.condition_number = report.condition_number;
       r.standard_deviation = report.standard_deviation;
-      const double factor = std::sqrt(solvers::ResidualVarianceFactor(problem, summary.final_cost));
+      const double factor = std::sqrt(solvers::ResidualVarianceFactor(
+          problem, summary.final_cost, problems::CountWeightedResiduals(w, data, options)));
       r.scaled_standard_deviation = report.standard_deviation * factor;
     }
     Eigen::MatrixXd zeta, xi;

@@ -172,14 +172,9 @@ bool RunStage(const Model& model, XyStage stage, const problems::WeightedResidua
       const solvers::IdentifiabilityReport report =
           solvers::AnalyzeIdentifiability(information, out->theta, names);
       // The weights are not inverse noise variances: scale the covariance by the residual
-      // variance factor, counting only the residuals with non-zero weight (the problem also
-      // holds the zero-weight ones) and the unknowns (states, inputs, parameters).
-      const int N = static_cast<int>(d.time.size());
-      const int weighted = static_cast<int>((weights.residual.diagonal().array() > 0.0).count());
-      const int num_residuals = N * weighted + (N - 1) * 2 * n;
-      const int num_unknowns = N * (3 * n + Model::kNumInputs) + Model::kNumParameters;
-      const double variance = solvers::ResidualVarianceFactor(out->summary.final_cost,
-                                                              num_residuals, num_unknowns);
+      // variance factor (the library's rule: residuals with non-zero weight minus free unknowns).
+      const double variance = solvers::ResidualVarianceFactor(
+          problem, out->summary.final_cost, problems::CountWeightedResiduals(weights, d, options));
       out->sd = report.standard_deviation * std::sqrt(variance);
       out->relative_sd = report.relative_standard_deviation * std::sqrt(variance);
       out->residual_variance = variance;
