@@ -119,42 +119,30 @@ WeightedResidualWeights WeightedResidualWeights::FromStandardDeviations(
   return w;
 }
 
-double WeightedResidualWeights::Get(const WeightEntry& entry) const {
-  const Eigen::MatrixXd* matrix = nullptr;
-  switch (entry.matrix) {
-    case WeightMatrix::kKinematic:
-      matrix = &kinematic;
-      break;
-    case WeightMatrix::kResidual:
-      matrix = &residual;
-      break;
-    case WeightMatrix::kInitial:
-      if (initial.size() == 0) return 0.0;
-      matrix = &initial;
-      break;
-  }
+namespace {
+
+// The matrix an entry lives in (const or not), and a CHECK that its index lies inside it.
+template <class Weights>
+auto* EntryMatrix(Weights* weights, const WeightEntry& entry) {
+  decltype(&weights->kinematic) matrix = &weights->kinematic;
+  if (entry.matrix == WeightMatrix::kResidual) matrix = &weights->residual;
+  if (entry.matrix == WeightMatrix::kInitial) matrix = &weights->initial;
   CHECK(entry.index >= 0 && entry.index < matrix->rows() && entry.index < matrix->cols())
       << entry.name << " (" << MatrixName(entry.matrix) << "[" << entry.index
       << "]) outside its " << matrix->rows() << " × " << matrix->cols() << " matrix";
+  return matrix;
+}
+
+}  // namespace
+
+double WeightedResidualWeights::Get(const WeightEntry& entry) const {
+  if (entry.matrix == WeightMatrix::kInitial && initial.size() == 0) return 0.0;
+  const Eigen::MatrixXd* matrix = EntryMatrix(this, entry);
   return (*matrix)(entry.index, entry.index);
 }
 
 void WeightedResidualWeights::Set(const WeightEntry& entry, double weight) {
-  Eigen::MatrixXd* matrix = nullptr;
-  switch (entry.matrix) {
-    case WeightMatrix::kKinematic:
-      matrix = &kinematic;
-      break;
-    case WeightMatrix::kResidual:
-      matrix = &residual;
-      break;
-    case WeightMatrix::kInitial:
-      matrix = &initial;
-      break;
-  }
-  CHECK(entry.index >= 0 && entry.index < matrix->rows() && entry.index < matrix->cols())
-      << entry.name << " (" << MatrixName(entry.matrix) << "[" << entry.index
-      << "]) outside its " << matrix->rows() << " × " << matrix->cols() << " matrix";
+  Eigen::MatrixXd* matrix = EntryMatrix(this, entry);
   (*matrix)(entry.index, entry.index) = weight;
 }
 
