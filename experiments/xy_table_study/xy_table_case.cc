@@ -1,6 +1,7 @@
 #include "experiments/xy_table_study/xy_table_case.h"
 
 #include <cmath>
+#include <string>
 
 #include <glog/logging.h>
 
@@ -88,7 +89,6 @@ WeightedResidualWeights XyTableWeights(XyStage stage, const WeightedResidualData
   CHECK(options.IsValid(&why)) << why;
   CHECK_EQ(data.measurements.cols(), 8) << "xy-table measurements";
   const bool flexible = stage != XyStage::kRigid;
-  const int n = flexible ? 3 : 2, l = 8;
   const double radius = parameters.wheel_radius_m;
   const Eigen::MatrixXd& z = data.measurements;
   // Typical sizes of the terms.
@@ -98,26 +98,39 @@ WeightedResidualWeights XyTableWeights(XyStage stage, const WeightedResidualData
   const double torque1 = parameters.torque_constant1_nm_per_a * MaxAbs(z.col(6));
   const double torque2 = parameters.torque_constant2_nm_per_a * MaxAbs(z.col(7));
 
+  // Every entry by its name in the model's description (problems/weighted_residual_weights.h).
+  const models::ModelInfo info = flexible ? models::XyTableFlexible(parameters).Info()
+                                          : models::XyTableRigid(parameters).Info();
   WeightedResidualWeights w;
-  Eigen::VectorXd kinematic(2 * n);
-  kinematic.head(n).setConstant(ThesisRuleWeight(velocity));
-  kinematic.tail(n).setConstant(ThesisRuleWeight(acceleration));
-  w.kinematic = (options.kinematic_emphasis * kinematic).asDiagonal();
   w.parameter = Eigen::MatrixXd::Identity(flexible ? 5 : 4, flexible ? 5 : 4);
-  Eigen::VectorXd v = Eigen::VectorXd::Zero(n + l);
-  v(0) = ThesisRuleWeight(torque1);
-  v(1) = ThesisRuleWeight(torque2);
-  if (flexible) v(2) = ThesisRuleWeight(torque1);  // the spindle carries motor-1-sized torques
-  v.head(n) *= options.equation_emphasis;
-  const double emphasis = options.measurement_emphasis;
-  for (int j : {4, 5, 6, 7}) v(n + j) = emphasis * ThesisRuleWeight(MaxAbs(z.col(j)));
+  auto set = [&](const std::string& name, double weight) {
+    std::string error;
+    CHECK(w.Set(info, name, weight, &error)) << error;
+  };
+  for (const models::VariableInfo& position : info.positions) {
+    set("W.s." + position.name, options.kinematic_emphasis * ThesisRuleWeight(velocity));
+    set("W.v." + position.name, options.kinematic_emphasis * ThesisRuleWeight(acceleration));
+  }
+  // The motor torque balances, and the spindle's, which carries motor-1-sized torques.
+  set("V.eom." + info.equations[0].name, ThesisRuleWeight(torque1) * options.equation_emphasis);
+  set("V.eom." + info.equations[1].name, ThesisRuleWeight(torque2) * options.equation_emphasis);
   if (flexible) {
-    for (int j : {0, 1}) v(n + j) = emphasis * ThesisRuleWeight(MaxAbs(z.col(j)));
+    set("V.eom." + info.equations[2].name,
+        ThesisRuleWeight(torque1) * options.equation_emphasis);
+  }
+  const double emphasis = options.measurement_emphasis;
+  auto set_measurement = [&](int j, double weight) {
+    set("V.z." + info.measurements[j].name, weight);
+  };
+  // Encoders and currents; the end-effector positions only where the model resolves them.
+  for (int j : {4, 5, 6, 7}) set_measurement(j, emphasis * ThesisRuleWeight(MaxAbs(z.col(j))));
+  if (flexible) {
+    for (int j : {0, 1}) set_measurement(j, emphasis * ThesisRuleWeight(MaxAbs(z.col(j))));
   }
   if (stage == XyStage::kFlexibleWithAccelerations) {
-    v(n + 2) = v(n + 3) = options.acceleration_weight;
+    set_measurement(2, options.acceleration_weight);
+    set_measurement(3, options.acceleration_weight);
   }
-  w.residual = v.asDiagonal();
   return w;
 }
 
