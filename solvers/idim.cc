@@ -31,21 +31,19 @@ Eigen::VectorXd StackColumns(const Eigen::MatrixXd& m) {
 bool SmoothColumnsMl(const Eigen::MatrixXd& signals, double dt, IrwModel irw_model,
                      int num_threads, std::vector<double>* nvr,
                      std::vector<IrwSmootherResult>* results, std::string* error) {
-  const int channels = static_cast<int>(signals.cols());
-  std::vector<IrwSmootherOptions> options(channels);
-  nvr->assign(channels, 0.0);
-  for (int c = 0; c < channels; ++c) {
-    NvrFitSummary fit;
-    if (!FitNvrMaximumLikelihood(signals.col(c), irw_model, &fit, error)) {
-      *error = "NVR fit of joint " + std::to_string(c + 1) + ": " + *error;
-      return false;
-    }
-    options[c].model = irw_model;
-    options[c].nvr = fit.nvr;
-    options[c].compute_standard_deviations = false;
-    (*nvr)[c] = fit.nvr;
+  NvrFitOptions fit_options;
+  fit_options.model = irw_model;
+  fit_options.criterion = NvrCriterion::kMaximumLikelihood;
+  std::vector<std::string> names;
+  for (int c = 0; c < signals.cols(); ++c) names.push_back("joint " + std::to_string(c + 1));
+  std::vector<NvrFitSummary> fits;
+  if (!SmoothColumnsWithFittedNvr(signals, dt, fit_options, false, names, &fits, results, error,
+                                  num_threads)) {
+    return false;
   }
-  return SmoothIrwColumns(signals, dt, options, results, error, num_threads);
+  nvr->clear();
+  for (const NvrFitSummary& fit : fits) nvr->push_back(fit.nvr);
+  return true;
 }
 
 }  // namespace

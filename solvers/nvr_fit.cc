@@ -240,6 +240,31 @@ bool FitNvrMaximumLikelihood(const Eigen::VectorXd& y, IrwModel model, NvrFitSum
   return FitNvr(y, options, summary, error);
 }
 
+bool SmoothColumnsWithFittedNvr(const Eigen::MatrixXd& columns, double sample_period_s,
+                                const NvrFitOptions& fit_options,
+                                bool compute_standard_deviations,
+                                const std::vector<std::string>& names,
+                                std::vector<NvrFitSummary>* fits,
+                                std::vector<IrwSmootherResult>* results, std::string* error,
+                                int num_threads) {
+  const int channels = static_cast<int>(columns.cols());
+  CHECK(names.empty() || static_cast<int>(names.size()) == channels)
+      << "expected " << channels << " column names, got " << names.size();
+  std::vector<IrwSmootherOptions> options(channels);
+  fits->assign(channels, NvrFitSummary());
+  for (int c = 0; c < channels; ++c) {
+    if (!FitNvr(columns.col(c), fit_options, &(*fits)[c], error)) {
+      const std::string name = names.empty() ? "column " + std::to_string(c + 1) : names[c];
+      *error = "NVR fit of " + name + ": " + *error;
+      return false;
+    }
+    options[c].model = fit_options.model;
+    options[c].nvr = (*fits)[c].nvr;
+    options[c].compute_standard_deviations = compute_standard_deviations;
+  }
+  return SmoothIrwColumns(columns, sample_period_s, options, results, error, num_threads);
+}
+
 double NvrFromTrackingError(const Eigen::VectorXd& tracking_error, double encoder_resolution,
                             IrwModel model) {
   const int order = model == IrwModel::kIrw1 ? 1 : 2;

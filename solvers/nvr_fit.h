@@ -23,6 +23,7 @@
 #define DYNID_SOLVERS_NVR_FIT_H_
 
 #include <string>
+#include <vector>
 
 #include <Eigen/Core>
 
@@ -64,6 +65,21 @@ bool FitNvr(const Eigen::VectorXd& y, const NvrFitOptions& options, NvrFitSummar
 // Maximum-likelihood fit (the name of Brunot et al. (2018)'s `irwsmopt`); FitNvr with criterion ML.
 bool FitNvrMaximumLikelihood(const Eigen::VectorXd& y, IrwModel model, NvrFitSummary* summary,
                              std::string* error);
+
+// Smooths every column of `columns` (N × channels, N >= n_x + 3 finite samples each) with its
+// own NVR fitted by `fit_options` (criterion, search interval; the smoother uses
+// fit_options.model): the fits one after the other, then the smoothing of all columns in
+// parallel over `num_threads` threads (0 = hardware concurrency, the default). `names` (empty,
+// or one per column) name the columns in error messages ("NVR fit of <name>: ..."; by default
+// "column <c>", 1-based). `fits` and `results` get one entry per column. Returns false with a
+// message for bad options or data.
+bool SmoothColumnsWithFittedNvr(const Eigen::MatrixXd& columns, double sample_period_s,
+                                const NvrFitOptions& fit_options,
+                                bool compute_standard_deviations,
+                                const std::vector<std::string>& names,
+                                std::vector<NvrFitSummary>* fits,
+                                std::vector<IrwSmootherResult>* results, std::string* error,
+                                int num_threads = 0);
 
 // Concentrated log-likelihood by the Kalman filter (exact diffuse).
 double IrwLogLikelihood(const Eigen::VectorXd& y, IrwModel model, double nvr);

@@ -72,27 +72,21 @@ bool CheckMeasuredTime(const data::CsvTable& table, const std::string& path, int
 // IRWSM2 of each joint position with its NVR fitted by maximum likelihood: sim.q, qd, qdd of
 // the record (the kinematics of the regressors); the fits go to record->source.
 bool SmoothJointPositions(const MeasuredColumns& columns, Record* record, std::string* error) {
-  const char* names[3] = {"q1", "q2", "d3"};
-  std::vector<solvers::IrwSmootherOptions> options(3);
-  std::vector<solvers::NvrFitSummary> fits(3);
+  const std::vector<std::string> names = {"q1", "q2", "d3"};
+  solvers::NvrFitOptions fit_options;
+  fit_options.model = solvers::IrwModel::kIrw2;
+  fit_options.criterion = solvers::NvrCriterion::kMaximumLikelihood;
+  std::vector<solvers::NvrFitSummary> fits;
+  std::vector<solvers::IrwSmootherResult> smoothed;
+  if (!solvers::SmoothColumnsWithFittedNvr(columns.positions, columns.step, fit_options, false,
+                                           names, &fits, &smoothed, error)) {
+    return false;
+  }
   for (int j = 0; j < 3; ++j) {
-    if (!solvers::FitNvrMaximumLikelihood(columns.positions.col(j), solvers::IrwModel::kIrw2,
-                                          &fits[j], error)) {
-      *error = std::string("NVR fit of ") + names[j] + ": " + *error;
-      return false;
-    }
     if (fits[j].at_bound) {
       std::cerr << "scara_study: warning: the NVR of " << names[j] << " (" << fits[j].nvr
                 << ") lies at the edge of the search interval\n";
     }
-    options[j].model = solvers::IrwModel::kIrw2;
-    options[j].nvr = fits[j].nvr;
-    options[j].compute_standard_deviations = false;
-  }
-  std::vector<solvers::IrwSmootherResult> smoothed;
-  if (!solvers::SmoothIrwColumns(columns.positions, columns.step, options, &smoothed, error)) {
-    *error = "IRWSM2 smoothing: " + *error;
-    return false;
   }
   data::RobotSimulation& sim = record->sim;
   const int num = static_cast<int>(columns.time.size());

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -118,6 +120,46 @@ TEST(NvrFitTest, RejectsBadOptionsAndData) {
   EXPECT_THAT(error, ::testing::HasSubstr("log10_nvr_min < log10_nvr_max"));
   EXPECT_FALSE(FitNvr(Eigen::VectorXd::Ones(4), NvrFitOptions(), &summary, &error));
   EXPECT_THAT(error, ::testing::HasSubstr("at least 5 samples"));
+}
+
+// The columns call is the per-column fit followed by the smoother with the fitted NVR.
+TEST(NvrFitTest, SmoothColumnsWithFittedNvrEqualsFitThenSmooth) {
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> normal(0.0, 1e-3);
+  const int n = 2000;
+  Eigen::MatrixXd columns(n, 2);
+  for (int k = 0; k < n; ++k) {
+    const double t = 0.01 * k;
+    columns(k, 0) = std::sin(t) + normal(rng);
+    columns(k, 1) = 0.3 * t * t + normal(rng);
+  }
+  NvrFitOptions fit_options;
+  fit_options.model = IrwModel::kIrw2;
+  std::vector<NvrFitSummary> fits;
+  std::vector<IrwSmootherResult> results;
+  std::string error;
+  ASSERT_TRUE(SmoothColumnsWithFittedNvr(columns, 0.01, fit_options, true, {}, &fits, &results,
+                                         &error, 2))
+      << error;
+  ASSERT_EQ(fits.size(), 2u);
+  ASSERT_EQ(results.size(), 2u);
+  for (int c = 0; c < 2; ++c) {
+    NvrFitSummary fit;
+    ASSERT_TRUE(FitNvr(columns.col(c), fit_options, &fit, &error)) << error;
+    EXPECT_EQ(fits[c].nvr, fit.nvr);
+    IrwSmootherOptions options;
+    options.model = IrwModel::kIrw2;
+    options.nvr = fit.nvr;
+    IrwSmootherResult single;
+    ASSERT_TRUE(SmoothIrw(columns.col(c), 0.01, options, &single, &error)) << error;
+    EXPECT_EQ((results[c].acceleration - single.acceleration).cwiseAbs().maxCoeff(), 0.0);
+    EXPECT_EQ((results[c].velocity_std - single.velocity_std).cwiseAbs().maxCoeff(), 0.0);
+  }
+  // A failing fit names its column.
+  Eigen::MatrixXd short_columns = Eigen::MatrixXd::Ones(4, 2);
+  EXPECT_FALSE(SmoothColumnsWithFittedNvr(short_columns, 0.01, fit_options, false, {"q1", "q2"},
+                                          &fits, &results, &error));
+  EXPECT_THAT(error, ::testing::HasSubstr("NVR fit of q1"));
 }
 
 }  // namespace
