@@ -9,9 +9,22 @@
 #include <cmath>
 #include <sstream>
 
+#include "dynid/models/integrator.h"
+
 namespace dynid::solvers {
 
 namespace {
+
+// The joint state of the prediction, integrated by the library's RK4 (models/integrator.h):
+// the mean and the covariance of the continuous–discrete filter.
+struct MeanAndCovariance {
+  Eigen::VectorXd x;
+  Eigen::MatrixXd P;
+};
+MeanAndCovariance operator+(const MeanAndCovariance& a, const MeanAndCovariance& b) {
+  return {a.x + b.x, a.P + b.P};
+}
+MeanAndCovariance operator*(double s, const MeanAndCovariance& a) { return {s * a.x, s * a.P}; }
 
 bool IsSymmetric(const Eigen::MatrixXd& a) {
   return (a - a.transpose()).cwiseAbs().maxCoeff() <= 1e-12 * (1.0 + a.cwiseAbs().maxCoeff());
@@ -102,8 +115,8 @@ bool RunContinuousDiscreteEkf(const ContinuousDiscreteSystem& system, const Eige
   const Eigen::MatrixXd& R = options.measurement_covariance;
   Eigen::VectorXd x = options.initial_state;
   Eigen::MatrixXd P = options.initial_covariance;
-  Eigen::VectorXd f(n), y_hat(l), dx[4];
-  Eigen::MatrixXd F(n, n), F_frozen(n, n), dP[4], H(l, n);
+  Eigen::VectorXd f(n), y_hat(l);
+  Eigen::MatrixXd F(n, n), F_frozen(n, n), H(l, n);
 
   // Derivative of the joint (x, P) system at one RK4 stage.
   auto stage = [&](int k, double t, const Eigen::VectorXd& xs, const Eigen::MatrixXd& Ps,
@@ -135,16 +148,18 @@ bool RunContinuousDiscreteEkf(const ContinuousDiscreteSystem& system, const Eige
       }
       result->max_steps_per_sample = std::max(result->max_steps_per_sample, steps);
       const double h = (times(k) - t0) / steps;
+      auto derivative = [&](double t, const MeanAndCovariance& s) {
+        MeanAndCovariance d;
+        stage(interval, t, s.x, s.P, &d.x, &d.P);
+        return d;
+      };
+      MeanAndCovariance state{x, P};
       for (int i = 0; i < steps; ++i) {
-        const double t = t0 + i * h;
-        stage(interval, t, x, P, &dx[0], &dP[0]);
-        stage(interval, t + 0.5 * h, x + 0.5 * h * dx[0], P + 0.5 * h * dP[0], &dx[1], &dP[1]);
-        stage(interval, t + 0.5 * h, x + 0.5 * h * dx[1], P + 0.5 * h * dP[1], &dx[2], &dP[2]);
-        stage(interval, t + h, x + h * dx[2], P + h * dP[2], &dx[3], &dP[3]);
-        x += (h / 6.0) * (dx[0] + 2.0 * dx[1] + 2.0 * dx[2] + dx[3]);
-        P += (h / 6.0) * (dP[0] + 2.0 * dP[1] + 2.0 * dP[2] + dP[3]);
-        P = 0.5 * (P + P.transpose()).eval();
+        state = models::Rk4Step(derivative, t0 + i * h, h, state);
+        state.P = 0.5 * (state.P + state.P.transpose()).eval();
       }
+      x = state.x;
+      P = state.P;
     }
     // Update with y_k.
     system.measurement(k, x, &y_hat, &H);
