@@ -2,8 +2,8 @@
 // l = 8) shared by bench_weighted_residual and bench_first_order, and the benchmark's data:
 // a simulated run under two multisine torques with Gaussian measurement noise, its weights, and
 // the start of the estimators (theta 20 % off).
-#ifndef DYNID_EXPERIMENTS_THREE_INERTIA_DRIVE_H_
-#define DYNID_EXPERIMENTS_THREE_INERTIA_DRIVE_H_
+#ifndef DYNID_EXPERIMENTS_BENCHMARKS_THREE_INERTIA_DRIVE_H_
+#define DYNID_EXPERIMENTS_BENCHMARKS_THREE_INERTIA_DRIVE_H_
 
 #include <cerrno>
 #include <cmath>
@@ -139,4 +139,4 @@ inline bool ParseNodeCounts(const std::string& text, std::vector<int>* sizes,
 
 }  // namespace dynid::experiments
 
-#endif  // DYNID_EXPERIMENTS_THREE_INERTIA_DRIVE_H_
+#endif  // DYNID_EXPERIMENTS_BENCHMARKS_THREE_INERTIA_DRIVE_H_

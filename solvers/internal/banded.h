@@ -6,8 +6,8 @@
 //
 // Storage: lower band, `band(i, j)` holds A(j + i, j) for i = 0..p (row i is the i-th
 // sub-diagonal; band(0, j) is the diagonal), i.e. a (p+1) x N column-major array.
-#ifndef DYNID_SOLVERS_BANDED_H_
-#define DYNID_SOLVERS_BANDED_H_
+#ifndef DYNID_SOLVERS_INTERNAL_BANDED_H_
+#define DYNID_SOLVERS_INTERNAL_BANDED_H_
 
 #include <Eigen/Core>
 
@@ -64,4 +64,4 @@ class BandedCholesky {
 
 }  // namespace dynid::solvers
 
-#endif  // DYNID_SOLVERS_BANDED_H_
+#endif  // DYNID_SOLVERS_INTERNAL_BANDED_H_

@@ -25,8 +25,8 @@
 // constant_parameter_sweep_test.cc), with 2N instead of 2N + p states in every covariance
 // product. The prior R0 may couple d_0 and theta: d_0 | theta is Gaussian with mean
 // q0_d + P0_dθ P0_θθ⁻¹ (theta − q0_θ) and covariance P0_dd − P0_dθ P0_θθ⁻¹ P0_θd.
-#ifndef DYNID_SOLVERS_CONSTANT_PARAMETER_SWEEP_H_
-#define DYNID_SOLVERS_CONSTANT_PARAMETER_SWEEP_H_
+#ifndef DYNID_SOLVERS_INTERNAL_CONSTANT_PARAMETER_SWEEP_H_
+#define DYNID_SOLVERS_INTERNAL_CONSTANT_PARAMETER_SWEEP_H_
 
 #include <algorithm>
 #include <atomic>
@@ -514,4 +514,4 @@ class ConstantParameterSweep {
 
 }  // namespace dynid::solvers
 
-#endif  // DYNID_SOLVERS_CONSTANT_PARAMETER_SWEEP_H_
+#endif  // DYNID_SOLVERS_INTERNAL_CONSTANT_PARAMETER_SWEEP_H_

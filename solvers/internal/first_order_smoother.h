@@ -32,8 +32,8 @@
 // The linear optimal filter runs only the forward sweep, re-linearising at each node about the
 // predicted state (iterated `relinearizations` times), and returns x̂(t_k | t_0..t_k) and p̂(t_k):
 // the on-line estimator of van de Molengraft (1990) §3.7.
-#ifndef DYNID_SOLVERS_FIRST_ORDER_SMOOTHER_H_
-#define DYNID_SOLVERS_FIRST_ORDER_SMOOTHER_H_
+#ifndef DYNID_SOLVERS_INTERNAL_FIRST_ORDER_SMOOTHER_H_
+#define DYNID_SOLVERS_INTERNAL_FIRST_ORDER_SMOOTHER_H_
 
 #include <algorithm>
 #include <chrono>
@@ -426,4 +426,4 @@ bool RunLinearOptimalFilter(const Model& model, const problems::WeightedResidual
 
 }  // namespace dynid::solvers
 
-#endif  // DYNID_SOLVERS_FIRST_ORDER_SMOOTHER_H_
+#endif  // DYNID_SOLVERS_INTERNAL_FIRST_ORDER_SMOOTHER_H_

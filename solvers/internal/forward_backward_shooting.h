@@ -30,8 +30,8 @@
 // sensitivities grow with the length of the record — hence "small problems". At a converged
 // point the result is the stationary point of the same discrete functional the Riccati sweep and
 // Ceres minimise, so they agree to round-off (tests/solvers/forward_backward_shooting_test.cc).
-#ifndef DYNID_SOLVERS_FORWARD_BACKWARD_SHOOTING_H_
-#define DYNID_SOLVERS_FORWARD_BACKWARD_SHOOTING_H_
+#ifndef DYNID_SOLVERS_INTERNAL_FORWARD_BACKWARD_SHOOTING_H_
+#define DYNID_SOLVERS_INTERNAL_FORWARD_BACKWARD_SHOOTING_H_
 
 #include <algorithm>
 #include <chrono>
@@ -313,4 +313,4 @@ ForwardBackwardShootingSummary RunForwardBackwardShooting(
 
 }  // namespace dynid::solvers
 
-#endif  // DYNID_SOLVERS_FORWARD_BACKWARD_SHOOTING_H_
+#endif  // DYNID_SOLVERS_INTERNAL_FORWARD_BACKWARD_SHOOTING_H_

@@ -13,8 +13,8 @@
 // least every 0.5 ms to look again. If produce()
 // fails at node k, Wait(k) returns nullptr and error() gives the message of the lowest failing
 // node; the destructor stops and joins the worker (also when the consumer gives up early).
-#ifndef DYNID_SOLVERS_NODE_PIPELINE_H_
-#define DYNID_SOLVERS_NODE_PIPELINE_H_
+#ifndef DYNID_SOLVERS_INTERNAL_NODE_PIPELINE_H_
+#define DYNID_SOLVERS_INTERNAL_NODE_PIPELINE_H_
 
 #include <algorithm>
 #include <atomic>
@@ -227,4 +227,4 @@ void ParallelFor(int n, int num_threads, const F& f) {
 
 }  // namespace dynid::solvers
 
-#endif  // DYNID_SOLVERS_NODE_PIPELINE_H_
+#endif  // DYNID_SOLVERS_INTERNAL_NODE_PIPELINE_H_

@@ -10,8 +10,8 @@
 // on the adjoint (no factorisation of P⁻, no gain); P⁺ and P⁻ are formed one triangle at a time;
 // all small products are coefficient-based (lazyProduct), because Eigen sends fixed-size
 // products with rows + cols + depth > 20 through its blocked GEMM/GEMV kernels.
-#ifndef DYNID_SOLVERS_RICCATI_SWEEP_H_
-#define DYNID_SOLVERS_RICCATI_SWEEP_H_
+#ifndef DYNID_SOLVERS_INTERNAL_RICCATI_SWEEP_H_
+#define DYNID_SOLVERS_INTERNAL_RICCATI_SWEEP_H_
 
 #include <cmath>
 #include <string>
@@ -871,4 +871,4 @@ class RiccatiSweep {
 
 }  // namespace dynid::solvers
 
-#endif  // DYNID_SOLVERS_RICCATI_SWEEP_H_
+#endif  // DYNID_SOLVERS_INTERNAL_RICCATI_SWEEP_H_

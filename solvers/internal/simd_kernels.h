@@ -14,8 +14,8 @@
 //
 // Padding rows of every block are kept zero by the kernels' callers, so that whole-packet
 // arithmetic never reads uninitialised values.
-#ifndef DYNID_SOLVERS_SIMD_KERNELS_H_
-#define DYNID_SOLVERS_SIMD_KERNELS_H_
+#ifndef DYNID_SOLVERS_INTERNAL_SIMD_KERNELS_H_
+#define DYNID_SOLVERS_INTERNAL_SIMD_KERNELS_H_
 
 #include <atomic>
 #include <cmath>
@@ -270,4 +270,4 @@ DYNID_ALWAYS_INLINE void SolveFromRight(const Block<LDL, CL>& lower, Block<LDX, 
 
 }  // namespace dynid::solvers::simd
 
-#endif  // DYNID_SOLVERS_SIMD_KERNELS_H_
+#endif  // DYNID_SOLVERS_INTERNAL_SIMD_KERNELS_H_
