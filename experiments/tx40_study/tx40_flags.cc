@@ -1,0 +1,173 @@
+// experiments/tx40_study/tx40_flags — the flags of tx40_study and their checks (see
+// tx40_flags.h). Compiled into the tx40_study program only, not into the study library.
+#include "experiments/tx40_study/tx40_flags.h"
+
+#include <gflags/gflags.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "dynid/data/csv.h"
+#include "dynid/solvers/idim.h"
+#include "experiments/tx40_study/prior_knowledge.h"
+#include "experiments/tx40_study/tx40_runs.h"
+
+DEFINE_string(out_dir, "out/tx40_study", "output folder");
+DEFINE_bool(figures, true, "render PNG figures (needs python3 + matplotlib)");
+DEFINE_int32(threads, 0, "worker threads for the method × scenario runs (0 = all cores)");
+DEFINE_string(knowledge, "good,poor,none", "prior-knowledge levels to run (good, poor, none)");
+DEFINE_string(methods, "",
+              "comma-separated methods (default: the four of Brunot et al. (2018) for simulated "
+              "data; for real data without a reference the trajectory-free ones). Known: "
+              "idim_ls_conventional, idim_wls_conventional, idim_iv_conventional, "
+              "idim_{ls,wls,iv}_irwsm{1,2}");
+DEFINE_string(parameters, "base",
+              "identified set: 'base' (all 55 base parameters, the 28 essential ones of Brunot "
+              "et al. (2018) Table 2 listed first) or 'essential' (only those 28; on the "
+              "simulated CAD robot the other base parameters are not zero, so leaving them out "
+              "biases the estimates)");
+// Simulation.
+DEFINE_double(duration_s, 7.0, "simulated experiment length (s)");
+DEFINE_int32(seed, 2018, "simulation seed (via points and torque noise)");
+DEFINE_double(torque_noise_std, 0.3, "simulated joint-torque noise std (N m)");
+DEFINE_bool(write_measurements, false,
+            "also write the simulated motor-side positions/torques/reference as real-data CSVs");
+// Real data.
+DEFINE_string(positions_csv, "", "real data: motor positions (rad), columns m1..m6 in any order");
+DEFINE_string(torques_csv, "", "real data: motor torques (N m), columns m1..m6 in any order");
+DEFINE_string(reference_csv, "",
+              "real data: motor-side reference positions (rad), columns m1..m6; enables "
+              "IDIM-IV (velocities and accelerations by central differences)");
+DEFINE_double(sample_rate_hz, 5000.0, "real data: sampling rate (Hz)");
+DEFINE_double(pid_bandwidth_hz, 10.0,
+              "real data, IDIM-IV: bandwidth of the triple-pole PID assumed for the auxiliary "
+              "closed-loop model (the real controller gains are not in the data)");
+// Estimation.
+DEFINE_string(sample_selection, "on",
+              "exclude low-velocity rows and the leading/trailing rest: on or off (on by default "
+              "for real and simulated data: the simulated Coulomb friction chatters at rest just "
+              "as real stiction does)");
+DEFINE_double(velocity_threshold, 0.05, "sample selection: joint velocity threshold (rad/s)");
+DEFINE_int32(guard_rows, 5,
+             "sample selection: also exclude the rows within this many decimated rows of an "
+             "excluded row of the same joint (the decimation filter smears the stiction held at "
+             "rest into them); 0 = off");
+DEFINE_double(guard_s, 0.04,
+              "sample selection: the guard band is at least this long (s) as well: "
+              "max(guard_rows, ceil(guard_s · decimated rate)) rows");
+DEFINE_int32(max_iterations, 20, "IDIM-IV iteration cap (Brunot et al. (2018): 20)");
+DEFINE_double(iv_tolerance, 1e-3,
+              "IDIM-IV: tolerance of both relative changes (simulated torques and parameters)");
+
+namespace dynid::tx40_study {
+namespace {
+
+bool Invalid(std::string* error, const std::string& message) {
+  *error = message;
+  return false;
+}
+
+}  // namespace
+
+bool ValidateFlags(Settings* settings, std::string* error) {
+  const bool real = !FLAGS_positions_csv.empty() || !FLAGS_torques_csv.empty();
+  if (real && (FLAGS_positions_csv.empty() || FLAGS_torques_csv.empty())) {
+    return Invalid(error, "real data needs both --positions_csv and --torques_csv");
+  }
+  if (!real && !FLAGS_reference_csv.empty()) {
+    return Invalid(error, "--reference_csv is only used with --positions_csv/--torques_csv");
+  }
+  if (!(FLAGS_sample_rate_hz > 0.0) || !std::isfinite(FLAGS_sample_rate_hz)) {
+    return Invalid(error, "--sample_rate_hz must be > 0");
+  }
+  if (!(FLAGS_duration_s > 0.0) || FLAGS_duration_s > 600.0) {
+    return Invalid(error, "--duration_s must be in (0, 600]");
+  }
+  if (!(FLAGS_torque_noise_std >= 0.0)) return Invalid(error, "--torque_noise_std must be >= 0");
+  if (FLAGS_threads < 0) return Invalid(error, "--threads must be >= 0");
+  if (FLAGS_max_iterations < 1) return Invalid(error, "--max_iterations must be >= 1");
+  if (!(FLAGS_iv_tolerance > 0.0)) return Invalid(error, "--iv_tolerance must be > 0");
+  if (!(FLAGS_velocity_threshold >= 0.0))
+    return Invalid(error, "--velocity_threshold must be >= 0");
+  if (FLAGS_guard_rows < 0) return Invalid(error, "--guard_rows must be >= 0");
+  if (!(FLAGS_guard_s >= 0.0)) return Invalid(error, "--guard_s must be >= 0");
+  if (!(FLAGS_pid_bandwidth_hz > 0.0)) return Invalid(error, "--pid_bandwidth_hz must be > 0");
+  if (FLAGS_parameters != "essential" && FLAGS_parameters != "base") {
+    return Invalid(error,
+                   "--parameters must be 'essential' or 'base', got '" + FLAGS_parameters + "'");
+  }
+  bool select_samples = true;
+  if (FLAGS_sample_selection == "off") {
+    select_samples = false;
+  } else if (FLAGS_sample_selection != "on") {
+    return Invalid(error,
+                   "--sample_selection must be on or off, got '" + FLAGS_sample_selection + "'");
+  }
+  std::vector<dynid::experiments::PriorKnowledge> levels;
+  for (const std::string& text : data::SplitList(FLAGS_knowledge)) {
+    dynid::experiments::PriorKnowledge level;
+    if (!dynid::experiments::ParsePriorKnowledge(text, &level, error)) {
+      return Invalid(error, "--knowledge: " + *error);
+    }
+    levels.push_back(level);
+  }
+  if (levels.empty()) return Invalid(error, "--knowledge is empty");
+  const bool have_reference = !real || !FLAGS_reference_csv.empty();
+  std::vector<std::string> method_keys = data::SplitList(FLAGS_methods);
+  if (method_keys.empty()) {
+    if (!real) {
+      method_keys = {"idim_ls_conventional", "idim_iv_conventional", "idim_iv_irwsm1",
+                     "idim_iv_irwsm2"};
+    } else {
+      method_keys = {"idim_ls_conventional", "idim_ls_irwsm1", "idim_wls_irwsm1", "idim_ls_irwsm2",
+                     "idim_wls_irwsm2"};
+      if (have_reference) {
+        method_keys.insert(method_keys.end(),
+                           {"idim_iv_conventional", "idim_iv_irwsm1", "idim_iv_irwsm2"});
+      }
+    }
+  }
+  std::vector<Method> methods;
+  for (const std::string& key : method_keys) {
+    Method method;
+    if (!ParseMethod(key, &method, error)) return Invalid(error, "--methods: " + *error);
+    if (method.estimator == solvers::IdimEstimator::kInstrumentalVariables && !have_reference) {
+      return Invalid(error,
+                     "--methods: " + key +
+                         " needs a reference trajectory (give --reference_csv with real data)");
+    }
+    methods.push_back(method);
+  }
+  const int threads = FLAGS_threads > 0
+                          ? FLAGS_threads
+                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+
+  settings->out_dir = FLAGS_out_dir;
+  settings->figures = FLAGS_figures;
+  settings->parameters = FLAGS_parameters;
+  settings->duration_s = FLAGS_duration_s;
+  settings->seed = FLAGS_seed;
+  settings->torque_noise_std = FLAGS_torque_noise_std;
+  settings->write_measurements = FLAGS_write_measurements;
+  settings->positions_csv = FLAGS_positions_csv;
+  settings->torques_csv = FLAGS_torques_csv;
+  settings->reference_csv = FLAGS_reference_csv;
+  settings->sample_rate_hz = FLAGS_sample_rate_hz;
+  settings->pid_bandwidth_hz = FLAGS_pid_bandwidth_hz;
+  settings->velocity_threshold = FLAGS_velocity_threshold;
+  settings->guard_rows = FLAGS_guard_rows;
+  settings->guard_s = FLAGS_guard_s;
+  settings->max_iterations = FLAGS_max_iterations;
+  settings->iv_tolerance = FLAGS_iv_tolerance;
+  settings->real = real;
+  settings->select_samples = select_samples;
+  settings->levels = levels;
+  settings->methods = methods;
+  settings->threads = threads;
+  return true;
+}
+
+}  // namespace dynid::tx40_study

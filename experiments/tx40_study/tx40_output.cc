@@ -1,0 +1,455 @@
+// experiments/tx40_study/tx40_output — tables.md, estimates.csv, summary.json, the
+// per-scenario CSVs and figures of tx40_study (see tx40_output.h).
+#include "experiments/tx40_study/tx40_output.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dynid/data/csv.h"
+#include "dynid/data/figure.h"
+#include "dynid/data/output.h"
+#include "dynid/data/parallel_for.h"
+#include "dynid/models/tx40.h"
+#include "dynid/solvers/essential_parameters.h"
+#include "experiments/tx40_study/prior_knowledge.h"
+#include "experiments/tx40_study/tx40_published.h"
+
+namespace dynid::tx40_study {
+namespace {
+
+namespace published = dynid::experiments;
+
+}  // namespace
+
+void BuildTables(const Settings& settings, const solvers::IdimModel& model, const Record& record,
+                 const Runs& runs, double compute_seconds, std::string* markdown,
+                 std::string* estimates, nlohmann::json* summary_out) {
+  const bool real = settings.real;
+  const bool select_samples = settings.select_samples;
+  const std::vector<dynid::experiments::PriorKnowledge>& levels = settings.levels;
+  const Eigen::VectorXd& theta_true = record.theta_true;
+  const std::string& data_description = record.data_description;
+  const std::vector<SystemKey>& system_keys = runs.system_keys;
+  const std::vector<solvers::IdimSystem>& systems = runs.systems;
+  const std::vector<Job>& jobs = runs.jobs;
+  nlohmann::json& summary = *summary_out;
+  auto true_value = [&](int i) { return theta_true.size() ? theta_true[i] : std::nan(""); };
+  std::ostringstream md;
+  md << "# TX40 study (Brunot et al. (2018))\n\n" << data_description << ".\n\n";
+  md << "Identified: " << model.num_parameters() << " parameters (" << settings.parameters
+     << "). Sample selection: "
+     << (select_samples ? "ON (rows with |q'_j| < " + Number(settings.velocity_threshold) +
+                              " rad/s and the leading/trailing rest excluded, and a guard band "
+                              "of max(" +
+                              std::to_string(settings.guard_rows) + " rows, " +
+                              Number(settings.guard_s) + " s) around them; rows used per run below)"
+                        : std::string("off (all decimated rows used)"))
+     << ". IDIM-IV: instruments from the noise-free closed-loop simulation driven by the "
+        "reference with the current estimate, same decimation; θ⁰ = CAD inertias, zero "
+        "friction; tolerance "
+     << Number(settings.iv_tolerance) << " on both relative changes, cap "
+     << settings.max_iterations << ".\n\n";
+  summary["data"] = data_description;
+  summary["simulated"] = !real;
+  summary["parameters"] = settings.parameters;
+  summary["sample_selection"] = select_samples;
+  summary["velocity_threshold_rad_per_s"] = settings.velocity_threshold;
+  summary["seed"] = settings.seed;
+  summary["compute_seconds"] = compute_seconds;
+  std::ostringstream estimates_csv;
+  estimates_csv << "method,scenario,parameter,estimate,rel_std_percent,published,true\n";
+  const char* table_number[3] = {"2", "4", "6"};
+  for (dynid::experiments::PriorKnowledge level : levels) {
+    const std::string scenario = dynid::experiments::PriorKnowledgeName(level);
+    const int t = static_cast<int>(level);
+    md << "## Table " << table_number[t] << " — " << scenario
+       << " prior knowledge: estimate (%σ eq. 8 / σ²(XᵀX)⁻¹; %σ HAC) [published]\n\n| param | "
+          "true |";
+    for (const Job& job : jobs) {
+      if (job.knowledge == level) md << " " << job.method.label << " |";
+    }
+    md << "\n|---|---|";
+    for (const Job& job : jobs) {
+      if (job.knowledge == level) md << "---|";
+    }
+    md << "\n";
+    for (int i = 0; i < model.num_parameters(); ++i) {
+      const std::string& name = model.names()[i];
+      md << "| " << name << " | " << Number(true_value(i)) << " |";
+      for (const Job& job : jobs) {
+        if (job.knowledge != level) continue;
+        const published::PublishedEstimate pub =
+            published::PublishedValue(job.method.key, scenario, name);
+        std::string cell;
+        if (job.ok) {
+          const double estimate = job.result.fit.theta[i];
+          const double rel = job.result.fit.relative_std_percent[i];
+          const bool hac = job.result.hac.success;
+          const double hac_std = hac ? job.result.hac.standard_deviation[i] : std::nan("");
+          cell = Number(estimate, 3) + " (" + Number(rel, 3) +
+                 (hac ? "; " + Number(100.0 * hac_std / std::abs(estimate), 3) : std::string()) +
+                 ")";
+          if (theta_true.size() &&
+              std::abs(estimate - theta_true[i]) > 3.0 * job.result.fit.standard_deviation[i]) {
+            cell += " **>3σ**";
+          }
+          if (theta_true.size() && hac && std::abs(estimate - theta_true[i]) > 3.0 * hac_std) {
+            cell += " **>3σ HAC**";
+          }
+          estimates_csv << job.method.key << "," << scenario << "," << name << ","
+                        << Number(estimate, 10) << "," << Number(rel, 6) << ","
+                        << Number(pub.estimate, 6) << "," << Number(true_value(i), 10) << "\n";
+        } else {
+          cell = "failed";
+        }
+        if (std::isfinite(pub.estimate)) {
+          cell += " [" + Number(pub.estimate, 3) +
+                  (std::isfinite(pub.relative_std_percent)
+                       ? " (" + Number(pub.relative_std_percent, 3) + ")"
+                       : std::string()) +
+                  "]";
+        }
+        md << " " << cell << " |";
+      }
+      md << "\n";
+    }
+    md << "\n";
+  }
+  // Table 3 and 5 and diagnostics.
+  md << "## Table 3 — relative error ||y − Xθ||/||y|| (published), and Table 5 — IDIM-IV "
+        "iterations (published)\n\n| method | scenario | relative error % | iterations | "
+        "converged | cond(X) | rows | residual white (Ljung–Box, per joint) | time s |\n"
+        "|---|---|---|---|---|---|---|---|---|\n";
+  for (const Job& job : jobs) {
+    const std::string scenario = dynid::experiments::PriorKnowledgeName(job.knowledge);
+    const double pub_error = published::PublishedRelativeErrorPercent(job.method.key, scenario);
+    const int pub_iterations = published::PublishedIterations(job.method.key, scenario);
+    const bool iv = job.method.estimator == solvers::IdimEstimator::kInstrumentalVariables;
+    nlohmann::json entry;
+    entry["method"] = job.method.key;
+    entry["scenario"] = scenario;
+    entry["success"] = job.ok;
+    std::string white_text = "-";
+    if (job.ok) {
+      const solvers::IdimResult& r = job.result;
+      std::string per_joint;
+      nlohmann::json joints = nlohmann::json::array();
+      for (const solvers::BlockWhiteness& block : r.whiteness.blocks) {
+        per_joint += block.white ? "w" : "N";
+        joints.push_back({{"joint", block.name},
+                          {"white", block.white},
+                          {"p_value", block.p_value},
+                          {"fraction_outside", block.fraction_outside}});
+      }
+      white_text = (r.whiteness.all_white ? "yes " : "NO ") + per_joint;
+      entry["relative_error"] = r.fit.relative_error;
+      entry["iterations"] = r.iterations;
+      entry["converged"] = r.converged;
+      entry["condition_number"] = r.fit.condition_number;
+      entry["rows_used"] = r.fit.num_rows;
+      entry["residual_white"] = r.whiteness.all_white;
+      entry["whiteness"] = joints;
+      entry["message"] = r.message;
+      entry["time_s"] = r.time_s;
+      entry["simulations"] = r.simulations;
+      if (r.hac.success) {
+        entry["hac_lags"] = r.hac.lags;
+        entry["hac_lag1_autocorrelation"] = r.hac.rho;
+        std::vector<double> hac_rel(model.num_parameters());
+        for (int i = 0; i < model.num_parameters(); ++i) {
+          hac_rel[i] = 100.0 * r.hac.standard_deviation[i] / std::abs(r.fit.theta[i]);
+        }
+        entry["rel_std_percent_hac"] = hac_rel;
+      }
+      entry["torque_change"] = r.torque_change;
+      entry["parameter_change"] = r.parameter_change;
+      const solvers::IdimSystem& system = systems[job.system];
+      entry["decimation_factor"] = system.options.decimation_factor;
+      entry["position_cutoff_hz"] = system.options.position_cutoff_hz;
+      entry["nvr_position"] = system.nvr_position;
+      entry["nvr_velocity"] = system.nvr_velocity;
+      if (!system.selection_report.empty()) entry["selection"] = system.selection_report;
+      if (theta_true.size()) {
+        int outside = 0;
+        for (int i = 0; i < model.num_parameters(); ++i) {
+          if (std::abs(r.fit.theta[i] - theta_true[i]) > 3.0 * r.fit.standard_deviation[i]) {
+            ++outside;
+          }
+        }
+        entry["parameters_outside_3sigma"] = outside;
+        if (r.hac.success) {
+          int outside_hac = 0;
+          for (int i = 0; i < model.num_parameters(); ++i) {
+            outside_hac +=
+                std::abs(r.fit.theta[i] - theta_true[i]) > 3.0 * r.hac.standard_deviation[i];
+          }
+          entry["parameters_outside_3sigma_hac"] = outside_hac;
+        }
+        entry["parameter_error_norm_relative"] =
+            (r.fit.theta - theta_true).norm() / theta_true.norm();
+      }
+      md << "| " << job.method.label << " | " << scenario << " | "
+         << Number(100 * r.fit.relative_error, 3) << " ("
+         << (std::isfinite(pub_error) ? Number(pub_error, 3) : std::string("–")) << ") | "
+         << (iv ? std::to_string(r.iterations) : std::string("-"));
+      if (iv && pub_iterations != 0) {
+        md << " ("
+           << (pub_iterations < 0 ? std::string("no conv.") : std::to_string(pub_iterations))
+           << ")";
+      }
+      md << " | " << (iv ? (r.converged ? "yes" : "**NO**") : "-") << " | "
+         << Number(r.fit.condition_number, 4) << " | " << r.fit.num_rows << " | " << white_text
+         << " | " << Number(r.time_s, 3) << " |\n";
+    } else {
+      entry["error"] = job.error;
+      md << "| " << job.method.label << " | " << scenario << " | failed: " << job.error
+         << " | | | | | | |\n";
+    }
+    if (std::isfinite(pub_error)) entry["published_relative_error_percent"] = pub_error;
+    summary["runs"].push_back(entry);
+  }
+  md << "\nWhiteness: 'w' = white, 'N' = not white (Ljung–Box, 20 lags, 5 %) per joint; the "
+        "relative standard deviations of a run whose residuals are not white are not valid "
+        "(Brunot et al. (2018) §4.3). Each estimate shows two relative standard deviations: "
+        "the first from σ²(XᵀX)⁻¹ (LS) or Brunot et al. (2018) eq. 8 (IV), which assume white "
+        "residuals; the second from the HAC (Newey–West, Andrews bandwidth) sandwich on the "
+        "decimated rows, valid under correlated residuals. Entries marked **>3σ** (first) or "
+        "**>3σ HAC** (second) lie more than 3 standard deviations from the true value.\n";
+  // Essential parameters of THIS data set (Brunot et al. (2018) §4.1 procedure) on the first LS
+  // system (good knowledge when it was run), beside the 28 of the paper.
+  for (const Job& job : jobs) {
+    if (job.method.estimator == solvers::IdimEstimator::kInstrumentalVariables) continue;
+    solvers::EssentialParametersOptions essential_options;
+    essential_options.least_squares.row_blocks = systems[job.system].blocks;
+    const solvers::EssentialParametersSummary essential = solvers::SelectEssentialParameters(
+        systems[job.system].x, systems[job.system].y, model.names(), essential_options);
+    md << "\n## Essential parameters of these data (" << job.method.label << ", "
+       << dynid::experiments::PriorKnowledgeName(job.knowledge)
+       << " knowledge; removal while the relative error grows by < 0.5 points)\n\n```\n"
+       << essential.Report() << "```\n";
+    int in_seed = 0;
+    for (const std::string& name : essential.essential_names) {
+      const auto& seed_names = models::Tx40EssentialNames();
+      in_seed += std::find(seed_names.begin(), seed_names.end(), name) != seed_names.end();
+    }
+    md << "\n"
+       << essential.essential_names.size() << " kept, of which " << in_seed
+       << " are among the 28 essential parameters of Brunot et al. (2018). The study "
+          "identifies all base parameters by default (--parameters=base): leaving the others "
+          "out biases the estimates of the simulated CAD robot (e.g. iam6 = 0.0114, "
+          "mx3 = 0.0326 are not zero).\n";
+    summary["essential_selection"] = {
+        {"method", job.method.key},
+        {"scenario", dynid::experiments::PriorKnowledgeName(job.knowledge)},
+        {"success", essential.success},
+        {"kept", essential.essential_names},
+        {"message", essential.message}};
+    break;
+  }
+  bool any_selection = false;
+  for (size_t s = 0; s < systems.size(); ++s) {
+    if (!systems[s].selection_report.empty()) {
+      if (!any_selection) md << "\n## Rows used (sample selection)\n\n";
+      any_selection = true;
+      md << "### " << solvers::IdimDifferentiatorName(system_keys[s].differentiator) << ", "
+         << dynid::experiments::PriorKnowledgeName(system_keys[s].knowledge)
+         << " knowledge\n\n```\n"
+         << systems[s].selection_report << "\n```\n";
+    }
+  }
+  std::printf("\n%s", md.str().c_str());
+  *markdown = md.str();
+  *estimates = estimates_csv.str();
+}
+
+bool WriteOutputs(const Settings& settings, const solvers::IdimModel& model, const Record& record,
+                  const Runs& runs, const std::string& markdown, const std::string& estimates,
+                  const Elapsed& elapsed, nlohmann::json* summary_out, std::string* error) {
+  const bool real = settings.real;
+  const int threads = settings.threads;
+  const std::vector<dynid::experiments::PriorKnowledge>& levels = settings.levels;
+  const Eigen::VectorXd& theta_true = record.theta_true;
+  const data::Tx40Experiment& experiment = record.experiment;
+  const std::vector<solvers::IdimSystem>& systems = runs.systems;
+  const std::vector<Job>& jobs = runs.jobs;
+  nlohmann::json& summary = *summary_out;
+  std::mutex print_mutex;
+  data::OutputStage stage;
+  if (!stage.Open(settings.out_dir, error) || !stage.WriteText("tables.md", markdown, error) ||
+      !stage.WriteText("estimates.csv", estimates, error)) {
+    return false;
+  }
+  std::vector<std::pair<data::Figure, std::string>> figures;
+  for (dynid::experiments::PriorKnowledge level : levels) {
+    const std::string scenario = dynid::experiments::PriorKnowledgeName(level);
+    std::vector<const Job*> level_jobs;
+    for (const Job& job : jobs) {
+      if (job.knowledge == level && job.ok) level_jobs.push_back(&job);
+    }
+    if (level_jobs.empty()) continue;
+    // Measured vs estimated torques of the first IV IRWSM1 run (else the first run).
+    const Job* shown = level_jobs[0];
+    for (const Job* job : level_jobs) {
+      if (job->method.key == "idim_iv_irwsm1") shown = job;
+    }
+    const solvers::IdimSystem& system = systems[shown->system];
+    const int ns = system.num_samples;
+    // At most ~2500 plotted samples per joint (undecimated records: every stride-th sample).
+    const int stride = std::max(1, ns / 2500);
+    const int shown_samples = (ns + stride - 1) / stride;
+    Eigen::MatrixXd torque_table = Eigen::MatrixXd::Constant(shown_samples, 1 + 18, std::nan(""));
+    std::vector<std::string> header = {"t"};
+    for (int k = 0; k < shown_samples; ++k) {
+      torque_table(k, 0) = k * stride / system.sample_rate_hz;
+    }
+    const Eigen::VectorXd estimated = system.x * shown->result.fit.theta;
+    for (int j = 0; j < 6; ++j) {
+      for (const char* what : {"measured", "estimated", "residual"}) {
+        header.push_back(std::string(what) + "_" + std::to_string(j + 1));
+      }
+    }
+    for (Eigen::Index r = 0; r < system.x.rows(); ++r) {
+      const int j = system.blocks.BlockOf(static_cast<int>(r));
+      if (system.blocks.sample_of_row[r] % stride != 0) continue;
+      const int k = system.blocks.sample_of_row[r] / stride;
+      torque_table(k, 1 + 3 * j) = system.y[r];
+      torque_table(k, 2 + 3 * j) = estimated[r];
+      torque_table(k, 3 + 3 * j) = system.y[r] - estimated[r];
+    }
+    // Residual autocorrelation per joint and method.
+    const int lags =
+        static_cast<int>(level_jobs[0]->result.whiteness.blocks[0].autocorrelation.size());
+    Eigen::MatrixXd acf(lags, 1 + 6 * level_jobs.size());
+    std::vector<std::string> acf_header = {"lag"};
+    for (int k = 0; k < lags; ++k) acf(k, 0) = k;
+    for (size_t m = 0; m < level_jobs.size(); ++m) {
+      for (int j = 0; j < 6; ++j) {
+        acf_header.push_back(level_jobs[m]->method.key + "_joint" + std::to_string(j + 1));
+        acf.col(1 + 6 * m + j) = level_jobs[m]->result.whiteness.blocks[j].autocorrelation;
+      }
+    }
+    // Estimates normalised by the truth (or by the first method's estimate on real data), ±3σ.
+    // The figure shows the 28 essential parameters (the first rows); estimates.csv has all.
+    const int b = std::min<int>(model.num_parameters(),
+                                static_cast<int>(models::Tx40EssentialNames().size()));
+    Eigen::MatrixXd est(b, 1 + 2 * level_jobs.size());
+    std::vector<std::string> est_header = {"index"};
+    for (int i = 0; i < b; ++i) est(i, 0) = i + 1;
+    for (size_t m = 0; m < level_jobs.size(); ++m) {
+      est_header.push_back(level_jobs[m]->method.key + "_ratio");
+      est_header.push_back(level_jobs[m]->method.key + "_3sigma");
+      for (int i = 0; i < b; ++i) {
+        const double scale =
+            std::abs(theta_true.size() ? theta_true[i] : level_jobs[0]->result.fit.theta[i]);
+        est(i, 1 + 2 * m) = level_jobs[m]->result.fit.theta[i] / (scale > 0 ? scale : 1.0) *
+                            (theta_true.size() && theta_true[i] < 0 ? -1.0 : 1.0);
+        est(i, 2 + 2 * m) =
+            3.0 * level_jobs[m]->result.fit.standard_deviation[i] / (scale > 0 ? scale : 1.0);
+      }
+    }
+    const std::string torques_name = "torques_" + scenario + ".csv";
+    const std::string acf_name = "autocorrelation_" + scenario + ".csv";
+    const std::string est_name = "estimates_" + scenario + ".csv";
+    if (!stage.WriteText(torques_name, data::FormatCsv(header, torque_table), error) ||
+        !stage.WriteText(acf_name, data::FormatCsv(acf_header, acf), error) ||
+        !stage.WriteText(est_name, data::FormatCsv(est_header, est), error)) {
+      return false;
+    }
+    if (!settings.figures) continue;
+    data::Figure torques;
+    torques.title =
+        shown->method.label + ", " + scenario +
+        " knowledge: measured vs estimated (decimated) joint torques and residuals" +
+        (stride > 1 ? " (every " + std::to_string(stride) + "th sample shown)" : std::string());
+    torques.columns = 2;
+    torques.width_in = 14.0;
+    for (int j = 0; j < 6; ++j) {
+      const std::string s = std::to_string(j + 1);
+      data::Panel panel{"joint " + s, "t [s]", "N m", {}, {}};
+      panel.series.push_back(data::LineSeries(torques_name, "t", "measured_" + s, "measured"));
+      panel.series.push_back(data::LineSeries(torques_name, "t", "estimated_" + s, "X θ"));
+      panel.series.push_back(data::LineSeries(torques_name, "t", "residual_" + s, "residual"));
+      torques.panels.push_back(panel);
+    }
+    figures.push_back({torques, "torques_" + scenario});
+    data::Figure autocorrelation;
+    autocorrelation.title = "Residual autocorrelation, " + scenario +
+                            " knowledge (dashed: ±1.96/√N of the first method)";
+    autocorrelation.columns = 2;
+    autocorrelation.width_in = 14.0;
+    for (int j = 0; j < 6; ++j) {
+      data::Panel panel{"joint " + std::to_string(j + 1), "lag", "r", {}, {}};
+      const double bound = level_jobs[0]->result.whiteness.blocks[j].bound;
+      panel.hlines = {bound, -bound};
+      for (const Job* job : level_jobs) {
+        panel.series.push_back(data::LineSeries(acf_name, "lag",
+                                                job->method.key + "_joint" + std::to_string(j + 1),
+                                                job->method.label));
+      }
+      autocorrelation.panels.push_back(panel);
+    }
+    figures.push_back({autocorrelation, "autocorrelation_" + scenario});
+    data::Figure estimates;
+    estimates.title = "Essential parameters: estimate / |true| with ±3σ bars, " + scenario +
+                      " knowledge (1 = true value; order of Table 2)";
+    estimates.width_in = 14.0;
+    estimates.panel_height_in = 4.0;
+    data::Panel panel{"",
+                      "parameter index",
+                      theta_true.size() ? "estimate / true" : "estimate / first method",
+                      {},
+                      {}};
+    panel.hlines = {1.0};
+    for (const Job* job : level_jobs) {
+      data::Series series;
+      series.csv = est_name;
+      series.x = "index";
+      series.y = job->method.key + "_ratio";
+      series.lower = job->method.key + "_3sigma";
+      series.upper = job->method.key + "_3sigma";
+      series.style = "errorbar";
+      series.label = job->method.label;
+      panel.series.push_back(series);
+    }
+    estimates.panels.push_back(panel);
+    figures.push_back({estimates, "estimates_" + scenario});
+  }
+  // Each figure is an independent python process: render them on the worker threads.
+  // A figure that fails fails the run; the first failure is reported.
+  std::string figure_error;
+  data::ParallelFor(0, static_cast<int>(figures.size()), threads, [&](int i) {
+    std::string why;
+    if (!data::RenderFigure(figures[i].first, stage.Path(""), figures[i].second, &why)) {
+      std::lock_guard<std::mutex> lock(print_mutex);
+      if (figure_error.empty()) figure_error = why;
+    }
+  });
+  if (!figure_error.empty()) {
+    *error = figure_error;
+    return false;
+  }
+  if (!real && settings.write_measurements) {
+    const data::RobotSimulation& sim = experiment.simulation;
+    const std::vector<std::string> motor = {"m1", "m2", "m3", "m4", "m5", "m6"};
+    const Eigen::MatrixXd motor_reference =
+        sim.q_reference * models::Tx40MotorFromJoint().transpose();
+    if (!stage.WriteText("measured_motor_positions.csv", data::FormatCsv(motor, sim.q_motor),
+                         error) ||
+        !stage.WriteText("measured_motor_torques.csv", data::FormatCsv(motor, sim.tau_motor),
+                         error) ||
+        !stage.WriteText("reference_motor_positions.csv", data::FormatCsv(motor, motor_reference),
+                         error)) {
+      return false;
+    }
+  }
+  summary["total_seconds"] = elapsed();
+  return stage.WriteJson("summary.json", summary, error) && stage.Commit(error);
+}
+
+}  // namespace dynid::tx40_study

@@ -1,0 +1,167 @@
+// experiments/tx40_study/tx40_record — the identified model and the record: the simulated TX40
+// experiment or the measured motor-side CSVs (see tx40_record.h).
+#include "experiments/tx40_study/tx40_record.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "dynid/data/csv.h"
+#include "dynid/data/signal.h"
+#include "dynid/models/tx40.h"
+#include "dynid/solvers/idim.h"
+#include "experiments/tx40_study/tx40_experiment.h"
+#include "experiments/tx40_study/tx40_flags.h"
+
+namespace dynid::tx40_study {
+namespace {
+
+// Reads a motor-side CSV with the columns m1..m6 (motor 1..6), bound by name in any order so
+// that swapped or mislabelled motor columns cannot be read silently as other motors.
+bool ReadSixColumns(const std::string& path, const std::string& flag, Eigen::MatrixXd* values,
+                    std::string* error) {
+  static const std::vector<std::string> kMotorColumns = {"m1", "m2", "m3", "m4", "m5", "m6"};
+  data::CsvTable table;
+  std::vector<int> columns;
+  if (!data::ReadCsv(path, &table, error) ||
+      !data::BindColumns(table, path, kMotorColumns, &columns, error)) {
+    *error = "--" + flag + ": " + *error;
+    return false;
+  }
+  if (table.values.rows() < 2) {
+    *error = "--" + flag + ": " + path + ": no data rows";
+    return false;
+  }
+  values->resize(table.values.rows(), 6);
+  for (int j = 0; j < 6; ++j) values->col(j) = table.values.col(columns[j]);
+  return true;
+}
+
+}  // namespace
+
+std::string Number(double value, int precision) {
+  if (!std::isfinite(value)) return "";
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%.*g", precision, value);
+  return buffer;
+}
+
+bool BuildModel(const models::SerialRobot& robot, const std::string& parameters,
+                solvers::IdimModel* model, std::string* error) {
+  models::BaseParameterSet base;
+  if (!models::ComputeKhalilBaseParameters(robot, &base, error)) return false;
+  // The 28 essential parameters of Brunot et al. (2018) first (the order of Table 2), then, for
+  // 'base', the other base parameters.
+  std::vector<std::string> names = models::Tx40EssentialNames();
+  if (parameters == "base") {
+    for (const std::string& name : base.names) {
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    }
+  }
+  return solvers::IdimModel::Create(robot, base, names, model, error);
+}
+
+int LoadRecord(const Settings& settings, const models::SerialRobot& robot,
+               const solvers::IdimModel& model, Record* record, std::string* error) {
+  const bool real = settings.real;
+  const bool select_samples = settings.select_samples;
+  Eigen::MatrixXd& q_measured = record->q_measured;
+  Eigen::MatrixXd& tau_measured = record->tau_measured;
+  double& fs = record->fs;
+  fs = settings.sample_rate_hz;
+  std::unique_ptr<data::JointTrajectory>& reference = record->reference;
+  data::RobotSimulatorOptions& controller = record->controller;
+  data::Tx40Experiment& experiment = record->experiment;
+  Eigen::VectorXd& theta_true = record->theta_true;  // empty for real data
+  std::string& data_description = record->data_description;
+  if (!real) {
+    data::Tx40ExperimentOptions options;
+    options.duration_s = settings.duration_s;
+    options.seed = static_cast<std::uint32_t>(settings.seed);
+    options.torque_noise_std_nm = settings.torque_noise_std;
+    fs = options.control_rate_hz;
+    std::printf("tx40_study: simulating the TX40 experiment (%.1f s at %.0f Hz, seed %d)...\n",
+                options.duration_s, fs, settings.seed);
+    std::fflush(stdout);
+    if (!data::SimulateTx40Experiment(options, &experiment, error)) return 1;
+    const data::RobotSimulation& sim = experiment.simulation;
+    // The recorded channels go through the real-data interface: motor side → joint side.
+    models::Tx40MotorToJoint(sim.q_motor, sim.tau_motor, &q_measured, &tau_measured);
+    theta_true = model.FromStandard(experiment.theta_standard);
+    reference = std::make_unique<solvers::SampledTrajectory>(sim.q_reference, sim.qd_reference,
+                                                             sim.qdd_reference, fs);
+    controller.control_rate_hz = fs;
+    controller.gains = data::TunePidGains(
+        robot, 0.5 * (models::Tx40JointLowerLimitRad() + models::Tx40JointUpperLimitRad()),
+        options.pid_bandwidth_hz);
+    controller.duration_s = settings.duration_s;
+    std::ostringstream text;
+    text << "simulated TX40 experiment: " << sim.time.size() << " samples at " << fs
+         << " Hz, closed-loop PID (" << options.pid_bandwidth_hz
+         << " Hz triple pole), encoder quantisation " << (options.quantise_encoders ? "on" : "off")
+         << ", torque noise " << options.torque_noise_std_nm << " N m, seed " << settings.seed
+         << "; max tracking error " << Number(experiment.max_tracking_error_rad, 3)
+         << " rad; cond(base regressor, true states) "
+         << Number(experiment.base_regressor_condition)
+         << "; true values: the simulated CAD set in Gautier's wrist form";
+    data_description = text.str();
+  } else {
+    Eigen::MatrixXd motor_positions, motor_torques;
+    if (!ReadSixColumns(settings.positions_csv, "positions_csv", &motor_positions, error) ||
+        !ReadSixColumns(settings.torques_csv, "torques_csv", &motor_torques, error)) {
+      return 2;
+    }
+    if (motor_positions.rows() != motor_torques.rows()) {
+      *error = settings.positions_csv + " has " + std::to_string(motor_positions.rows()) +
+               " data rows but " + settings.torques_csv + " has " +
+               std::to_string(motor_torques.rows());
+      return 2;
+    }
+    // Controller angles are the q of models::MakeTx40 (its geometry holds the DH zero offsets
+    // q2 − pi/2, q3 + pi/2), so no offset is applied here.
+    models::Tx40MotorToJoint(motor_positions, motor_torques, &q_measured, &tau_measured);
+    if (!settings.reference_csv.empty()) {
+      Eigen::MatrixXd motor_reference, q_ref, unused;
+      if (!ReadSixColumns(settings.reference_csv, "reference_csv", &motor_reference, error)) {
+        return 2;
+      }
+      if (motor_reference.rows() != motor_positions.rows()) {
+        *error = settings.reference_csv + " has " + std::to_string(motor_reference.rows()) +
+                 " data rows, the positions " + std::to_string(motor_positions.rows());
+        return 2;
+      }
+      models::Tx40MotorToJoint(motor_reference, motor_reference, &q_ref, &unused);
+      Eigen::MatrixXd qd_ref(q_ref.rows(), 6), qdd_ref(q_ref.rows(), 6);
+      for (int j = 0; j < 6; ++j) {
+        qd_ref.col(j) = data::CentralDifference(q_ref.col(j), 1.0 / fs);
+        qdd_ref.col(j) = data::CentralSecondDifference(q_ref.col(j), 1.0 / fs);
+      }
+      reference = std::make_unique<solvers::SampledTrajectory>(q_ref, qd_ref, qdd_ref, fs);
+      controller.control_rate_hz = fs;
+      controller.gains =
+          data::TunePidGains(robot, q_ref.row(0).transpose(), settings.pid_bandwidth_hz);
+      controller.duration_s = (q_ref.rows() - 1) / fs;
+    }
+    data_description = "real data: " + settings.positions_csv + ", " + settings.torques_csv + " (" +
+                       std::to_string(q_measured.rows()) + " samples at " + Number(fs) +
+                       " Hz, motor side → joint side by the TX40 gear/coupling matrices)";
+    if (reference) {
+      data_description += "; reference " + settings.reference_csv +
+                          "; IDIM-IV auxiliary model: CAD-tuned PID at " +
+                          Number(settings.pid_bandwidth_hz) +
+                          " Hz (a substitute: the real controller gains are unknown)";
+    }
+  }
+  std::printf("tx40_study: %s\n", data_description.c_str());
+  std::printf("tx40_study: %d identified parameters (%s), sample selection %s\n",
+              model.num_parameters(), settings.parameters.c_str(), select_samples ? "on" : "off");
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace dynid::tx40_study

@@ -1,0 +1,47 @@
+// experiments/tx40_study/tx40_record — the identified model (the 28 essential parameters first,
+// then for 'base' the other base parameters) and the record it is identified from: the simulated
+// TX40 experiment (with its true parameters) or the measured motor-side CSVs; also the number
+// format of the study's tables and messages.
+#ifndef DYNID_EXPERIMENTS_TX40_STUDY_TX40_RECORD_H_
+#define DYNID_EXPERIMENTS_TX40_STUDY_TX40_RECORD_H_
+
+#include <Eigen/Dense>
+#include <memory>
+#include <string>
+
+#include "dynid/data/robot_simulator.h"
+#include "dynid/data/trajectory.h"
+#include "dynid/models/tx40.h"
+#include "dynid/solvers/idim.h"
+#include "experiments/tx40_study/tx40_experiment.h"
+
+namespace dynid::tx40_study {
+
+struct Settings;
+
+// value with `precision` significant digits; "" when not finite.
+std::string Number(double value, int precision = 4);
+
+// The model of the identified parameters (--parameters: "essential" or "base").
+bool BuildModel(const models::SerialRobot& robot, const std::string& parameters,
+                solvers::IdimModel* model, std::string* error);
+
+// The joint-side record and what the IDIM-IV auxiliary model needs.
+struct Record {
+  Eigen::MatrixXd q_measured, tau_measured;
+  double fs = 0.0;                                   // sampling rate (Hz)
+  std::unique_ptr<data::JointTrajectory> reference;  // none for real data without a reference
+  data::RobotSimulatorOptions controller;
+  data::Tx40Experiment experiment;  // simulated data only
+  Eigen::VectorXd theta_true;       // empty for real data
+  std::string data_description;
+};
+
+// Simulates the experiment or reads the measured CSVs, and prints what the record is. Returns 0,
+// or the exit code (1: simulation or model, 2: the CSVs) with *error set.
+int LoadRecord(const Settings& settings, const models::SerialRobot& robot,
+               const solvers::IdimModel& model, Record* record, std::string* error);
+
+}  // namespace dynid::tx40_study
+
+#endif  // DYNID_EXPERIMENTS_TX40_STUDY_TX40_RECORD_H_
