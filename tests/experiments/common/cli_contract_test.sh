@@ -81,6 +81,19 @@ if [[ -n "${programs[irw_smooth]:-}" ]]; then
     --time_column= --nvr=1e300 --out_dir="$work/nvr" --figures=false
   [[ -e "$work/nvr" ]] && fail "irw_smooth --nvr=1e300 created its out_dir"
 
+  # A UTF-8 byte-order mark before the header is accepted; a ';' or tab separator is named.
+  printf '\xef\xbb\xbf' > "$work/bom.csv"
+  cat "$work/signal.csv" >> "$work/bom.csv"
+  "$irw" --input_csv="$work/bom.csv" --out_dir="$work/bom" --figures=false > "$work/log" 2>&1 ||
+    fail "irw_smooth rejected a CSV with a UTF-8 byte-order mark: $(head -3 "$work/log")"
+  tr ',' ';' < "$work/signal.csv" > "$work/semicolon.csv"
+  expect_code 2 "uses ';' as separator" "$irw" --input_csv="$work/semicolon.csv" \
+    --out_dir="$work/semicolon" --figures=false
+  [[ -e "$work/semicolon" ]] && fail "irw_smooth with a ';' CSV created its out_dir"
+  tr ',' '\t' < "$work/signal.csv" > "$work/tab.csv"
+  expect_code 2 "as separator" "$irw" --input_csv="$work/tab.csv" --out_dir="$work/tab" \
+    --figures=false
+
   # A rerun replaces the previous run's results as a set; files dynid did not write stay.
   "$irw" --input_csv="$work/signal.csv" --out_dir="$work/set" --figures=false > /dev/null 2>&1 ||
     fail "irw_smooth good run failed"
