@@ -1,0 +1,110 @@
+// experiments/xy_table_study/xy_table_stages — the identification stages of xy_table_study: one
+// weighted-residual smoother run of a model (estimates, standard deviations scaled by the
+// residual variance, identifiability, residuals, model measurements, elastic deformation), and the
+// three stages of the thesis (rigid; flexible; flexible with acceleration measurements).
+#ifndef DYNID_EXPERIMENTS_XY_TABLE_STUDY_XY_TABLE_STAGES_H_
+#define DYNID_EXPERIMENTS_XY_TABLE_STUDY_XY_TABLE_STAGES_H_
+
+#include <ceres/problem.h>
+
+#include <Eigen/Core>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "dynid/models/xy_table.h"
+#include "dynid/problems/weighted_residual_problem.h"
+#include "dynid/solvers/parameter_covariance.h"
+#include "dynid/solvers/weighted_residual_smoother.h"
+#include "experiments/xy_table_study/xy_table_case.h"
+#include "experiments/xy_table_study/xy_table_flags.h"
+#include "experiments/xy_table_study/xy_table_record.h"
+
+namespace dynid::xy_table_study {
+
+struct StageResult {
+  problems::XyStage stage;
+  Eigen::VectorXd theta, sd, relative_sd;
+  std::string identifiability;
+  solvers::SolverSummary summary;
+  problems::WeightedResidualVariables variables;
+  Eigen::MatrixXd zeta, model_z;  // N × (n + l), N × 8
+  Eigen::VectorXd deformation;    // x_e(model) − r phi1 (flexible) or 0
+  double condition = NAN;
+  double residual_variance = NAN;  // scale of the reported covariance
+};
+
+// One smoother run of model (XyTableRigid or XyTableFlexible) on d from theta0 (--transcription,
+// --max_iterations); with mode kConstant also the covariance and identifiability of theta.
+template <class Model>
+bool RunStage(const Model& model, problems::XyStage stage, const problems::WeightedResidualData& d,
+              const problems::WeightedResidualWeights& weights,
+              const models::XyTableParameters& parameters, const Eigen::VectorXd& theta0,
+              problems::ParameterMode mode, StageResult* out, std::string* error) {
+  constexpr int n = Model::kNumPositions;
+  out->stage = stage;
+  problems::InitializeXyTableVariables(stage, d, parameters, theta0, &out->variables);
+  if (mode == problems::ParameterMode::kFixed) {
+    out->variables.mode = mode;
+  }
+  problems::WeightedResidualOptions options;
+  options.transcription = FLAGS_transcription == "collocation"
+                              ? problems::Transcription::kCollocation
+                              : problems::Transcription::kShooting;
+  options.parameter_mode = mode;
+  ceres::Problem problem;
+  if (!problems::BuildWeightedResidualProblem(model, d, weights, options, &out->variables, &problem,
+                                              error)) {
+    return false;
+  }
+  solvers::WeightedResidualSmootherOptions solver_options;
+  solver_options.max_iterations = FLAGS_max_iterations;
+  out->summary = solvers::SolveWeightedResidual(&problem, &out->variables, solver_options);
+  out->theta = out->variables.parameters.col(0);
+  if (mode == problems::ParameterMode::kConstant) {
+    Eigen::MatrixXd information;
+    std::string why;
+    if (solvers::ConstantParameterInformation(&problem, &out->variables, &information, &why)) {
+      std::vector<std::string> names;
+      for (const auto& v : model.Info().parameters) names.push_back(v.name + " [" + v.unit + "]");
+      const solvers::IdentifiabilityReport report =
+          solvers::AnalyzeIdentifiability(information, out->theta, names);
+      // The weights are not inverse noise variances: scale the covariance by the residual
+      // variance factor (the library's rule: residuals with non-zero weight minus free unknowns).
+      const double variance = solvers::ResidualVarianceFactor(
+          problem, out->summary.final_cost, problems::CountWeightedResiduals(weights, d, options));
+      out->sd = report.standard_deviation * std::sqrt(variance);
+      out->relative_sd = report.relative_standard_deviation * std::sqrt(variance);
+      out->residual_variance = variance;
+      out->identifiability = report.message;
+      out->condition = report.condition_number;
+    } else {
+      out->identifiability = why;
+    }
+  }
+  Eigen::MatrixXd xi;
+  problems::ComputeWeightedResiduals(model, d, out->variables, &out->zeta, &xi);
+  const int N = static_cast<int>(d.time.size());
+  out->model_z.resize(N, 8);
+  out->deformation.setZero(N);
+  for (int k = 0; k < N; ++k) {
+    const double* x = out->variables.states.col(k).data();
+    const double* pbar = out->variables.inputs.col(k).data();
+    double z[8];
+    model.Measurements(x, x + n, pbar, pbar + n, out->variables.parameter(k), d.time(k), z);
+    for (int j = 0; j < 8; ++j) out->model_z(k, j) = z[j];
+    out->deformation(k) = z[0] - parameters.wheel_radius_m * x[0];
+  }
+  return true;
+}
+
+// Stages 1–3 on the record's identification interval with the thesis's weight rule (weights[s]
+// of stage s): the rigid model from the thesis's initial guess, then the flexible model, without
+// and with the accelerations, from the rigid estimates and the thesis's k0.
+bool RunIdentificationStages(const Record& rec, std::vector<StageResult>* stages,
+                             std::vector<problems::WeightedResidualWeights>* weights,
+                             std::string* error);
+
+}  // namespace dynid::xy_table_study
+
+#endif  // DYNID_EXPERIMENTS_XY_TABLE_STUDY_XY_TABLE_STAGES_H_
