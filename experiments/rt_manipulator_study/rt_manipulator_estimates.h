@@ -1,0 +1,51 @@
+// experiments/rt_manipulator_study/rt_manipulator_estimates — the payload estimates of
+// rt_manipulator_study with the rigid model: weightings 1 (all equations of motion trusted) and 2
+// (2nd equation of motion and phi measurement de-weighted), and for each the linearised optimal
+// filter (time-varying payload) and the smoother (constant payload) with their residuals.
+#ifndef DYNID_EXPERIMENTS_RT_MANIPULATOR_STUDY_RT_MANIPULATOR_ESTIMATES_H_
+#define DYNID_EXPERIMENTS_RT_MANIPULATOR_STUDY_RT_MANIPULATOR_ESTIMATES_H_
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "dynid/models/rt_manipulator.h"
+#include "dynid/problems/weighted_residual_problem.h"
+#include "dynid/problems/weighted_residual_weights.h"
+#include "dynid/solvers/weighted_residual_smoother.h"
+
+namespace dynid::rt_manipulator_study {
+
+// Weighting 1 (base) and weighting 2 (deweighted).
+struct Weightings {
+  problems::WeightedResidualWeights base;
+  problems::WeightedResidualWeights deweighted;
+};
+
+struct Estimate {
+  std::string name;
+  Eigen::VectorXd mass_filter;    // N, filtered payload
+  Eigen::MatrixXd states_filter;  // 5 × N
+  Eigen::MatrixXd inputs_filter;  // 4 × N
+  Eigen::MatrixXd zeta_filter;    // N × 8 at the filtered estimate
+  double mass_smoother = NAN, mass_smoother_sd = NAN;
+  Eigen::MatrixXd zeta_smoother;  // N × 8
+  solvers::SolverSummary smoother_summary;
+  std::string identifiability;
+};
+
+// The two weightings (§5.5 rule; weighting 2 with --deweight). False (exit code 1) with a
+// message otherwise.
+bool MakeWeightings(const models::RtManipulatorRigid& model,
+                    const problems::WeightedResidualData& data, Weightings* weightings,
+                    std::string* error);
+
+// The filter and the smoother for each weighting ("weighting1", "weighting2"). False (exit code
+// 1) with a message otherwise.
+bool RunEstimates(const models::RtManipulatorRigid& model,
+                  const problems::WeightedResidualData& data, const Weightings& weightings,
+                  std::vector<Estimate>* estimates, std::string* error);
+
+}  // namespace dynid::rt_manipulator_study
+
+#endif  // DYNID_EXPERIMENTS_RT_MANIPULATOR_STUDY_RT_MANIPULATOR_ESTIMATES_H_

@@ -1,0 +1,42 @@
+// experiments/rt_manipulator_study/rt_manipulator_flags — the flags of rt_manipulator_study
+// (defined in rt_manipulator_flags.cc, in the program's folder, so that --help lists them as the
+// program's own), their checks (exit code 2 on any failure), the rigid and flexible models'
+// parameters they give, and the flags as summary.json records them.
+#ifndef DYNID_EXPERIMENTS_RT_MANIPULATOR_STUDY_RT_MANIPULATOR_FLAGS_H_
+#define DYNID_EXPERIMENTS_RT_MANIPULATOR_STUDY_RT_MANIPULATOR_FLAGS_H_
+
+#include <gflags/gflags.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "dynid/models/rt_manipulator.h"
+
+DECLARE_string(out_dir);
+DECLARE_double(sample_period_s);
+DECLARE_double(duration_s);
+DECLARE_double(stiffness);
+DECLARE_double(noise_scale);
+DECLARE_int32(seed);
+DECLARE_double(deweight);
+DECLARE_string(measurements_csv);
+DECLARE_double(link_mass);
+DECLARE_double(link_length);
+DECLARE_double(joint_inertia);
+DECLARE_bool(figures);
+
+namespace dynid::rt_manipulator_study {
+
+// Every flag checked, with a message naming the flag; flags of one source only (simulation or
+// --measurements_csv): a flag that would be ignored is an error.
+bool ValidateFlags(std::string* error);
+
+// The manipulator's parameters from --stiffness, --link_mass, --link_length, --joint_inertia.
+models::RtManipulatorParameters ModelParameters();
+
+// The flags as summary.json "flags" records them.
+nlohmann::json FlagsJson();
+
+}  // namespace dynid::rt_manipulator_study
+
+#endif  // DYNID_EXPERIMENTS_RT_MANIPULATOR_STUDY_RT_MANIPULATOR_FLAGS_H_
