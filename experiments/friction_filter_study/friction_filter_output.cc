@@ -1,0 +1,224 @@
+// experiments/friction_filter_study/friction_filter_output — the table, the output files and the
+// figures of friction_filter_study (see friction_filter_output.h).
+#include "experiments/friction_filter_study/friction_filter_output.h"
+
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dynid/data/csv.h"
+#include "dynid/data/figure.h"
+#include "dynid/data/output.h"
+#include "experiments/friction_filter_study/friction_filter_flags.h"
+#include "experiments/friction_filter_study/friction_filter_measures.h"
+
+namespace dynid::friction_filter_study {
+
+namespace data = dynid::data;
+
+void TabulateResults(const Record& record, const std::vector<CaseResult>& cases,
+                     std::ostringstream* csv_out, std::ostringstream* markdown_out,
+                     nlohmann::json* json_rows_out) {
+  const bool measured = record.measured;
+  const int num = record.num;
+  std::ostringstream& csv = *csv_out;
+  std::ostringstream& markdown = *markdown_out;
+  nlohmann::json& json_rows = *json_rows_out;
+  // Table: errors against the true friction, or (measured record) the estimated levels.
+  char buffer[512];
+  if (measured) {
+    csv << "filter,friction_at_end_n,mean_friction_after_transient_n,"
+           "mean_abs_friction_after_transient_n\n";
+    markdown << "| filter | friction at the end [N] | mean, t >= " << FLAGS_transient_s
+             << " s [N] | mean abs, t >= " << FLAGS_transient_s << " s [N] |\n"
+             << "|---|---|---|---|\n";
+    std::printf("friction estimates on %s (filter mass %g kg, %d samples)\n",
+                FLAGS_measurements_csv.c_str(), FLAGS_filter_mass, num);
+    std::printf("%-16s %12s %14s %14s\n", "filter", "at_end", "mean_after", "mean_abs_after");
+    for (const LevelRow& row : cases.front().levels) {
+      std::printf("%-16s %12.4g %14.4g %14.4g\n", row.filter.c_str(), row.final_n, row.mean_after_n,
+                  row.mean_abs_after_n);
+      std::snprintf(buffer, sizeof(buffer), "%s,%.17g,%.17g,%.17g\n", row.filter.c_str(),
+                    row.final_n, row.mean_after_n, row.mean_abs_after_n);
+      csv << buffer;
+      std::snprintf(buffer, sizeof(buffer), "| %s | %.4g | %.4g | %.4g |\n", row.filter.c_str(),
+                    row.final_n, row.mean_after_n, row.mean_abs_after_n);
+      markdown << buffer;
+      json_rows.push_back({{"filter", row.filter},
+                           {"friction_at_end_n", row.final_n},
+                           {"mean_friction_after_transient_n", row.mean_after_n},
+                           {"mean_abs_friction_after_transient_n", row.mean_abs_after_n}});
+    }
+  } else {
+    csv << "true_mass_kg,filter,rms_error_n,rms_error_after_transient_n,"
+           "max_abs_error_after_transient_n,rms_error_vs_w_plus_inertia_error_after_transient_n\n";
+    markdown << "| true mass [kg] | filter | RMS error [N] | RMS error, t >= " << FLAGS_transient_s
+             << " s [N] | max abs error, t >= " << FLAGS_transient_s
+             << " s [N] | RMS error vs w + (m - m_f) a, t >= " << FLAGS_transient_s << " s [N] |\n"
+             << "|---|---|---|---|---|---|\n";
+    std::printf(
+        "friction-estimate errors (filter mass %g kg, w_s = %g N, w_d = %g N, %d samples)\n",
+        FLAGS_filter_mass, FLAGS_static_friction, FLAGS_dynamic_friction, num);
+    std::printf("%-6s %-16s %12s %14s %14s %16s\n", "mass", "filter", "rms_all", "rms_after",
+                "max_after", "rms_vs_absorbed");
+    for (const CaseResult& r : cases) {
+      for (const ErrorRow& row : r.rows) {
+        std::printf("%-6g %-16s %12.4g %14.4g %14.4g %16.4g\n", row.true_mass, row.filter.c_str(),
+                    row.rms_all, row.rms_after, row.max_after, row.rms_absorbed_after);
+        std::snprintf(buffer, sizeof(buffer), "%.17g,%s,%.17g,%.17g,%.17g,%.17g\n", row.true_mass,
+                      row.filter.c_str(), row.rms_all, row.rms_after, row.max_after,
+                      row.rms_absorbed_after);
+        csv << buffer;
+        std::snprintf(buffer, sizeof(buffer), "| %g | %s | %.4g | %.4g | %.4g | %.4g |\n",
+                      row.true_mass, row.filter.c_str(), row.rms_all, row.rms_after, row.max_after,
+                      row.rms_absorbed_after);
+        markdown << buffer;
+        json_rows.push_back(
+            {{"true_mass_kg", row.true_mass},
+             {"filter", row.filter},
+             {"rms_error_n", row.rms_all},
+             {"rms_error_after_transient_n", row.rms_after},
+             {"max_abs_error_after_transient_n", row.max_after},
+             {"rms_error_vs_w_plus_inertia_error_after_transient_n", row.rms_absorbed_after}});
+      }
+    }
+  }
+}
+
+bool WriteOutputs(const Record& record, const std::vector<CaseResult>& cases,
+                  const std::string& csv, const std::string& markdown,
+                  const nlohmann::json& summary, std::string* error) {
+  const bool measured = record.measured;
+  data::OutputStage stage;
+  if (!stage.Open(FLAGS_out_dir, error) || !stage.WriteText("results.csv", csv, error) ||
+      !stage.WriteText("results.md", markdown, error)) {
+    return false;
+  }
+  std::vector<std::string> case_files;
+  for (const CaseResult& r : cases) {
+    case_files.push_back(r.file);
+    if (!stage.WriteText(r.file, data::FormatCsv(r.header, r.table), error)) {
+      return false;
+    }
+  }
+  if (FLAGS_figures) {
+    using data::Figure;
+    using data::Panel;
+    auto panel = [](const std::string& csv_name, const std::string& title,
+                    const std::string& ylabel,
+                    const std::vector<std::pair<std::string, std::string>>& columns) {
+      Panel p;
+      p.title = title;
+      p.xlabel = "t [s]";
+      p.ylabel = ylabel;
+      for (const auto& [column, label] : columns) {
+        p.series.push_back(data::LineSeries(csv_name, "t", column, label));
+      }
+      return p;
+    };
+    auto figure = [](const std::string& title, const std::vector<Panel>& panels) {
+      Figure f;
+      f.title = title;
+      f.panels = panels;
+      return f;
+    };
+    // The first case plays the thesis's m = 1 runs, the second (if any) the m = 2 runs. A
+    // measured record has no truth: its measurements are the reference where there are any.
+    const std::string first = case_files[0];
+    auto reference = [&](const std::string& column) {
+      static const std::map<std::string, std::string> kMeasured = {
+          {"s", "z_s"}, {"a", "z_a"}, {"f", "z_f"}};
+      std::vector<std::pair<std::string, std::string>> series;
+      if (!measured) {
+        series.push_back({column, column == "w" ? "friction w" : "true"});
+      } else if (kMeasured.count(column)) {
+        series.push_back({kMeasured.at(column), "measured"});
+      }
+      return series;
+    };
+    // The reference of `column` followed by the estimates.
+    auto with_reference = [&](const std::string& column,
+                              const std::vector<std::pair<std::string, std::string>>& estimates) {
+      std::vector<std::pair<std::string, std::string>> series = reference(column);
+      series.insert(series.end(), estimates.begin(), estimates.end());
+      return series;
+    };
+    std::vector<std::pair<std::string, Figure>> figures;
+    const std::string sigma_label = "estimate, sigma = " + Format(FLAGS_sigma_demo);
+    figures.emplace_back("fig4_03_sliding_velocity_sigma",
+                         figure("sliding-surface filter: velocity for sigma = 0 and sigma = " +
+                                    Format(FLAGS_sigma_demo),
+                                {panel(first, "", "v [m/s]",
+                                       with_reference("v", {{"sl_v", "estimate, sigma = 0"},
+                                                            {"sl_sigma_v", sigma_label}}))}));
+    figures.emplace_back(
+        "fig4_04_sliding_position_velocity",
+        figure("sliding-surface filter: position and velocity",
+               {panel(first, "position", "s [m]", with_reference("s", {{"sl_s", "estimate"}})),
+                panel(first, "velocity", "v [m/s]", with_reference("v", {{"sl_v", "estimate"}}))}));
+    figures.emplace_back(
+        "fig4_05_sliding_friction",
+        figure("sliding-surface filter: friction force",
+               {panel(first, "", "[N]", with_reference("w", {{"sl_e", "estimate e"}}))}));
+    figures.emplace_back(
+        "fig4_06_sliding_force_acceleration",
+        figure("sliding-surface filter: force and acceleration",
+               {panel(first, "force", "f [N]", with_reference("f", {{"sl_f", "estimate"}})),
+                panel(first, "acceleration", "a [m/s²]",
+                      with_reference("a", {{"sl_a", "estimate"}}))}));
+    figures.emplace_back(
+        "fig4_07_sliding_residuals",
+        figure("sliding-surface filter: residuals and sliding variables",
+               {panel(first, "acceleration measurement", "[m/s²]",
+                      {{"sl_zeta_a", "residual zeta"}, {"sl_ss_a", "sliding variable s_s"}}),
+                panel(first, "force measurement", "[N]",
+                      {{"sl_zeta_f", "residual zeta"}, {"sl_ss_f", "sliding variable s_s"}})}));
+    figures.emplace_back(
+        "fig4_09_optimal_position_velocity",
+        figure("linear optimal filter: position and velocity",
+               {panel(first, "position", "s [m]", with_reference("s", {{"of_s", "estimate"}})),
+                panel(first, "velocity", "v [m/s]", with_reference("v", {{"of_v", "estimate"}}))}));
+    figures.emplace_back(
+        "fig4_10_optimal_friction",
+        figure("linear optimal filter: friction force",
+               {panel(first, "", "[N]", with_reference("w", {{"of_e", "estimate e"}}))}));
+    figures.emplace_back(
+        "fig4_11_optimal_force_acceleration",
+        figure("linear optimal filter: force and acceleration",
+               {panel(first, "force", "f [N]", with_reference("f", {{"of_f", "estimate"}})),
+                panel(first, "acceleration", "a [m/s²]",
+                      with_reference("a", {{"of_a", "estimate"}}))}));
+    if (case_files.size() > 1) {
+      const std::string second = case_files[1];
+      const std::string title_mass = "true mass " + data::SplitList(FLAGS_true_masses)[1] +
+                                     " kg, filter mass " + Format(FLAGS_filter_mass) + " kg";
+      figures.emplace_back("fig4_08_sliding_mass_error",
+                           figure("sliding-surface filter, " + title_mass,
+                                  {panel(second, "", "[N], [m/s²]",
+                                         {{"w", "friction w"},
+                                          {"sl_e", "estimate e"},
+                                          {"w_plus_inertia_error", "w + (m - m_f) a"},
+                                          {"a", "acceleration"}})}));
+      figures.emplace_back("fig4_12_optimal_mass_error",
+                           figure("linear optimal filter, " + title_mass,
+                                  {panel(second, "", "[N], [m/s²]",
+                                         {{"w", "friction w"},
+                                          {"of_e", "estimate e"},
+                                          {"w_plus_inertia_error", "w + (m - m_f) a"},
+                                          {"a", "acceleration"}})}));
+    }
+    for (const auto& [stem, fig] : figures) {
+      if (!data::RenderFigure(fig, stage.Path(""), stem, error)) return false;
+    }
+  }
+  if (!stage.WriteJson("summary.json", summary, error) || !stage.Commit(error)) {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace dynid::friction_filter_study
