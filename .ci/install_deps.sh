@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(cmake g++ make ccache pkg-config
           libceres-dev libeigen3-dev libsuitesparse-dev libgflags-dev libgoogle-glog-dev
           libgtest-dev libgmock-dev nlohmann-json3-dev python3 python3-matplotlib
-          libopenmpi-dev openmpi-bin)
+          libopenmpi-dev openmpi-bin liburdfdom-dev libyaml-cpp-dev libfast-float-dev)
 if [[ "${1:-}" == "--with-fuzz" ]]; then
   packages+=(clang libclang-rt-14-dev)
 fi
