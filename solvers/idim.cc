@@ -15,6 +15,7 @@
 #include "dynid/data/signal.h"
 #include "dynid/solvers/irw_smoother.h"
 #include "dynid/solvers/nvr_fit.h"
+#include "dynid/solvers/parameter_covariance.h"
 
 namespace dynid::solvers {
 namespace {
@@ -621,7 +622,8 @@ LinearLeastSquaresSummary SolveIdimIvNormalProducts(const Eigen::MatrixXd& z,
   summary.residual = y - x * summary.theta;
   summary.residual_norm = summary.residual.norm();
   summary.relative_error = y.norm() > 0.0 ? summary.residual_norm / y.norm() : 0.0;
-  summary.sigma2 = summary.residual.squaredNorm() / (rows - b);
+  summary.sigma2 =
+      ResidualVarianceFactor(0.5 * summary.residual.squaredNorm(), rows, static_cast<int>(b));
   const int num_blocks = blocks.num_blocks();
   Eigen::VectorXd sum_squares = Eigen::VectorXd::Zero(num_blocks);
   Eigen::VectorXi counts = Eigen::VectorXi::Zero(num_blocks);

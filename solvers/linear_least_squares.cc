@@ -21,6 +21,8 @@
 #include <memory>
 #include <sstream>
 
+#include "dynid/solvers/parameter_covariance.h"
+
 namespace dynid::solvers {
 namespace {
 
@@ -107,7 +109,6 @@ double ConditionNumberOfTriangular(const Eigen::MatrixXd& R) {
   const double smallest = singular_values(singular_values.size() - 1);
   return smallest > 0.0 ? singular_values(0) / smallest : std::numeric_limits<double>::infinity();
 }
-
 
 // The pivoted QR solution and covariance, shared by LS, WLS and the IV covariance.
 struct PivotedSolution {
@@ -379,7 +380,9 @@ LinearLeastSquaresSummary SolveLeastSquares(const Eigen::MatrixXd& X, const Eige
   summary.theta = solution.theta;
   summary.iterations = 1;
   FillResidualDiagnostics(X, y, options.row_blocks, &summary);
-  const double sigma2 = summary.residual_norm * summary.residual_norm / (X.rows() - solution.rank);
+  // σ² by the one degrees-of-freedom rule (residuals minus free unknowns: the rank).
+  const double sigma2 = ResidualVarianceFactor(0.5 * summary.residual_norm * summary.residual_norm,
+                                               static_cast<int>(X.rows()), solution.rank);
   AcceptSolution(solution, sigma2, options, &summary);
   if (summary.success) summary.message = "solved by pivoted Householder QR";
   summary.time_s = SecondsSince(start);
@@ -526,7 +529,8 @@ LinearLeastSquaresSummary SolveLeastSquaresCeres(const Eigen::MatrixXd& X, const
   summary.theta = theta;
   FillResidualDiagnostics(X, y, options.row_blocks, &summary);
   summary.rank = b;
-  summary.sigma2 = summary.residual_norm * summary.residual_norm / (rows - b);
+  summary.sigma2 = ResidualVarianceFactor(0.5 * summary.residual_norm * summary.residual_norm,
+                                          static_cast<int>(rows), static_cast<int>(b));
   if (options.compute_condition_number) summary.condition_number = ConditionNumber(X);
   summary.covariance = Eigen::MatrixXd::Constant(b, b, kNaN);
   if (!ceres_summary.IsSolutionUsable()) {
@@ -603,7 +607,8 @@ LinearLeastSquaresSummary SolveInstrumentalVariables(const Eigen::MatrixXd& Z,
   summary.iterations = 1;
   summary.rank = solution.rank;
   FillResidualDiagnostics(X, y, options.row_blocks, &summary);
-  summary.sigma2 = summary.residual_norm * summary.residual_norm / (rows - b);
+  summary.sigma2 = ResidualVarianceFactor(0.5 * summary.residual_norm * summary.residual_norm,
+                                          static_cast<int>(rows), static_cast<int>(b));
   if (options.compute_condition_number) summary.condition_number = ConditionNumber(X);
   if (solution.rank < b) {
     summary.dependent_columns = solution.dependent_columns;

@@ -9,6 +9,7 @@
 
 #include "dynid/data/csv.h"
 #include "experiments/backlash_study/backlash_flags.h"
+#include "experiments/common/cli.h"
 
 namespace dynid::backlash_study {
 
@@ -90,21 +91,9 @@ bool MakeMeasuredCase(const std::string& path, Case* c, std::string* error) {
     *error = "--measurement_variance must be a number > 0";
     return false;
   }
-  const std::vector<std::string> qxx = data::SplitList(FLAGS_qxx);
-  if (qxx.size() != 4) {
-    *error =
-        "--qxx: expected 4 comma-separated numbers (the diagonal of Q_xx), got '" + FLAGS_qxx + "'";
-    return false;
-  }
-  for (int i = 0; i < 4; ++i) {
-    char* end = nullptr;
-    const double value = std::strtod(qxx[i].c_str(), &end);
-    if (qxx[i].empty() || *end != '\0' || !(value >= 0.0) || !std::isfinite(value)) {
-      *error = "--qxx: '" + qxx[i] + "' is not a number >= 0";
-      return false;
-    }
-    c->state_noise_intensity(i) = value;
-  }
+  std::vector<double> qxx;  // the diagonal of Q_xx
+  if (!cli::ParseNumberList("qxx", FLAGS_qxx, 4, 0.0, &qxx, error)) return false;
+  for (int i = 0; i < 4; ++i) c->state_noise_intensity(i) = qxx[i];
   c->tau_noise_intensity = FLAGS_qpp;
   c->measurement_variance = FLAGS_measurement_variance;
 

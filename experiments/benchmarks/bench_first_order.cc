@@ -93,12 +93,13 @@ int main(int argc, char** argv) {
   }
   const ThreeInertiaDrive model;
   solvers::simd::ForcePortableKernels(FLAGS_portable_kernels);
-  std::printf("first-order approximation, model n=3 m=2 p=5 l=8, h = %g s, %s sweep, %d "
-              "thread(s), %s kernels\n",
-              FLAGS_sample_period_s, FLAGS_sweep.c_str(), FLAGS_threads,
-              solvers::simd::UseWideKernels() ? "AVX2 + FMA" : "portable");
-  std::printf("%8s %14s %14s %14s %14s\n", "N", "lone_wall_Mn/s", "lone_cpu_Mn/s",
-              "more_wall_Mn/s", "more_cpu_Mn/s");
+  std::printf(
+      "first-order approximation, model n=3 m=2 p=5 l=8, h = %g s, %s sweep, %d "
+      "thread(s), %s kernels\n",
+      FLAGS_sample_period_s, FLAGS_sweep.c_str(), FLAGS_threads,
+      solvers::simd::UseWideKernels() ? "AVX2 + FMA" : "portable");
+  std::printf("%8s %14s %14s %14s %14s\n", "N", "lone_wall_Mn/s", "lone_cpu_Mn/s", "more_wall_Mn/s",
+              "more_cpu_Mn/s");
   for (const int num_nodes : sizes) {
     experiments::ThreeInertiaDriveProblem problem =
         experiments::MakeThreeInertiaDriveProblem(num_nodes, FLAGS_sample_period_s, FLAGS_seed);
@@ -115,7 +116,7 @@ int main(int argc, char** argv) {
         problems::WeightedResidualVariables variables = problem.start;
         const double cpu0 = CpuSeconds();
         const auto wall0 = std::chrono::steady_clock::now();
-        const solvers::FirstOrderSmootherSummary summary = solvers::RunFirstOrderSmoother(
+        const solvers::FirstOrderSmootherSummary summary = solvers::internal::RunFirstOrderSmoother(
             model, problem.data, problem.weights, run_options, &variables);
         const double wall_s =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();

@@ -4,12 +4,15 @@
 #include <glog/logging.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 #include <vector>
 
+#include "dynid/data/csv.h"
 #include "dynid/data/output.h"
 
 namespace dynid::cli {
@@ -142,6 +145,36 @@ void ParseFlags(int* argc, char*** argv, const std::string& usage, const char* m
 
 bool CheckOutDir(const std::string& out_dir, std::string* error) {
   return data::CheckOutputDirectory(out_dir, error);
+}
+
+bool ParseNumberList(const std::string& flag, const std::string& text, int expected_size,
+                     double minimum, std::vector<double>* values, std::string* error) {
+  values->clear();
+  const std::vector<std::string> items = data::SplitList(text);
+  if (expected_size > 0 && static_cast<int>(items.size()) != expected_size) {
+    *error = "--" + flag + ": expected " + std::to_string(expected_size) +
+             " comma-separated numbers, got '" + text + "'";
+    return false;
+  }
+  for (const std::string& item : items) {
+    char* end = nullptr;
+    const double value = std::strtod(item.c_str(), &end);
+    if (item.empty() || *end != '\0' || !std::isfinite(value) || !(value >= minimum)) {
+      *error = "--" + flag + ": '" + item + "' is not a number";
+      if (std::isfinite(minimum)) {
+        std::ostringstream bound;
+        bound << minimum;
+        *error += " >= " + bound.str();
+      }
+      return false;
+    }
+    values->push_back(value);
+  }
+  if (values->empty()) {
+    *error = "--" + flag + ": give at least one value";
+    return false;
+  }
+  return true;
 }
 
 }  // namespace dynid::cli

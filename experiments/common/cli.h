@@ -7,7 +7,9 @@
 #ifndef DYNID_EXPERIMENTS_COMMON_CLI_H_
 #define DYNID_EXPERIMENTS_COMMON_CLI_H_
 
+#include <limits>
 #include <string>
+#include <vector>
 
 namespace dynid::cli {
 
@@ -34,6 +36,13 @@ void ParseFlags(int* argc, char*** argv, const std::string& usage,
 // Checks --out_dir before any computation (see data::CheckOutputDirectory); false with a
 // message naming --out_dir.
 bool CheckOutDir(const std::string& out_dir, std::string* error);
+
+// Parses the comma-separated numbers of flag --`flag` (text `text`): each finite and >= `minimum`,
+// exactly `expected_size` of them when > 0, at least one otherwise. False with a message naming
+// the flag and the offending item.
+bool ParseNumberList(const std::string& flag, const std::string& text, int expected_size,
+                     double minimum, std::vector<double>* values, std::string* error);
+inline constexpr double kAnyNumber = -std::numeric_limits<double>::infinity();
 
 }  // namespace dynid::cli
 

@@ -11,7 +11,7 @@
 #include "dynid/models/unknown_force_mass.h"
 #include "dynid/problems/weighted_residual_problem.h"
 #include "dynid/problems/weighted_residual_weights.h"
-#include "dynid/solvers/internal/first_order_smoother.h"
+#include "dynid/solvers/first_order_smoother.h"
 #include "dynid/solvers/sliding_surface_filter.h"
 #include "experiments/friction_filter_study/friction_filter_flags.h"
 

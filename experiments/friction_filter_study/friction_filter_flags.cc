@@ -12,6 +12,7 @@
 
 #include "dynid/data/csv.h"
 #include "dynid/solvers/sliding_surface_filter.h"
+#include "experiments/common/cli.h"
 
 DEFINE_string(out_dir, "out/friction_filter_study", "output folder");
 DEFINE_double(duration_s, 2.0, "length of the record (s)");
@@ -46,36 +47,6 @@ DEFINE_string(measurements_csv, "",
               "mass for each of --true_masses");
 
 namespace dynid::friction_filter_study {
-namespace {
-
-namespace data = dynid::data;
-
-// Parses a comma-separated list of finite numbers; false with a message naming the flag.
-bool ParseList(const std::string& flag, const std::string& text, int expected_size,
-               std::vector<double>* values, std::string* error) {
-  values->clear();
-  for (const std::string& item : data::SplitList(text)) {
-    char* end = nullptr;
-    const double value = std::strtod(item.c_str(), &end);
-    if (item.empty() || *end != '\0' || !std::isfinite(value)) {
-      *error = "--" + flag + ": '" + item + "' is not a number";
-      return false;
-    }
-    values->push_back(value);
-  }
-  if (expected_size > 0 && static_cast<int>(values->size()) != expected_size) {
-    *error = "--" + flag + ": expected " + std::to_string(expected_size) + " values, got " +
-             std::to_string(values->size());
-    return false;
-  }
-  if (values->empty()) {
-    *error = "--" + flag + ": give at least one value";
-    return false;
-  }
-  return true;
-}
-
-}  // namespace
 
 bool ValidateFlags(std::string* error) {
   const bool measured = !FLAGS_measurements_csv.empty();
@@ -134,13 +105,16 @@ bool ValidateFlags(std::string* error) {
 }
 
 bool ParseSettings(Settings* settings, std::string* error) {
-  if (!ParseList("true_masses", FLAGS_true_masses, 0, &settings->true_masses, error) ||
-      !ParseList("initial_state", FLAGS_initial_state, 3, &settings->initial_state, error) ||
-      !ParseList("initial_input", FLAGS_initial_input, 2, &settings->initial_input, error) ||
-      !ParseList("optimal_residual_weights", FLAGS_optimal_residual_weights, 4,
-                 &settings->residual_weights, error) ||
-      !ParseList("optimal_kinematic_weights", FLAGS_optimal_kinematic_weights, 2,
-                 &settings->kinematic_weights, error)) {
+  if (!cli::ParseNumberList("true_masses", FLAGS_true_masses, 0, cli::kAnyNumber,
+                            &settings->true_masses, error) ||
+      !cli::ParseNumberList("initial_state", FLAGS_initial_state, 3, cli::kAnyNumber,
+                            &settings->initial_state, error) ||
+      !cli::ParseNumberList("initial_input", FLAGS_initial_input, 2, cli::kAnyNumber,
+                            &settings->initial_input, error) ||
+      !cli::ParseNumberList("optimal_residual_weights", FLAGS_optimal_residual_weights, 4,
+                            cli::kAnyNumber, &settings->residual_weights, error) ||
+      !cli::ParseNumberList("optimal_kinematic_weights", FLAGS_optimal_kinematic_weights, 2,
+                            cli::kAnyNumber, &settings->kinematic_weights, error)) {
     return false;
   }
   for (double mass : settings->true_masses) {

@@ -12,7 +12,7 @@
 #include "dynid/models/rt_manipulator.h"
 #include "dynid/problems/weighted_residual_problem.h"
 #include "dynid/problems/weighted_residual_weights.h"
-#include "dynid/solvers/internal/first_order_smoother.h"
+#include "dynid/solvers/first_order_smoother.h"
 #include "dynid/solvers/parameter_covariance.h"
 #include "dynid/solvers/weighted_residual_smoother.h"
 #include "experiments/rt_manipulator_study/rt_manipulator_flags.h"

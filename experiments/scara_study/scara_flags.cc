@@ -11,6 +11,7 @@
 
 #include "dynid/data/csv.h"
 #include "dynid/solvers/kalman_smoother.h"
+#include "experiments/common/cli.h"
 
 DEFINE_double(duration_s, 30.0, "record length [s]");
 DEFINE_double(dt, 0.01, "sample and control period [s]");
@@ -62,23 +63,13 @@ namespace dynid::scara_study {
 
 namespace {
 
+// N comma-separated numbers >= 0 (cli::ParseNumberList).
 template <int N>
-bool ParseVector(const std::string& text, const std::string& flag, Eigen::Matrix<double, N, 1>* out,
+bool ParseVector(const std::string& flag, const std::string& text, Eigen::Matrix<double, N, 1>* out,
                  std::string* error) {
-  const std::vector<std::string> parts = data::SplitList(text);
-  if (parts.size() != N) {
-    *error =
-        flag + ": expected " + std::to_string(N) + " comma-separated numbers, got '" + text + "'";
-    return false;
-  }
-  for (int i = 0; i < N; ++i) {
-    char* end = nullptr;
-    (*out)(i) = std::strtod(parts[i].c_str(), &end);
-    if (parts[i].empty() || *end != '\0' || !std::isfinite((*out)(i)) || (*out)(i) < 0.0) {
-      *error = flag + ": '" + parts[i] + "' is not a non-negative number";
-      return false;
-    }
-  }
+  std::vector<double> values;
+  if (!cli::ParseNumberList(flag, text, N, 0.0, &values, error)) return false;
+  *out = Eigen::Map<const Eigen::Matrix<double, N, 1>>(values.data());
   return true;
 }
 
@@ -120,7 +111,7 @@ bool CheckFlagValues(Eigen::Vector3d* torque_noise, std::string* error) {
   if (!(FLAGS_noise_scale > 0.0) || !std::isfinite(FLAGS_noise_scale)) {
     return reject("--noise_scale must be > 0");
   }
-  if (!ParseVector<3>(FLAGS_torque_noise_std, "--torque_noise_std", torque_noise, error)) {
+  if (!ParseVector<3>("torque_noise_std", FLAGS_torque_noise_std, torque_noise, error)) {
     return false;
   }
   if (!(FLAGS_pid_bandwidth_hz > 0.0) || !(FLAGS_pid_bandwidth_hz < 0.1 / FLAGS_dt)) {
@@ -188,7 +179,7 @@ bool MeasuredRecordStd(Vector6d* r_std, std::string* error) {
     *error = "--noise_scale does not apply with --measurement_std (give the std themselves)";
     return false;
   }
-  if (!ParseVector<6>(FLAGS_measurement_std, "--measurement_std", r_std, error)) return false;
+  if (!ParseVector<6>("measurement_std", FLAGS_measurement_std, r_std, error)) return false;
   if (!(r_std->minCoeff() > 0.0)) {
     *error = "--measurement_std: every std must be > 0 (the filters invert R)";
     return false;

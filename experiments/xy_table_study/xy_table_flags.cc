@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "dynid/data/csv.h"
+#include "experiments/common/cli.h"
 
 DEFINE_string(out_dir, "out/xy_table_study", "output folder");
 DEFINE_string(measurements_csv, "", "measured record (see header comment); empty = simulate");
@@ -89,13 +90,10 @@ bool ValidateFlags(std::vector<double>* scan, std::string* error) {
   if (!FLAGS_circle_csv.empty() && FLAGS_measurements_csv.empty()) {
     return Invalid(error, "--circle_csv needs --measurements_csv");
   }
-  for (const std::string& item : data::SplitList(FLAGS_acceleration_weight_sweep)) {
-    char* end = nullptr;
-    const double w = std::strtod(item.c_str(), &end);
-    if (end == item.c_str() || *end != '\0' || !(w >= 0.0) || !std::isfinite(w)) {
-      return Invalid(error, "--acceleration_weight_sweep: '" + item + "' is not a number >= 0");
-    }
-    scan->push_back(w);
+  if (!FLAGS_acceleration_weight_sweep.empty() &&  // empty: no scan
+      !cli::ParseNumberList("acceleration_weight_sweep", FLAGS_acceleration_weight_sweep, 0, 0.0,
+                            scan, error)) {
+    return false;
   }
   return true;
 }

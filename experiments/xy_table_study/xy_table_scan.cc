@@ -12,9 +12,10 @@
 #include <vector>
 
 #include "dynid/models/mechanical_model.h"
+#include "dynid/models/model_linearization.h"
 #include "dynid/models/xy_table.h"
 #include "dynid/problems/weighted_residual_problem.h"
-#include "dynid/solvers/internal/first_order_smoother.h"
+#include "dynid/solvers/first_order_smoother.h"
 #include "experiments/xy_table_study/xy_table_case.h"
 #include "experiments/xy_table_study/xy_table_flags.h"
 #include "experiments/xy_table_study/xy_table_measures.h"
@@ -50,9 +51,16 @@ double HamiltonianRate(const Model& model, const problems::WeightedResidualData&
   const Eigen::MatrixXd& V = w.residual;
   double rate = 0.0;
   for (int k = 0; k < v.num_nodes(); k += 4) {
-    const auto node =
-        solvers::LinearizeNode<Model, NX>(model, d, k, v.state(k), v.input(k), v.parameter(k));
-    const Eigen::MatrixXd C = node.C, D = node.D;
+    // C = ∂[r; z]/∂[s; v; theta] and D = ∂[r; z]/∂p̄ at node k.
+    models::ModelLinearization<Model> lin;
+    const double* state = v.state(k);
+    const double* input = v.input(k);
+    models::LinearizeModel(model, state, state + n, input, input + n, v.parameter(k), d.time(k),
+                           &lin);
+    Eigen::MatrixXd C(lin.J_r_x.rows() + lin.J_z_x.rows(), NX);
+    C << lin.J_r_x, lin.J_z_x;
+    Eigen::MatrixXd D(lin.J_r_pbar.rows() + lin.J_z_pbar.rows(), NP);
+    D << lin.J_r_pbar, lin.J_z_pbar;
     const Eigen::MatrixXd S = D.transpose() * V * D;
     const Eigen::LDLT<Eigen::MatrixXd> S_factor(S);
     const Eigen::MatrixXd SiDtV = S_factor.solve(D.transpose() * V);

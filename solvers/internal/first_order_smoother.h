@@ -35,6 +35,7 @@
 #ifndef DYNID_SOLVERS_INTERNAL_FIRST_ORDER_SMOOTHER_H_
 #define DYNID_SOLVERS_INTERNAL_FIRST_ORDER_SMOOTHER_H_
 
+#include <Eigen/Core>
 #include <algorithm>
 #include <chrono>
 #include <memory>
@@ -42,10 +43,9 @@
 #include <type_traits>
 #include <vector>
 
-#include <Eigen/Core>
-
 #include "dynid/models/model_linearization.h"
 #include "dynid/problems/weighted_residual_problem.h"
+#include "dynid/solvers/first_order_smoother.h"
 #include "dynid/solvers/internal/constant_parameter_sweep.h"
 #include "dynid/solvers/internal/node_pipeline.h"
 #include "dynid/solvers/internal/riccati_sweep.h"
@@ -73,8 +73,7 @@ DYNID_ALWAYS_INLINE void LinearizeNode(
                                     node->C.data() + n * NX, node->D.data() + n * (n + m)});
   } else {
     models::ModelLinearization<Model> lin;
-    models::LinearizeModel(model, state, state + n, input, input + n, theta, data.time(k),
-                           &lin);
+    models::LinearizeModel(model, state, state + n, input, input + n, theta, data.time(k), &lin);
     node->C.template topRows<n>() = lin.J_r_x.template leftCols<NX>();
     node->C.template bottomRows<l>() = lin.J_z_x.template leftCols<NX>();
     node->D.template topRows<n>() = lin.J_r_pbar;
@@ -140,36 +139,6 @@ LinearizeNode(const Model& model, const problems::WeightedResidualData& data, in
   return node;
 }
 
-struct FirstOrderSmootherOptions {
-  int max_iterations = 50;
-  double damping = 1.0;     // alpha_i of van de Molengraft (1990) eq. 3.23, in (0, 1]
-  double tolerance = 1e-10; // stop when max |change| <= tolerance (1 + max |value|)
-  // Constant theta only: kConditionedOnTheta (default) runs the Riccati sweep on the 2n dynamic
-  // states with theta's sensitivity carried alongside and theta solved from a p × p system
-  // (constant_parameter_sweep.h); kAugmented carries theta as p states of zero process noise
-  // (riccati_sweep.h). Both solve the same linear–quadratic problem at every iteration.
-  enum class Sweep { kConditionedOnTheta, kAugmented };
-  Sweep sweep = Sweep::kConditionedOnTheta;
-  // Threads of each iteration: with more than one (constant theta, the conditioned sweep), the
-  // linearisation of the nodes and the elimination of their inputs run ahead of the sequential
-  // Riccati sweep on a worker thread and on the sweep's own thread when it would wait, the
-  // smoothed inputs on a second thread behind the backward sweep, and the damped update on all
-  // threads (solvers/internal/constant_parameter_sweep.h). Two threads use what there is; more only
-  // speed up the damped update. The model's EquationsOfMotion and Measurements must then be safe to
-  // call concurrently (const and free of shared mutable state). Results do not depend on the
-  // thread count.
-  int num_threads = 1;
-  bool IsValid(std::string* why) const;
-};
-
-struct FirstOrderSmootherSummary {
-  bool converged = false;
-  int iterations = 0;
-  double last_change = 0.0;  // max |x_{i+1} − x_i| over states, inputs and theta
-  double time_s = 0.0;
-  std::string message;
-};
-
 namespace internal {
 
 // Checks data, weights and variables of a recursive solver of Model against the shooting
@@ -183,9 +152,9 @@ bool ValidateShootingInputs(const problems::WeightedResidualData& data,
   problems::WeightedResidualOptions problem_options;
   problem_options.transcription = problems::Transcription::kShooting;
   problem_options.parameter_mode = variables.mode;
-  return problems::ValidateWeightedResidualInputs(
-      Model::kNumPositions, Model::kNumInputs, Model::kNumParameters, Model::kNumMeasurements,
-      data, weights, problem_options, variables, why);
+  return problems::ValidateWeightedResidualInputs(Model::kNumPositions, Model::kNumInputs,
+                                                  Model::kNumParameters, Model::kNumMeasurements,
+                                                  data, weights, problem_options, variables, why);
 }
 
 template <class Model, int NX>
@@ -203,9 +172,8 @@ FirstOrderSmootherSummary RunFirstOrderSmootherFixed(
   constexpr bool kConditioned = NX > 2 * n;
   using Augmented = RiccatiSweep<n, NX, n + m, n + l>;
   using Conditioned = ConstantParameterSweep<n, (kConditioned ? NX - 2 * n : 1), n + m, n + l>;
-  const bool conditioned =
-      kConditioned && variables->mode == problems::ParameterMode::kConstant &&
-      options.sweep == FirstOrderSmootherOptions::Sweep::kConditionedOnTheta;
+  const bool conditioned = kConditioned && variables->mode == problems::ParameterMode::kConstant &&
+                           options.sweep == FirstOrderSmootherOptions::Sweep::kConditionedOnTheta;
   std::unique_ptr<Augmented> augmented;
   std::unique_ptr<Conditioned> conditioned_sweep;
   if (conditioned) {
@@ -299,13 +267,10 @@ FirstOrderSmootherSummary RunFirstOrderSmootherFixed(
       break;
     }
   }
-  summary.time_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  summary.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   summary.message = summary.converged ? "converged" : "reached max_iterations";
   return summary;
 }
-
-}  // namespace internal
 
 // Runs the iterated first-order approximation from the estimate in `variables` (its
 // linearisation point; sized by problems::ResizeVariables). R0 must be positive definite.
@@ -322,30 +287,15 @@ FirstOrderSmootherSummary RunFirstOrderSmoother(const Model& model,
     summary.message = "invalid options: " + why;
     return summary;
   }
-  if (!internal::ValidateShootingInputs<Model>(data, weights, *variables, &why)) {
+  if (!ValidateShootingInputs<Model>(data, weights, *variables, &why)) {
     summary.message = why;
     return summary;
   }
   if (variables->mode == problems::ParameterMode::kFixed) {
-    return internal::RunFirstOrderSmootherFixed<Model, 2 * n>(model, data, weights, options,
-                                                              variables);
+    return RunFirstOrderSmootherFixed<Model, 2 * n>(model, data, weights, options, variables);
   }
-  return internal::RunFirstOrderSmootherFixed<Model, 2 * n + p>(model, data, weights, options,
-                                                                variables);
+  return RunFirstOrderSmootherFixed<Model, 2 * n + p>(model, data, weights, options, variables);
 }
-
-struct LinearOptimalFilterOptions {
-  int relinearizations = 2;  // linearisations per node (1 = plain extended filter)
-  bool IsValid(std::string* why) const;
-};
-
-struct LinearOptimalFilterResult {
-  Eigen::MatrixXd states;               // (2n [+ p]) × N, x̂(t_k | data up to t_k)
-  Eigen::MatrixXd inputs;               // (n + m) × N, p̂(t_k)
-  Eigen::MatrixXd standard_deviation;   // (2n [+ p]) × N, sqrt(diag Q(t_k)) after the update
-};
-
-namespace internal {
 
 template <class Model, int NX>
 bool RunLinearOptimalFilterFixed(const Model& model, const problems::WeightedResidualData& data,
@@ -392,38 +342,41 @@ bool RunLinearOptimalFilterFixed(const Model& model, const problems::WeightedRes
   return true;
 }
 
-}  // namespace internal
-
 // The on-line linear optimal filter (van de Molengraft (1990) eq. 3.16), started from q0 with Q(t0)
 // = R0⁻¹ and the input estimate p̄ = 0 as first linearisation point. `mode` chooses how theta is
 // treated; `fixed_theta` is used for kFixed.
 template <class Model>
 bool RunLinearOptimalFilter(const Model& model, const problems::WeightedResidualData& data,
                             const problems::WeightedResidualWeights& weights,
-                            problems::ParameterMode mode,
-                            const Eigen::Matrix<double, Model::kNumParameters, 1>& fixed_theta,
+                            problems::ParameterMode mode, const Eigen::VectorXd& fixed_theta,
                             const LinearOptimalFilterOptions& options,
                             LinearOptimalFilterResult* result, std::string* error) {
   constexpr int n = Model::kNumPositions, m = Model::kNumInputs, p = Model::kNumParameters,
                 l = Model::kNumMeasurements;
   if (!options.IsValid(error)) return false;
+  if (fixed_theta.size() != p) {
+    *error = "fixed_theta has " + std::to_string(fixed_theta.size()) + " entries, the model " +
+             std::to_string(p) + " parameters";
+    return false;
+  }
   const int num_nodes = static_cast<int>(data.time.size());
   problems::WeightedResidualVariables scratch;  // only for validating the sizes
   problems::ResizeVariables(n, m, fixed_theta, std::max(num_nodes, 2), mode, &scratch);
   problems::WeightedResidualOptions problem_options;
   problem_options.parameter_mode = mode;
-  if (!problems::ValidateWeightedResidualInputs(n, m, p, l, data, weights, problem_options,
-                                                scratch, error)) {
+  if (!problems::ValidateWeightedResidualInputs(n, m, p, l, data, weights, problem_options, scratch,
+                                                error)) {
     return false;
   }
   if (mode == problems::ParameterMode::kFixed) {
-    return internal::RunLinearOptimalFilterFixed<Model, 2 * n>(model, data, weights, mode,
-                                                               fixed_theta, options, result, error);
+    return RunLinearOptimalFilterFixed<Model, 2 * n>(model, data, weights, mode, fixed_theta,
+                                                     options, result, error);
   }
-  return internal::RunLinearOptimalFilterFixed<Model, 2 * n + p>(
-      model, data, weights, mode, fixed_theta, options, result, error);
+  return RunLinearOptimalFilterFixed<Model, 2 * n + p>(model, data, weights, mode, fixed_theta,
+                                                       options, result, error);
 }
 
+}  // namespace internal
 }  // namespace dynid::solvers
 
 #endif  // DYNID_SOLVERS_INTERNAL_FIRST_ORDER_SMOOTHER_H_

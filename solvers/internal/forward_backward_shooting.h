@@ -33,15 +33,14 @@
 #ifndef DYNID_SOLVERS_INTERNAL_FORWARD_BACKWARD_SHOOTING_H_
 #define DYNID_SOLVERS_INTERNAL_FORWARD_BACKWARD_SHOOTING_H_
 
+#include <Eigen/Cholesky>
+#include <Eigen/Core>
+#include <Eigen/LU>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <string>
 #include <vector>
-
-#include <Eigen/Cholesky>
-#include <Eigen/Core>
-#include <Eigen/LU>
 
 #include "dynid/problems/weighted_residual_problem.h"
 #include "dynid/solvers/internal/first_order_smoother.h"
@@ -72,8 +71,7 @@ namespace internal {
 template <class Model, int NX>
 ForwardBackwardShootingSummary RunForwardBackwardShootingFixed(
     const Model& model, const problems::WeightedResidualData& data,
-    const problems::WeightedResidualWeights& weights,
-    const ForwardBackwardShootingOptions& options,
+    const problems::WeightedResidualWeights& weights, const ForwardBackwardShootingOptions& options,
     problems::WeightedResidualVariables* variables) {
   constexpr int n = Model::kNumPositions, m = Model::kNumInputs, l = Model::kNumMeasurements;
   constexpr int NP = n + m, NZ = n + l;
@@ -94,7 +92,8 @@ ForwardBackwardShootingSummary RunForwardBackwardShootingFixed(
   if (weights.initial.rows() != NX || weights.initial.cols() != NX ||
       weights.initial_guess.size() != NX) {
     summary.message = "forward-backward shooting needs R0 (" + std::to_string(NX) + " × " +
-                      std::to_string(NX) + ") and q0 (the boundary condition λ(t0) = R0 (x(t0) − q0))";
+                      std::to_string(NX) +
+                      ") and q0 (the boundary condition λ(t0) = R0 (x(t0) − q0))";
     return summary;
   }
   const MatXX R0 = weights.initial;
@@ -106,8 +105,7 @@ ForwardBackwardShootingSummary RunForwardBackwardShootingFixed(
       summary.message = "W must be positive definite";
       return summary;
     }
-    Q_xi.template topLeftCorner<2 * n, 2 * n>() =
-        w.solve(Eigen::MatrixXd::Identity(2 * n, 2 * n));
+    Q_xi.template topLeftCorner<2 * n, 2 * n>() = w.solve(Eigen::MatrixXd::Identity(2 * n, 2 * n));
     if (mode == problems::ParameterMode::kTimeVarying) {
       const Eigen::LLT<Eigen::MatrixXd> wp(weights.parameter);
       if (wp.info() != Eigen::Success) {
@@ -125,7 +123,7 @@ ForwardBackwardShootingSummary RunForwardBackwardShootingFixed(
   std::vector<MatPP> input_information(num_nodes);  // w DᵀVD (factorised per use)
   std::vector<VecX> x(num_nodes), lambda(num_nodes + 1, VecX::Zero()), lambda_new(num_nodes + 1);
   std::vector<VecP> pbar(num_nodes);
-  std::vector<MatXX> X(num_nodes);  // ∂x_k/∂μ
+  std::vector<MatXX> X(num_nodes);   // ∂x_k/∂μ
   std::vector<MatPX> dP(num_nodes);  // ∂p̄_k/∂μ
   std::vector<Eigen::LLT<MatPP>> input_factor(num_nodes);
 
@@ -145,8 +143,8 @@ ForwardBackwardShootingSummary RunForwardBackwardShootingFixed(
   for (int iteration = 1; iteration <= options.max_iterations; ++iteration) {
     // Linearise about the current estimate.
     for (int k = 0; k < num_nodes; ++k) {
-      nodes[k] = LinearizeNode<Model, NX>(model, data, k, variables->state(k),
-                                          variables->input(k), variables->parameter(k));
+      nodes[k] = LinearizeNode<Model, NX>(model, data, k, variables->state(k), variables->input(k),
+                                          variables->parameter(k));
       input_information[k] = node_weights(k) * nodes[k].D.transpose() * V * nodes[k].D;
       input_factor[k].compute(input_information[k]);
       if (input_factor[k].info() != Eigen::Success) {
@@ -209,9 +207,9 @@ ForwardBackwardShootingSummary RunForwardBackwardShootingFixed(
       // s(μ) = λ_0 − R0 (μ − q0); ∂s/∂μ = ∂λ_0/∂μ − R0.
       const VecX boundary = R0 * (mu - q0);
       const VecX s = lambda_new[0] - boundary;
-      root_residual = s.cwiseAbs().maxCoeff() /
-                      (1.0 + std::max(boundary.cwiseAbs().maxCoeff(),
-                                      lambda_new[0].cwiseAbs().maxCoeff()));
+      root_residual =
+          s.cwiseAbs().maxCoeff() /
+          (1.0 + std::max(boundary.cwiseAbs().maxCoeff(), lambda_new[0].cwiseAbs().maxCoeff()));
       ++summary.newton_iterations;
       // s is affine in μ: one step lands on the root up to round-off; stop at the round-off
       // floor (no tenfold decrease any more).
@@ -219,8 +217,9 @@ ForwardBackwardShootingSummary RunForwardBackwardShootingFixed(
       previous_residual = root_residual;
       const Eigen::FullPivLU<MatXX> jacobian(Lambda - R0);
       if (!jacobian.isInvertible()) {
-        summary.message = "the shooting function s(μ) has a singular Jacobian: the initial state "
-                          "is not determined (R0 and the data leave a direction free)";
+        summary.message =
+            "the shooting function s(μ) has a singular Jacobian: the initial state "
+            "is not determined (R0 and the data leave a direction free)";
         summary.iterations = iteration;
         return summary;
       }
@@ -238,8 +237,8 @@ ForwardBackwardShootingSummary RunForwardBackwardShootingFixed(
       lambda_scale = std::max(lambda_scale, lambda[k].cwiseAbs().maxCoeff());
     }
     for (int k = 0; k < num_nodes; ++k) {
-      const Eigen::Matrix<double, 2 * n, 1> dx = x[k].template head<2 * n>() -
-                                                 variables->states.col(k);
+      const Eigen::Matrix<double, 2 * n, 1> dx =
+          x[k].template head<2 * n>() - variables->states.col(k);
       const VecP dp = pbar[k] - variables->inputs.col(k);
       variables->states.col(k) = x[k].template head<2 * n>();
       variables->inputs.col(k) = pbar[k];
@@ -249,14 +248,15 @@ ForwardBackwardShootingSummary RunForwardBackwardShootingFixed(
       if constexpr (NX > 2 * n) {
         if (mode == problems::ParameterMode::kTimeVarying || k == 0) {
           Eigen::Map<Eigen::Matrix<double, NX - 2 * n, 1>> theta(variables->parameter(k));
-          change = std::max(change, (x[k].template tail<NX - 2 * n>() - theta).cwiseAbs().maxCoeff());
+          change =
+              std::max(change, (x[k].template tail<NX - 2 * n>() - theta).cwiseAbs().maxCoeff());
           theta = x[k].template tail<NX - 2 * n>();
         }
       }
     }
     summary.iterations = iteration;
-    summary.last_change = std::max(change / (1.0 + state_scale),
-                                   lambda_change / (1.0 + lambda_scale));
+    summary.last_change =
+        std::max(change / (1.0 + state_scale), lambda_change / (1.0 + lambda_scale));
     bool finite = std::isfinite(summary.last_change) && std::isfinite(root_residual);
     for (int k = 0; k < num_nodes && finite; ++k) {
       finite = x[k].allFinite() && pbar[k].allFinite() && lambda[k].allFinite();
@@ -270,21 +270,17 @@ ForwardBackwardShootingSummary RunForwardBackwardShootingFixed(
       break;
     }
   }
-  summary.time_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  summary.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   summary.message = summary.converged ? "converged" : "reached max_iterations";
   return summary;
 }
-
-}  // namespace internal
 
 // Runs forward–backward shooting from the estimate in `variables` (its first linearisation point,
 // sized by problems::ResizeVariables). Needs R0 and q0 in `weights` (any PSD R0).
 template <class Model>
 ForwardBackwardShootingSummary RunForwardBackwardShooting(
     const Model& model, const problems::WeightedResidualData& data,
-    const problems::WeightedResidualWeights& weights,
-    const ForwardBackwardShootingOptions& options,
+    const problems::WeightedResidualWeights& weights, const ForwardBackwardShootingOptions& options,
     problems::WeightedResidualVariables* variables) {
   constexpr int n = Model::kNumPositions, p = Model::kNumParameters;
   ForwardBackwardShootingSummary summary;
@@ -293,24 +289,24 @@ ForwardBackwardShootingSummary RunForwardBackwardShooting(
     summary.message = "invalid options: " + why;
     return summary;
   }
-  if (!internal::ValidateShootingInputs<Model>(data, weights, *variables, &why)) {
+  if (!ValidateShootingInputs<Model>(data, weights, *variables, &why)) {
     summary.message = why;
     return summary;
   }
   if (variables->num_nodes() > options.max_nodes) {
     summary.message = "forward-backward shooting is for small problems: " +
-                      std::to_string(variables->num_nodes()) + " nodes > max_nodes = " +
-                      std::to_string(options.max_nodes);
+                      std::to_string(variables->num_nodes()) +
+                      " nodes > max_nodes = " + std::to_string(options.max_nodes);
     return summary;
   }
   if (variables->mode == problems::ParameterMode::kFixed) {
-    return internal::RunForwardBackwardShootingFixed<Model, 2 * n>(model, data, weights, options,
-                                                                   variables);
+    return RunForwardBackwardShootingFixed<Model, 2 * n>(model, data, weights, options, variables);
   }
-  return internal::RunForwardBackwardShootingFixed<Model, 2 * n + p>(model, data, weights,
-                                                                     options, variables);
+  return RunForwardBackwardShootingFixed<Model, 2 * n + p>(model, data, weights, options,
+                                                           variables);
 }
 
+}  // namespace internal
 }  // namespace dynid::solvers
 
 #endif  // DYNID_SOLVERS_INTERNAL_FORWARD_BACKWARD_SHOOTING_H_

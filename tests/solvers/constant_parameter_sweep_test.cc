@@ -1,9 +1,9 @@
 #include "dynid/solvers/internal/constant_parameter_sweep.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "dynid/solvers/internal/first_order_smoother.h"
 #include "tests/solvers/weighted_residual_fixtures.h"
@@ -23,8 +23,7 @@ struct Runs {
   FirstOrderSmootherSummary augmented_summary, conditioned_summary;
 };
 
-Runs RunBoth(const MsdExperiment& e, const Eigen::Vector3d& start, int iterations,
-             double damping) {
+Runs RunBoth(const MsdExperiment& e, const Eigen::Vector3d& start, int iterations, double damping) {
   Runs runs;
   FirstOrderSmootherOptions options;
   options.max_iterations = iterations;
@@ -34,10 +33,10 @@ Runs RunBoth(const MsdExperiment& e, const Eigen::Vector3d& start, int iteration
   runs.conditioned = runs.augmented;
   options.sweep = FirstOrderSmootherOptions::Sweep::kAugmented;
   runs.augmented_summary =
-      RunFirstOrderSmoother(e.model, e.data, e.weights, options, &runs.augmented);
+      internal::RunFirstOrderSmoother(e.model, e.data, e.weights, options, &runs.augmented);
   options.sweep = FirstOrderSmootherOptions::Sweep::kConditionedOnTheta;
   runs.conditioned_summary =
-      RunFirstOrderSmoother(e.model, e.data, e.weights, options, &runs.conditioned);
+      internal::RunFirstOrderSmoother(e.model, e.data, e.weights, options, &runs.conditioned);
   return runs;
 }
 
@@ -49,8 +48,7 @@ TEST(ConstantParameterSweepTest, EqualsAugmentedSweep) {
   for (int iterations : {1, 5}) {
     const Runs runs = RunBoth(e, Eigen::Vector3d(1.3, 0.3, 35.0), iterations, 0.7);
     ASSERT_EQ(runs.augmented_summary.iterations, iterations) << runs.augmented_summary.message;
-    ASSERT_EQ(runs.conditioned_summary.iterations, iterations)
-        << runs.conditioned_summary.message;
+    ASSERT_EQ(runs.conditioned_summary.iterations, iterations) << runs.conditioned_summary.message;
     EXPECT_LT(MaxRelativeDifference(runs.augmented.parameters, runs.conditioned.parameters), 1e-8)
         << iterations;
     EXPECT_LT(MaxRelativeDifference(runs.augmented.states, runs.conditioned.states), 1e-8);
@@ -98,8 +96,8 @@ TEST(ConstantParameterSweepTest, RejectsSingularThetaBlockOfPrior) {
   WeightedResidualVariables variables =
       StartFromMeasurements(e, e.model.NominalParameters(), ParameterMode::kConstant);
   e.weights.initial(4, 4) = 0.0;  // R0 singular
-  const FirstOrderSmootherSummary summary =
-      RunFirstOrderSmoother(e.model, e.data, e.weights, FirstOrderSmootherOptions(), &variables);
+  const FirstOrderSmootherSummary summary = internal::RunFirstOrderSmoother(
+      e.model, e.data, e.weights, FirstOrderSmootherOptions(), &variables);
   EXPECT_FALSE(summary.converged);
   EXPECT_NE(summary.message.find("R0 must be positive definite"), std::string::npos)
       << summary.message;

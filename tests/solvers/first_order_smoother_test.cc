@@ -1,16 +1,17 @@
 #include "dynid/solvers/internal/first_order_smoother.h"
 
+#include <ceres/problem.h>
+#include <gtest/gtest.h>
+
+#include <Eigen/Cholesky>
+#include <Eigen/LU>
 #include <cmath>
 #include <string>
 #include <vector>
 
-#include <Eigen/Cholesky>
-#include <Eigen/LU>
-#include <ceres/problem.h>
-#include <gtest/gtest.h>
-
 #include "dynid/models/mass_spring_damper.h"
 #include "dynid/models/rt_manipulator.h"
+#include "dynid/models/xy_table.h"
 #include "dynid/problems/weighted_residual_problem.h"
 #include "dynid/solvers/weighted_residual_smoother.h"
 #include "tests/solvers/weighted_residual_fixtures.h"
@@ -42,8 +43,7 @@ WeightedResidualVariables SolveByCeres(const MsdExperiment& e, Transcription tra
   solver_options.gradient_tolerance = 1e-16;
   solver_options.parameter_tolerance = 1e-16;
   solver_options.max_iterations = 200;
-  const SolverSummary summary =
-      SolveWeightedResidual(&problem, &variables, solver_options);
+  const SolverSummary summary = SolveWeightedResidual(&problem, &variables, solver_options);
   EXPECT_TRUE(summary.final_cost <= summary.initial_cost) << summary.message;
   return variables;
 }
@@ -56,8 +56,8 @@ TEST(FirstOrderSmootherTest, RiccatiEqualsCeresShootingOnLinearModel) {
   const WeightedResidualVariables ceres_solution =
       SolveByCeres(e, Transcription::kShooting, ParameterMode::kFixed, theta);
   WeightedResidualVariables riccati = StartFromMeasurements(e, theta, ParameterMode::kFixed);
-  const FirstOrderSmootherSummary summary =
-      RunFirstOrderSmoother(e.model, e.data, e.weights, FirstOrderSmootherOptions(), &riccati);
+  const FirstOrderSmootherSummary summary = internal::RunFirstOrderSmoother(
+      e.model, e.data, e.weights, FirstOrderSmootherOptions(), &riccati);
   ASSERT_TRUE(summary.converged) << summary.message;
   EXPECT_LE(summary.iterations, 2);  // linear: exact after one sweep, the second confirms
   EXPECT_LT(MaxRelativeDifference(ceres_solution.states, riccati.states), 1e-8);
@@ -76,8 +76,8 @@ TEST(FirstOrderSmootherTest, RiccatiEqualsCeresShootingWithCoupledResidualWeight
   const WeightedResidualVariables ceres_solution =
       SolveByCeres(e, Transcription::kShooting, ParameterMode::kFixed, theta);
   WeightedResidualVariables riccati = StartFromMeasurements(e, theta, ParameterMode::kFixed);
-  const FirstOrderSmootherSummary summary =
-      RunFirstOrderSmoother(e.model, e.data, e.weights, FirstOrderSmootherOptions(), &riccati);
+  const FirstOrderSmootherSummary summary = internal::RunFirstOrderSmoother(
+      e.model, e.data, e.weights, FirstOrderSmootherOptions(), &riccati);
   ASSERT_TRUE(summary.converged) << summary.message;
   EXPECT_LT(MaxRelativeDifference(ceres_solution.states, riccati.states), 1e-8);
   EXPECT_LT(MaxRelativeDifference(ceres_solution.inputs, riccati.inputs), 1e-8);
@@ -94,9 +94,11 @@ TEST(FirstOrderSmootherTest, ThreadCountDoesNotChangeTheIterates) {
   WeightedResidualVariables one =
       StartFromMeasurements(e, Eigen::Vector3d(1.3, 0.3, 35.0), ParameterMode::kConstant);
   WeightedResidualVariables two = one;
-  ASSERT_EQ(RunFirstOrderSmoother(e.model, e.data, e.weights, options, &one).iterations, 3);
+  ASSERT_EQ(internal::RunFirstOrderSmoother(e.model, e.data, e.weights, options, &one).iterations,
+            3);
   options.num_threads = 2;
-  ASSERT_EQ(RunFirstOrderSmoother(e.model, e.data, e.weights, options, &two).iterations, 3);
+  ASSERT_EQ(internal::RunFirstOrderSmoother(e.model, e.data, e.weights, options, &two).iterations,
+            3);
   EXPECT_EQ(one.states, two.states);
   EXPECT_EQ(one.inputs, two.inputs);
   EXPECT_EQ(one.parameters, two.parameters);
@@ -116,11 +118,12 @@ TEST(FirstOrderSmootherTest, PortableAndWideKernelsAgree) {
     WeightedResidualVariables wide =
         StartFromMeasurements(e, Eigen::Vector3d(1.3, 0.3, 35.0), ParameterMode::kConstant);
     WeightedResidualVariables portable = wide;
-    ASSERT_EQ(RunFirstOrderSmoother(e.model, e.data, e.weights, options, &wide).iterations, 3);
+    ASSERT_EQ(
+        internal::RunFirstOrderSmoother(e.model, e.data, e.weights, options, &wide).iterations, 3);
     simd::ForcePortableKernels(true);
     EXPECT_FALSE(simd::UseWideKernels());
     const FirstOrderSmootherSummary summary =
-        RunFirstOrderSmoother(e.model, e.data, e.weights, options, &portable);
+        internal::RunFirstOrderSmoother(e.model, e.data, e.weights, options, &portable);
     simd::ForcePortableKernels(false);
     ASSERT_EQ(summary.iterations, 3) << summary.message;
     EXPECT_LT(MaxRelativeDifference(wide.states, portable.states), 1e-9) << threads;
@@ -142,7 +145,7 @@ TEST(FirstOrderSmootherTest, ReportsUndeterminedInputsWithItsNode) {
     FirstOrderSmootherOptions options;
     options.num_threads = threads;
     const FirstOrderSmootherSummary summary =
-        RunFirstOrderSmoother(e.model, e.data, e.weights, options, &variables);
+        internal::RunFirstOrderSmoother(e.model, e.data, e.weights, options, &variables);
     EXPECT_FALSE(summary.converged);
     EXPECT_NE(summary.message.find("node 0: FᵀVF is singular"), std::string::npos)
         << threads << ": " << summary.message;
@@ -202,10 +205,9 @@ Eigen::MatrixXd KalmanRtsSmoother(const MsdExperiment& e) {
     H << 1.0, 0.0, accel_row;
     const double force = e.data.measurements(k, 2);
     const Eigen::Vector2d y(e.data.measurements(k, 0), e.data.measurements(k, 1) - force / mass);
-    const Eigen::Matrix2d R =
-        Eigen::Vector2d(1.0 / (e.weights.residual(1, 1) * w(k)),
-                        1.0 / (e.weights.residual(2, 2) * w(k)))
-            .asDiagonal();
+    const Eigen::Matrix2d R = Eigen::Vector2d(1.0 / (e.weights.residual(1, 1) * w(k)),
+                                              1.0 / (e.weights.residual(2, 2) * w(k)))
+                                  .asDiagonal();
     const Eigen::Matrix2d S = H * P_prior[k] * H.transpose() + R;
     const Eigen::Matrix2d K = P_prior[k] * H.transpose() * S.inverse();
     m_post[k] = m_prior[k] + K * (y - H * m_prior[k]);
@@ -219,7 +221,8 @@ Eigen::MatrixXd KalmanRtsSmoother(const MsdExperiment& e) {
     const Eigen::Vector2d GammaB(0.5 * h * h, h);
     F[k] = Phi + GammaB * accel_row;
     m_prior[k + 1] = F[k] * m_post[k] + GammaB * force / mass;
-    P_prior[k + 1] = F[k] * P_post[k] * F[k].transpose() + Gamma * (W_inverse / h) * Gamma.transpose();
+    P_prior[k + 1] =
+        F[k] * P_post[k] * F[k].transpose() + Gamma * (W_inverse / h) * Gamma.transpose();
   }
   Eigen::MatrixXd smoothed(2, num_nodes);
   smoothed.col(num_nodes - 1) = m_post[num_nodes - 1];
@@ -241,9 +244,9 @@ TEST(FirstOrderSmootherTest, EqualsKalmanRtsSmootherWhenEquationAndInputWeighted
     const WeightedResidualVariables ceres_solution =
         SolveByCeres(e, Transcription::kShooting, ParameterMode::kFixed, theta);
     WeightedResidualVariables riccati = StartFromMeasurements(e, theta, ParameterMode::kFixed);
-    ASSERT_TRUE(
-        RunFirstOrderSmoother(e.model, e.data, e.weights, FirstOrderSmootherOptions(), &riccati)
-            .converged);
+    ASSERT_TRUE(internal::RunFirstOrderSmoother(e.model, e.data, e.weights,
+                                                FirstOrderSmootherOptions(), &riccati)
+                    .converged);
     ceres_errors.push_back(MaxRelativeDifference(rts, ceres_solution.states));
     riccati_errors.push_back(MaxRelativeDifference(rts, riccati.states));
   }
@@ -269,7 +272,7 @@ TEST(FirstOrderSmootherTest, IteratedApproximationMatchesCeresWithEstimatedParam
       options.max_iterations = 200;
       options.tolerance = 1e-10;  // the round-off floor of the time-varying case is ~3e-12
       const FirstOrderSmootherSummary summary =
-          RunFirstOrderSmoother(e.model, e.data, e.weights, options, &riccati);
+          internal::RunFirstOrderSmoother(e.model, e.data, e.weights, options, &riccati);
       ASSERT_TRUE(summary.converged) << summary.message << " after " << summary.iterations;
       EXPECT_LT(MaxRelativeDifference(ceres_solution.parameters, riccati.parameters), 1e-7)
           << problems::ParameterModeName(mode) << " damping " << damping;
@@ -283,13 +286,14 @@ TEST(FirstOrderSmootherTest, LinearOptimalFilterEndsOnTheSmoothedEstimate) {
   const MsdExperiment e = MakeMsdExperiment(201, 2.0, false, 9, ParameterMode::kFixed);
   const Eigen::Vector3d theta = e.model.NominalParameters();
   WeightedResidualVariables riccati = StartFromMeasurements(e, theta, ParameterMode::kFixed);
-  ASSERT_TRUE(
-      RunFirstOrderSmoother(e.model, e.data, e.weights, FirstOrderSmootherOptions(), &riccati)
-          .converged);
+  ASSERT_TRUE(internal::RunFirstOrderSmoother(e.model, e.data, e.weights,
+                                              FirstOrderSmootherOptions(), &riccati)
+                  .converged);
   LinearOptimalFilterResult filtered;
   std::string error;
-  ASSERT_TRUE(RunLinearOptimalFilter(e.model, e.data, e.weights, ParameterMode::kFixed, theta,
-                                     LinearOptimalFilterOptions(), &filtered, &error))
+  ASSERT_TRUE(internal::RunLinearOptimalFilter(e.model, e.data, e.weights, ParameterMode::kFixed,
+                                               theta, LinearOptimalFilterOptions(), &filtered,
+                                               &error))
       << error;
   const int last = riccati.num_nodes() - 1;
   EXPECT_LT((filtered.states.col(last) - riccati.states.col(last)).norm(),
@@ -328,9 +332,9 @@ TEST(FirstOrderSmootherTest, OnlineFilterEstimatesRtPayloadFromRigidData) {
   weights.initial_guess(0) = 0.25;
   LinearOptimalFilterResult filtered;
   std::string error;
-  ASSERT_TRUE(RunLinearOptimalFilter(model, data, weights, ParameterMode::kTimeVarying,
-                                     Eigen::Matrix<double, 1, 1>(0.0),
-                                     LinearOptimalFilterOptions(), &filtered, &error))
+  ASSERT_TRUE(internal::RunLinearOptimalFilter(model, data, weights, ParameterMode::kTimeVarying,
+                                               Eigen::Matrix<double, 1, 1>(0.0),
+                                               LinearOptimalFilterOptions(), &filtered, &error))
       << error;
   // Starts at 0 kg, ends at the true 2 kg (noise-free data, small discretisation bias).
   EXPECT_NEAR(filtered.states(4, num_nodes - 1), 2.0, 0.05);
@@ -342,11 +346,53 @@ TEST(FirstOrderSmootherTest, RejectsSingularInitialWeight) {
   e.weights.initial(1, 1) = 0.0;
   WeightedResidualVariables variables =
       StartFromMeasurements(e, e.model.NominalParameters(), ParameterMode::kFixed);
-  const FirstOrderSmootherSummary summary =
-      RunFirstOrderSmoother(e.model, e.data, e.weights, FirstOrderSmootherOptions(), &variables);
+  const FirstOrderSmootherSummary summary = internal::RunFirstOrderSmoother(
+      e.model, e.data, e.weights, FirstOrderSmootherOptions(), &variables);
   EXPECT_FALSE(summary.converged);
   EXPECT_NE(summary.message.find("R0 must be positive definite"), std::string::npos)
       << summary.message;
+}
+
+// The public entry points run the library's compiled sweeps for its own models: the same
+// iterates as the header templates, and the same errors for bad input.
+static_assert(kHasFirstOrderSweeps<models::MassSpringDamper>);
+static_assert(kHasFirstOrderSweeps<models::XyTableFlexible>);
+static_assert(!kHasFirstOrderSweeps<double>);
+
+TEST(FirstOrderSmootherTest, PublicEntryPointsMatchTheTemplates) {
+  const MsdExperiment e = MakeMsdExperiment(801, 4.0, false, 31, ParameterMode::kConstant);
+  FirstOrderSmootherOptions options;
+  options.damping = 0.8;
+  WeightedResidualVariables compiled =
+      StartFromMeasurements(e, Eigen::Vector3d(1.2, 0.35, 36.0), ParameterMode::kConstant);
+  WeightedResidualVariables templated = compiled;
+  const FirstOrderSmootherSummary a =
+      RunFirstOrderSmoother(e.model, e.data, e.weights, options, &compiled);
+  const FirstOrderSmootherSummary b =
+      internal::RunFirstOrderSmoother(e.model, e.data, e.weights, options, &templated);
+  ASSERT_TRUE(a.converged) << a.message;
+  EXPECT_EQ(a.iterations, b.iterations);
+  EXPECT_LT(MaxRelativeDifference(compiled.states, templated.states), 1e-12);
+  EXPECT_LT(MaxRelativeDifference(compiled.parameters, templated.parameters), 1e-12);
+
+  LinearOptimalFilterResult filtered;
+  std::string error;
+  EXPECT_FALSE(RunLinearOptimalFilter(e.model, e.data, e.weights, ParameterMode::kFixed,
+                                      Eigen::VectorXd::Zero(2), LinearOptimalFilterOptions(),
+                                      &filtered, &error));
+  EXPECT_NE(error.find("fixed_theta has 2 entries, the model 3 parameters"), std::string::npos)
+      << error;
+  LinearOptimalFilterResult templated_filter;
+  ASSERT_TRUE(RunLinearOptimalFilter(e.model, e.data, e.weights, ParameterMode::kConstant,
+                                     e.model.NominalParameters(), LinearOptimalFilterOptions(),
+                                     &filtered, &error))
+      << error;
+  ASSERT_TRUE(internal::RunLinearOptimalFilter(
+      e.model, e.data, e.weights, ParameterMode::kConstant, e.model.NominalParameters(),
+      LinearOptimalFilterOptions(), &templated_filter, &error))
+      << error;
+  EXPECT_TRUE(filtered.states.allFinite());
+  EXPECT_LT(MaxRelativeDifference(filtered.states, templated_filter.states), 1e-12);
 }
 
 }  // namespace

@@ -7,12 +7,12 @@
 // strongly coupled case must be reported as diverged.
 #include "dynid/solvers/internal/forward_backward_shooting.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "dynid/models/mass_spring_damper.h"
 #include "dynid/problems/weighted_residual_problem.h"
@@ -44,11 +44,11 @@ TEST(ForwardBackwardShootingTest, EqualsRiccatiSweepOnLinearModel) {
   const MsdExperiment e = WeaklyCoupled(101, 1.0, ParameterMode::kFixed);
   const Eigen::Vector3d theta = e.model.NominalParameters();
   WeightedResidualVariables riccati = StartFromMeasurements(e, theta, ParameterMode::kFixed);
-  ASSERT_TRUE(
-      RunFirstOrderSmoother(e.model, e.data, e.weights, FirstOrderSmootherOptions(), &riccati)
-          .converged);
+  ASSERT_TRUE(internal::RunFirstOrderSmoother(e.model, e.data, e.weights,
+                                              FirstOrderSmootherOptions(), &riccati)
+                  .converged);
   WeightedResidualVariables shooting = StartFromMeasurements(e, theta, ParameterMode::kFixed);
-  const ForwardBackwardShootingSummary summary = RunForwardBackwardShooting(
+  const ForwardBackwardShootingSummary summary = internal::RunForwardBackwardShooting(
       e.model, e.data, e.weights, ForwardBackwardShootingOptions(), &shooting);
   ASSERT_TRUE(summary.converged) << summary.message << " after " << summary.iterations;
   EXPECT_LT(summary.root_residual, 1e-10);
@@ -67,12 +67,12 @@ TEST(ForwardBackwardShootingTest, EstimatedParametersMatchFirstOrderApproximatio
   FirstOrderSmootherOptions riccati_options;
   riccati_options.max_iterations = 200;
   riccati_options.tolerance = 1e-12;
-  ASSERT_TRUE(
-      RunFirstOrderSmoother(e.model, e.data, e.weights, riccati_options, &riccati).converged);
+  ASSERT_TRUE(internal::RunFirstOrderSmoother(e.model, e.data, e.weights, riccati_options, &riccati)
+                  .converged);
   WeightedResidualVariables shooting = StartFromMeasurements(e, start, ParameterMode::kConstant);
   ForwardBackwardShootingOptions options;
   const ForwardBackwardShootingSummary summary =
-      RunForwardBackwardShooting(e.model, e.data, e.weights, options, &shooting);
+      internal::RunForwardBackwardShooting(e.model, e.data, e.weights, options, &shooting);
   ASSERT_TRUE(summary.converged) << summary.message << " after " << summary.iterations;
   EXPECT_LT(MaxRelativeDifference(riccati.parameters, shooting.parameters), 1e-8);
   EXPECT_LT(MaxRelativeDifference(riccati.states, shooting.states), 1e-8);
@@ -87,7 +87,7 @@ TEST(ForwardBackwardShootingTest, ReportsDivergenceOfTheCostateSubstitution) {
   const MsdExperiment e = MakeMsdExperiment(201, 2.0, false, 21, ParameterMode::kFixed);
   WeightedResidualVariables shooting =
       StartFromMeasurements(e, e.model.NominalParameters(), ParameterMode::kFixed);
-  const ForwardBackwardShootingSummary summary = RunForwardBackwardShooting(
+  const ForwardBackwardShootingSummary summary = internal::RunForwardBackwardShooting(
       e.model, e.data, e.weights, ForwardBackwardShootingOptions(), &shooting);
   EXPECT_FALSE(summary.converged);
   EXPECT_NE(summary.message.find("diverged"), std::string::npos) << summary.message;
@@ -103,19 +103,19 @@ TEST(ForwardBackwardShootingTest, RejectsInvalidOptionsAndLongRecords) {
   EXPECT_NE(why.find("damping"), std::string::npos) << why;
   WeightedResidualVariables variables = StartFromMeasurements(e, theta, ParameterMode::kFixed);
   ForwardBackwardShootingSummary summary =
-      RunForwardBackwardShooting(e.model, e.data, e.weights, options, &variables);
+      internal::RunForwardBackwardShooting(e.model, e.data, e.weights, options, &variables);
   EXPECT_FALSE(summary.converged);
   EXPECT_NE(summary.message.find("damping"), std::string::npos) << summary.message;
   options = ForwardBackwardShootingOptions();
   options.max_nodes = 50;
-  summary = RunForwardBackwardShooting(e.model, e.data, e.weights, options, &variables);
+  summary = internal::RunForwardBackwardShooting(e.model, e.data, e.weights, options, &variables);
   EXPECT_FALSE(summary.converged);
   EXPECT_NE(summary.message.find("max_nodes"), std::string::npos) << summary.message;
   problems::WeightedResidualWeights no_initial = e.weights;
   no_initial.initial.resize(0, 0);
   no_initial.initial_guess.resize(0);
-  summary = RunForwardBackwardShooting(e.model, e.data, no_initial,
-                                       ForwardBackwardShootingOptions(), &variables);
+  summary = internal::RunForwardBackwardShooting(e.model, e.data, no_initial,
+                                                 ForwardBackwardShootingOptions(), &variables);
   EXPECT_FALSE(summary.converged);
   EXPECT_NE(summary.message.find("R0"), std::string::npos) << summary.message;
 }

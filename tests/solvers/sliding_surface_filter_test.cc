@@ -331,7 +331,7 @@ TEST(SlidingSurfaceFilterTest, TracksStickSlipFrictionAndAbsorbsTheMassError) {
     weights.initial_guess = kX0;
     LinearOptimalFilterResult optimal;
     std::string error;
-    ASSERT_TRUE(RunLinearOptimalFilter(
+    ASSERT_TRUE(internal::RunLinearOptimalFilter(
         model, optimal_data, weights, problems::ParameterMode::kTimeVarying,
         Eigen::Matrix<double, 1, 1>(0.0), LinearOptimalFilterOptions(), &optimal, &error))
         << error;
@@ -353,9 +353,9 @@ TEST(LinearOptimalFilterCrossCheck, RecoversAConstantForceLikeTheSlidingSurfaceF
   weights.initial_guess = kX0;
   LinearOptimalFilterResult optimal;
   std::string error;
-  ASSERT_TRUE(RunLinearOptimalFilter(model, data, weights, problems::ParameterMode::kTimeVarying,
-                                     Eigen::Matrix<double, 1, 1>(0.0), LinearOptimalFilterOptions(),
-                                     &optimal, &error))
+  ASSERT_TRUE(internal::RunLinearOptimalFilter(
+      model, data, weights, problems::ParameterMode::kTimeVarying, Eigen::Matrix<double, 1, 1>(0.0),
+      LinearOptimalFilterOptions(), &optimal, &error))
       << error;
   SlidingSurfaceFilterData sliding_data = c.data;
   sliding_data.measurement_rates.resize(0, 0);

@@ -60,7 +60,7 @@ expect_error() {
 expect_error 2 "--true_masses: 'x' is not a number" --true_masses=1,x
 expect_error 2 "--true_masses: masses must be > 0" --true_masses=0
 expect_error 2 "--true_masses: give at least one value" --true_masses=
-expect_error 2 "--initial_state: expected 3 values, got 2" --initial_state=1,2
+expect_error 2 "--initial_state: expected 3 comma-separated numbers, got '1,2'" --initial_state=1,2
 expect_error 2 "--optimal_residual_weights: weights must be > 0" --optimal_residual_weights=1,1,0,1
 expect_error 2 "--lambda/--omega/--boundary_layer: lambda must be finite and > 0" --lambda=0
 expect_error 2 "--static_friction must be >= --dynamic_friction" --static_friction=1

@@ -75,7 +75,7 @@ expect_error 2 "--duration_s must be" --duration_s=0.05
 expect_error 2 "--dt must be in (0, 0.1]" --dt=0
 expect_error 2 "--noise_scale must be > 0" --noise_scale=-1
 expect_error 2 "--torque_noise_std: expected 3 comma-separated numbers" --torque_noise_std=1,2
-expect_error 2 "--torque_noise_std: 'x' is not a non-negative number" --torque_noise_std=1,x,2
+expect_error 2 "--torque_noise_std: 'x' is not a number >= 0" --torque_noise_std=1,x,2
 expect_error 2 "--q_param must be >= 0" --q_param=-1
 expect_error 2 "--ukf_alpha/--ukf_beta/--ukf_kappa: alpha must be in (0, 1]" --ukf_alpha=2
 expect_error 2 "--hnn_activation must be 'linear' or 'tanh'" --hnn_activation=relu

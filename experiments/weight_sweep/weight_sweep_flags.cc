@@ -1,0 +1,117 @@
+// experiments/weight_sweep/weight_sweep_flags — see weight_sweep_flags.h.
+#include "experiments/weight_sweep/weight_sweep_flags.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "experiments/weight_sweep/grid_cases.h"
+#include "experiments/weight_sweep/grid_text.h"
+
+DEFINE_string(case_name, "msd", "case: msd, friction_mass, rt_rigid, rt_flexible, xy_flexible");
+DEFINE_string(grid, "V.z.a_measured:4e2:4e6:10,W.v.s:1:1e4:10",
+              "grid axes NAME:LOW:HIGH:COUNT, comma-separated (log-spaced values; "
+              "--list_weights prints the names)");
+DEFINE_bool(relative, false, "grid values multiply the case's base weights instead of replacing");
+DEFINE_int32(seeds, 10, "Monte Carlo noise realisations per grid point");
+DEFINE_int32(first_seed, 1, "noise seed of the first realisation (then +1, +2, ...)");
+DEFINE_int32(threads, 0, "worker threads per process (0 = all cores)");
+DEFINE_int32(nodes, 0, "nodes of the case's record (0 = the case's default)");
+DEFINE_double(noise_scale, 1.0, "multiplies the case's measurement noise");
+DEFINE_double(theta_start_factor, 1.2, "theta starts at this factor times the truth");
+DEFINE_int32(max_iterations, 50, "solver iterations per point");
+DEFINE_string(transcription, "shooting", "shooting or collocation");
+DEFINE_string(out_dir, "out/weight_sweep", "output folder");
+DEFINE_bool(figures, true, "render PNG figures (needs python3 + matplotlib)");
+DEFINE_bool(progress, true, "progress bar on stderr");
+DEFINE_bool(list_weights, false, "print the case's weight names and base values, then exit");
+DEFINE_bool(observability, true, "run the observability / identifiability analysis");
+
+namespace dynid::experiments {
+
+std::unique_ptr<solvers::WeightGridCase> MakeCaseFromFlags(std::string* error) {
+  GridCaseOptions case_options;
+  case_options.num_nodes = FLAGS_nodes;
+  std::unique_ptr<solvers::WeightGridCase> grid_case =
+      MakeGridCase(FLAGS_case_name, case_options, error);
+  if (!grid_case) *error = "--case_name / --nodes: " + *error;
+  return grid_case;
+}
+
+bool SetupFromFlags(SweepSetup* setup, std::string* error) {
+  setup->grid_case = MakeCaseFromFlags(error);
+  if (!setup->grid_case) return false;
+  const models::ModelInfo& info = setup->grid_case->info();
+  if (!ParseWeightGrid(FLAGS_grid, info, "--grid", &setup->axes, error)) return false;
+  if (FLAGS_seeds < 1 || FLAGS_seeds > 100000) {
+    *error = "--seeds must be in [1, 100000]";
+    return false;
+  }
+  if (FLAGS_first_seed < 0) {
+    *error = "--first_seed must be >= 0";
+    return false;
+  }
+  if (FLAGS_threads < 0 || FLAGS_threads > 1024) {
+    *error = "--threads must be in [0, 1024]";
+    return false;
+  }
+  if (FLAGS_out_dir.empty()) {
+    *error = "--out_dir must not be empty";
+    return false;
+  }
+  solvers::WeightGridSettings& settings = setup->settings;
+  settings.max_iterations = FLAGS_max_iterations;
+  settings.theta_start_factor = FLAGS_theta_start_factor;
+  settings.noise_scale = FLAGS_noise_scale;
+  if (FLAGS_transcription == "shooting") {
+    settings.transcription = problems::Transcription::kShooting;
+  } else if (FLAGS_transcription == "collocation") {
+    settings.transcription = problems::Transcription::kCollocation;
+  } else {
+    *error = "--transcription: expected shooting or collocation, got '" + FLAGS_transcription + "'";
+    return false;
+  }
+  if (!settings.IsValid(error)) {
+    // Name the flag: the settings mirror --max_iterations, --theta_start_factor, --noise_scale.
+    *error = "--" + *error;
+    return false;
+  }
+  setup->num_points = solvers::NumGridPoints(setup->axes);
+  setup->num_seeds = FLAGS_seeds;
+  setup->num_tasks = static_cast<long long>(setup->num_points) * setup->num_seeds;
+  if (setup->num_tasks > 10000000) {
+    *error = "--grid × --seeds: more than 1e7 estimates";
+    return false;
+  }
+  // Every grid point's weights checked once (a relative grid on a zero base weight fails).
+  const int p = static_cast<int>(info.parameters.size());
+  for (int point = 0; point < setup->num_points; ++point) {
+    problems::WeightedResidualWeights weights = setup->grid_case->base_weights();
+    if (!solvers::ApplyGridPoint(setup->axes, solvers::GridPointValues(setup->axes, point),
+                                 FLAGS_relative, p, &weights, error)) {
+      *error = "--grid: " + *error;
+      return false;
+    }
+  }
+  setup->threads =
+      FLAGS_threads > 0 ? FLAGS_threads : std::max(1u, std::thread::hardware_concurrency());
+  setup->axis_names.clear();
+  for (const solvers::WeightAxis& a : setup->axes) setup->axis_names.push_back(a.entry.name);
+  return true;
+}
+
+nlohmann::json FlagsJson(int threads, int ranks) {
+  return {{"case_name", FLAGS_case_name},
+          {"grid", FLAGS_grid},
+          {"relative", FLAGS_relative},
+          {"seeds", FLAGS_seeds},
+          {"first_seed", FLAGS_first_seed},
+          {"threads", threads},
+          {"ranks", ranks},
+          {"nodes", FLAGS_nodes},
+          {"noise_scale", FLAGS_noise_scale},
+          {"theta_start_factor", FLAGS_theta_start_factor},
+          {"max_iterations", FLAGS_max_iterations},
+          {"transcription", FLAGS_transcription}};
+}
+
+}  // namespace dynid::experiments
