@@ -671,88 +671,6 @@ LinearLeastSquaresSummary SolveIdimIvNormalProducts(const Eigen::MatrixXd& z,
   return summary;
 }
 
-namespace {
-
-double RelativeChange(const Eigen::VectorXd& now, const Eigen::VectorXd& before) {
-  const double scale = before.norm() > 0.0 ? before.norm() : now.norm();
-  return scale > 0.0 ? (now - before).norm() / scale : 0.0;
-}
-
-// The IDIM-IV iteration of IterateInstrumentalVariables (same steps, same convergence tests)
-// with SolveIdimIvNormalProducts as the IV solve.
-IvIterationSummary IterateIvFast(const Eigen::MatrixXd& x, const Eigen::VectorXd& y,
-                                 const Eigen::VectorXd& theta0, const InstrumentGenerator& generator,
-                                 const IvIterationOptions& iteration_options,
-                                 const RowBlocks& blocks, Eigen::MatrixXd* final_instruments) {
-  IvIterationSummary summary;
-  std::string error;
-  if (!iteration_options.IsValid(&error)) {
-    summary.message = "invalid iteration options: " + error;
-    return summary;
-  }
-  const double condition = ConditionNumber(x);  // once
-  auto simulate = [&](const Eigen::VectorXd& theta, Eigen::MatrixXd* z, Eigen::VectorXd* torque) {
-    // z and torque keep their storage (reused by the generator when the shape is unchanged).
-    if (!generator(theta, z, torque, &error)) return false;
-    if (z->rows() != x.rows() || z->cols() != x.cols() || torque->size() != x.rows()) {
-      error = "the auxiliary model returned instruments of the wrong shape";
-      return false;
-    }
-    return true;
-  };
-  Eigen::VectorXd theta = theta0;
-  summary.theta_history.push_back(theta);
-  Eigen::MatrixXd z;
-  Eigen::VectorXd torque;
-  if (!simulate(theta, &z, &torque)) {
-    summary.message = "auxiliary model failed for the initial estimate: " + error;
-    return summary;
-  }
-  Eigen::MatrixXd z_new;  // outside the loop: swapped with z, so its storage is reused
-  Eigen::VectorXd torque_new;
-  for (int it = 1; it <= iteration_options.max_iterations; ++it) {
-    summary.estimate = SolveIdimIvNormalProducts(z, x, y, blocks, condition);
-    summary.iterations = it;
-    if (!summary.estimate.success) {
-      summary.message =
-          "IV solve failed at iteration " + std::to_string(it) + ": " + summary.estimate.message;
-      break;
-    }
-    const Eigen::VectorXd theta_new = summary.estimate.theta;
-    summary.theta_history.push_back(theta_new);
-    summary.parameter_change.push_back(RelativeChange(theta_new, theta));
-    if (!simulate(theta_new, &z_new, &torque_new)) {
-      summary.message = "auxiliary model failed at iteration " + std::to_string(it) + ": " + error;
-      *final_instruments = std::move(z);
-      return summary;
-    }
-    summary.torque_change.push_back(RelativeChange(torque_new, torque));
-    theta = theta_new;
-    z.swap(z_new);
-    torque.swap(torque_new);
-    if (summary.torque_change.back() <= iteration_options.torque_tolerance &&
-        summary.parameter_change.back() <= iteration_options.parameter_tolerance) {
-      summary.converged = true;
-      summary.message = "converged after " + std::to_string(it) + " iterations";
-      break;
-    }
-  }
-  // The last estimate was solved with the instruments now in z_new (swapped out of z), unless
-  // its solve failed (then no estimate exists).
-  *final_instruments = std::move(summary.estimate.success ? z_new : z);
-  if (!summary.converged && summary.message.empty()) {
-    summary.message = "did NOT converge in " + std::to_string(iteration_options.max_iterations) +
-                      " iterations: last relative torque change " +
-                      std::to_string(summary.torque_change.back()) + " (tolerance " +
-                      std::to_string(iteration_options.torque_tolerance) +
-                      "), parameter change " + std::to_string(summary.parameter_change.back()) +
-                      " (tolerance " + std::to_string(iteration_options.parameter_tolerance) + ")";
-  }
-  return summary;
-}
-
-}  // namespace
-
 bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOptions& options,
              const Eigen::VectorXd& theta0, ClosedLoopAuxiliaryModel* auxiliary,
              IdimResult* result, std::string* error) {
@@ -797,12 +715,19 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
         return ProcessLikeSystem(model, system, sim->q, sim->qd, qdd, sim->tau, z, tau_s, why,
                                  &workspace);
       };
+      // The fast path's solve needs cond(X) once.
+      const double condition = options.iv_common_path ? 0.0 : ConditionNumber(system.x);
       const IvIterationSummary iv =
           options.iv_common_path
               ? IterateInstrumentalVariables(system.x, system.y, theta0, generator, options.iv,
                                              ls_options)
-              : IterateIvFast(system.x, system.y, theta0, generator, options.iv, system.blocks,
-                              &instruments);
+              : IterateInstrumentalVariables(
+                    system.x, theta0, generator, options.iv,
+                    [&](const Eigen::MatrixXd& z) {
+                      return SolveIdimIvNormalProducts(z, system.x, system.y, system.blocks,
+                                                       condition);
+                    },
+                    &instruments);
       result->fit = iv.estimate;
       result->converged = iv.converged;
       result->iterations = iv.iterations;

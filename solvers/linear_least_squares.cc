@@ -730,20 +730,33 @@ IvIterationSummary IterateInstrumentalVariables(const Eigen::MatrixXd& X, const 
                                                 const InstrumentGenerator& generator,
                                                 const IvIterationOptions& iteration_options,
                                                 const LinearLeastSquaresOptions& options) {
+  return IterateInstrumentalVariables(
+      X, theta0, generator, iteration_options,
+      [&](const Eigen::MatrixXd& Z) { return SolveInstrumentalVariables(Z, X, y, options); },
+      nullptr);
+}
+
+IvIterationSummary IterateInstrumentalVariables(const Eigen::MatrixXd& X,
+                                                const Eigen::VectorXd& theta0,
+                                                const InstrumentGenerator& generator,
+                                                const IvIterationOptions& iteration_options,
+                                                const IvSolve& solve,
+                                                Eigen::MatrixXd* final_instruments) {
   const auto start = std::chrono::steady_clock::now();
   CHECK_EQ(theta0.size(), X.cols())
       << "theta0: expected " << X.cols() << " values, got " << theta0.size();
   CHECK(generator) << "no instrument generator";
+  CHECK(solve) << "no IV solve";
   IvIterationSummary summary;
   std::string why;
   if (!iteration_options.IsValid(&why)) {
     summary.message = "invalid iteration options: " + why;
     return summary;
   }
-  // One simulation of the auxiliary model; its torques default to Z θ.
+  // One simulation of the auxiliary model; its torques default to Z θ. Z keeps its storage (the
+  // generator may reuse it when the shape is unchanged).
   auto simulate = [&](const Eigen::VectorXd& theta, Eigen::MatrixXd* Z, Eigen::VectorXd* torque,
                       std::string* error) {
-    Z->resize(0, 0);
     torque->resize(0);
     if (!generator(theta, Z, torque, error)) return false;
     if (Z->rows() != X.rows() || Z->cols() != X.cols()) {
@@ -763,34 +776,33 @@ IvIterationSummary IterateInstrumentalVariables(const Eigen::MatrixXd& X, const 
 
   Eigen::VectorXd theta = theta0;
   summary.theta_history.push_back(theta);
-  Eigen::MatrixXd Z;
-  Eigen::VectorXd torque;
+  Eigen::MatrixXd Z, Z_new;  // swapped each iteration, so their storage is reused
+  Eigen::VectorXd torque, torque_new;
   std::string error;
   if (!simulate(theta, &Z, &torque, &error)) {
     summary.message = "auxiliary model failed for the initial estimate: " + error;
     return summary;
   }
   for (int it = 1; it <= iteration_options.max_iterations; ++it) {
-    summary.estimate = SolveInstrumentalVariables(Z, X, y, options);
+    summary.estimate = solve(Z);
     summary.iterations = it;
     if (!summary.estimate.success) {
       summary.message =
           "IV solve failed at iteration " + std::to_string(it) + ": " + summary.estimate.message;
       break;
     }
+    if (final_instruments != nullptr) *final_instruments = Z;
     const Eigen::VectorXd theta_new = summary.estimate.theta;
     summary.theta_history.push_back(theta_new);
     summary.parameter_change.push_back(RelativeChange(theta_new, theta));
-    Eigen::MatrixXd Z_new;
-    Eigen::VectorXd torque_new;
     if (!simulate(theta_new, &Z_new, &torque_new, &error)) {
       summary.message = "auxiliary model failed at iteration " + std::to_string(it) + ": " + error;
       break;
     }
     summary.torque_change.push_back(RelativeChange(torque_new, torque));
     theta = theta_new;
-    Z = std::move(Z_new);
-    torque = std::move(torque_new);
+    Z.swap(Z_new);
+    torque.swap(torque_new);
     if (summary.torque_change.back() <= iteration_options.torque_tolerance &&
         summary.parameter_change.back() <= iteration_options.parameter_tolerance) {
       summary.converged = true;

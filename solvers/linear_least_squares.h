@@ -213,6 +213,20 @@ IvIterationSummary IterateInstrumentalVariables(const Eigen::MatrixXd& X, const 
                                                 const IvIterationOptions& iteration_options,
                                                 const LinearLeastSquaresOptions& options);
 
+// The IV solve of one iteration from the auxiliary model's instruments Z (N_t × b). The overload
+// above uses SolveInstrumentalVariables(Z, X, y, options).
+using IvSolve = std::function<LinearLeastSquaresSummary(const Eigen::MatrixXd& instruments)>;
+
+// The same iteration with the caller's IV solve (e.g. idim's SolveIdimIvNormalProducts on long
+// records). The instruments behind the last estimate go to *final_instruments (if non-null), and
+// the generator's storage is reused from one simulation to the next.
+IvIterationSummary IterateInstrumentalVariables(const Eigen::MatrixXd& X,
+                                                const Eigen::VectorXd& theta0,
+                                                const InstrumentGenerator& generator,
+                                                const IvIterationOptions& iteration_options,
+                                                const IvSolve& solve,
+                                                Eigen::MatrixXd* final_instruments);
+
 }  // namespace dynid::solvers
 
 #endif  // DYNID_SOLVERS_LINEAR_LEAST_SQUARES_H_
