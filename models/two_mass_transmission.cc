@@ -58,7 +58,7 @@ bool TwoMassTransmissionParameters::IsValid(std::string* why) const {
   return false;
 }
 
-TwoMassTransmissionParameters SeedSimulation1Parameters() {
+TwoMassTransmissionParameters HovlandSimulation1Parameters() {
   TwoMassTransmissionParameters p;
   p.motor_inertia_kgm2 = 0.006442;
   p.arm_inertia_kgm2 = 0.023454;
@@ -72,7 +72,7 @@ TwoMassTransmissionParameters SeedSimulation1Parameters() {
   return p;
 }
 
-TwoMassTransmissionParameters SeedSimulation2Parameters() {
+TwoMassTransmissionParameters HovlandSimulation2Parameters() {
   TwoMassTransmissionParameters p;  // the defaults are Simulation 2
   return p;
 }

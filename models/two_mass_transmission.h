@@ -62,11 +62,11 @@ struct TwoMassTransmissionParameters {
   bool IsValid(std::string* why) const;
 };
 
-// Seed 002 Simulation 1 (m1 = 0.006442, m2 = 0.023454, D = 0.01, Kr = 1, Cv = 0.2, Cc = 0,
-// b = 0.2 rad, K = 37 Nm/rad) and Simulation 2 (m1 = 0.0008, m2 = 0.001765, D = 0.01, Kr = 0,
-// Cv = 0.01, Cc = 0.27, alpha = 100, b = 0.1 rad, K = 79 Nm/rad).
-TwoMassTransmissionParameters SeedSimulation1Parameters();
-TwoMassTransmissionParameters SeedSimulation2Parameters();
+// Hovland et al. (2002) Simulation 1 (m1 = 0.006442, m2 = 0.023454, D = 0.01, Kr = 1, Cv = 0.2,
+// Cc = 0, b = 0.2 rad, K = 37 Nm/rad) and Simulation 2 (m1 = 0.0008, m2 = 0.001765, D = 0.01,
+// Kr = 0, Cv = 0.01, Cc = 0.27, alpha = 100, b = 0.1 rad, K = 79 Nm/rad).
+TwoMassTransmissionParameters HovlandSimulation1Parameters();
+TwoMassTransmissionParameters HovlandSimulation2Parameters();
 
 class TwoMassTransmission : public MechanicalModelBase<2, 1, 9, 2> {
  public:

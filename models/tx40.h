@@ -15,8 +15,8 @@
 // Standard parameters: 6 × (10 inertial + ia + fv + fc) + iam6 + fvm6 + fcm6 = 81 (+6 torque
 // offsets "off1".."off6" when enabled). Base parameters: 55 = 36 inertial (zz1r; xx2r xy2 xz2r
 // yz2 zz2r mx2r my2; 7 per link for links 3–6) + ia3..ia6 + iam6 + fv1..fv6 + fc1..fc6 + fvm6 +
-// fcm6, plus 6 with offsets (tests/models/tx40_test.cc). Seed 000 counts 60 for its own
-// parameterisation.
+// fcm6, plus 6 with offsets (tests/models/tx40_test.cc). Brunot et al. (2018) count 60 for their
+// own parameterisation.
 //
 // CAD values (kg, kg m, kg m², N m s/rad, N m), as used by Brunot et al. (2018) §4.1. The list
 // gives one rotor inertia per motor; motor 6's (0.0114 kg m²) is taken as the coupled rotor inertia

@@ -23,6 +23,7 @@
 #include <Eigen/LU>
 #include <glog/logging.h>
 
+#include "dynid/models/integrator.h"
 #include "dynid/models/mechanical_model.h"
 #include "dynid/models/model_linearization.h"
 #include "dynid/solvers/continuous_discrete_ekf.h"
@@ -92,6 +93,13 @@ class AugmentedMechanicalSystem {
   }
 
   // x_{k+1} = Φ_k(x_k) and its Jacobian.
+  //
+  // RK4 goes through the library's one integrator (models::Rk4Step). With the Jacobian it
+  // integrates the variational system d/dt [x, S] = [f(x), (∂f/∂x) S] from S = I over each
+  // substep, whose RK4 step is the chain rule through the four stages:
+  //   S = I + (h/6)(D1 + 2 D2 + 2 D3 + D4),  D1 = A1, D2 = A2 (I + (h/2) D1),
+  //   D3 = A3 (I + (h/2) D2), D4 = A4 (I + h D3),  A_i = ∂f/∂x at stage i;
+  // the substeps' S multiply into ∂Φ_k/∂x_k.
   void Transition(int k, const Eigen::VectorXd& x0, Eigen::VectorXd* x1,
                   Eigen::MatrixXd* jac) const {
     const Eigen::Matrix<double, m, 1> u_k = Input(k);
@@ -100,33 +108,35 @@ class AugmentedMechanicalSystem {
     Eigen::VectorXd x = x0;
     Eigen::MatrixXd big_f;
     if (jac != nullptr) big_f = Eigen::MatrixXd::Identity(kStateSize, kStateSize);
-    const Eigen::MatrixXd eye = Eigen::MatrixXd::Identity(kStateSize, kStateSize);
-    Eigen::VectorXd k1, k2, k3, k4;
-    Eigen::MatrixXd a1, a2, a3, a4;
-    Eigen::MatrixXd* j1 = jac ? &a1 : nullptr;
-    Eigen::MatrixXd* j2 = jac ? &a2 : nullptr;
-    Eigen::MatrixXd* j3 = jac ? &a3 : nullptr;
-    Eigen::MatrixXd* j4 = jac ? &a4 : nullptr;
+    Eigen::VectorXd f;
+    Eigen::MatrixXd a;
     for (int i = 0; i < substeps_; ++i) {
       const double t = times_(k) + i * h;
       if (discretization_ == Discretization::kForwardEuler) {
-        Derivative(t, x, u, &k1, j1);
-        x += h * k1;
-        if (jac) big_f = (eye + h * a1) * big_f;
+        Derivative(t, x, u, &f, jac ? &a : nullptr);
+        x += h * f;
+        if (jac) big_f = (Eigen::MatrixXd::Identity(kStateSize, kStateSize) + h * a) * big_f;
+      } else if (jac == nullptr) {
+        const auto rate = [&](double tt, const Eigen::VectorXd& xx) {
+          Derivative(tt, xx, u, &f, nullptr);
+          return f;
+        };
+        x = models::Rk4Step(rate, t, h, x);
       } else {
-        Derivative(t, x, u, &k1, j1);
-        Derivative(t + 0.5 * h, x + 0.5 * h * k1, u, &k2, j2);
-        Derivative(t + 0.5 * h, x + 0.5 * h * k2, u, &k3, j3);
-        Derivative(t + h, x + h * k3, u, &k4, j4);
-        x += h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4);
-        if (jac) {
-          // dk1 = A1, dk2 = A2 (I + h/2 dk1), dk3 = A3 (I + h/2 dk2), dk4 = A4 (I + h dk3).
-          const Eigen::MatrixXd d1 = a1;
-          const Eigen::MatrixXd d2 = a2 * (eye + 0.5 * h * d1);
-          const Eigen::MatrixXd d3 = a3 * (eye + 0.5 * h * d2);
-          const Eigen::MatrixXd d4 = a4 * (eye + h * d3);
-          big_f = (eye + h / 6.0 * (d1 + 2.0 * d2 + 2.0 * d3 + d4)) * big_f;
-        }
+        // Column 0 is the state, columns 1..2n+p the substep's sensitivity S.
+        Eigen::MatrixXd xs(kStateSize, kStateSize + 1);
+        xs.col(0) = x;
+        xs.rightCols(kStateSize).setIdentity();
+        const auto rate = [&](double tt, const Eigen::MatrixXd& state) {
+          Derivative(tt, state.col(0), u, &f, &a);
+          Eigen::MatrixXd rates(kStateSize, kStateSize + 1);
+          rates.col(0) = f;
+          rates.rightCols(kStateSize) = a * state.rightCols(kStateSize);
+          return rates;
+        };
+        xs = models::Rk4Step(rate, t, h, xs);
+        x = xs.col(0);
+        big_f = xs.rightCols(kStateSize) * big_f;
       }
     }
     *x1 = x;

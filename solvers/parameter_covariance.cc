@@ -349,4 +349,36 @@ double ResidualVarianceFactor(const ceres::Problem& problem, double cost,
   return ResidualVarianceFactor(cost, num_weighted_residuals, CountFreeUnknowns(problem));
 }
 
+bool IsValidCovariance(const Eigen::MatrixXd& covariance, std::string* why) {
+  const auto fail = [why](const std::string& reason) {
+    if (why != nullptr) *why = reason;
+    return false;
+  };
+  if (covariance.size() == 0 || covariance.rows() != covariance.cols()) {
+    std::ostringstream os;
+    os << "expected a non-empty square matrix, got " << covariance.rows() << " x "
+       << covariance.cols();
+    return fail(os.str());
+  }
+  if (!covariance.allFinite()) return fail("not finite");
+  const double scale = 1.0 + covariance.cwiseAbs().maxCoeff();
+  const double asymmetry = (covariance - covariance.transpose()).cwiseAbs().maxCoeff();
+  if (asymmetry > 1e-9 * scale) {
+    std::ostringstream os;
+    os << "not symmetric (max |C - Cᵀ| = " << asymmetry << ")";
+    return fail(os.str());
+  }
+  const Eigen::MatrixXd symmetric = 0.5 * (covariance + covariance.transpose());
+  const double smallest =
+      Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(symmetric, Eigen::EigenvaluesOnly)
+          .eigenvalues()
+          .minCoeff();
+  if (smallest < -1e-12 * scale) {
+    std::ostringstream os;
+    os << "not positive semi-definite (smallest eigenvalue " << smallest << ")";
+    return fail(os.str());
+  }
+  return true;
+}
+
 }  // namespace dynid::solvers

@@ -124,6 +124,12 @@ int CountFreeUnknowns(const ceres::Problem& problem);
 double ResidualVarianceFactor(const ceres::Problem& problem, double cost,
                               int num_weighted_residuals);
 
+// True when `covariance` can be a covariance matrix: square, finite, symmetric to
+// 1e-9 (1 + max|c_ij|) and positive semi-definite to round-off (smallest eigenvalue of its
+// symmetric part >= −1e-12 (1 + max|c_ij|)). Otherwise false, with the first failed condition
+// in *why when why is non-null. An empty matrix is not a covariance.
+bool IsValidCovariance(const Eigen::MatrixXd& covariance, std::string* why = nullptr);
+
 }  // namespace dynid::solvers
 
 #endif  // DYNID_SOLVERS_PARAMETER_COVARIANCE_H_

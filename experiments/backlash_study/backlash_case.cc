@@ -22,7 +22,7 @@ Case MakeCase(const std::string& name) {
   c.name = name;
   if (name == "sim1") {
     c.description = "Hovland et al. (2002) Simulation 1 (motor velocity only)";
-    c.parameters = models::SeedSimulation1Parameters();
+    c.parameters = models::HovlandSimulation1Parameters();
     c.sample_period_s = 1e-3;
     c.default_samples = 20000;
     c.prbs = false;
@@ -35,7 +35,7 @@ Case MakeCase(const std::string& name) {
   } else {
     c.description = name == "sim2" ? "Hovland et al. (2002) Simulation 2 (motor and arm velocity)"
                                    : "Simulation 2 axis, linear spring K = 67 Nm/rad";
-    c.parameters = models::SeedSimulation2Parameters();
+    c.parameters = models::HovlandSimulation2Parameters();
     if (name == "linear") {
       c.parameters.shape = models::SpringShape::kLinear;
       c.parameters.backlash_rad = 0.0;

@@ -2,7 +2,7 @@
 // experiment (6 joints × 35 000 samples at 5 kHz by default), one thread.
 //
 // Measures: (1) IDIM-LS conventional end to end (Butterworth + central differences, observation
-// matrix, parallel decimation by 100, sample selection, QR LS) — the target is < 0.5 s;
+// matrix, parallel decimation by 100, sample selection, QR LS), to be compared with a target of 0.5 s;
 // (2) its parts; (3) LS on the undecimated 210 000-row system ("no knowledge"); (4) one IDIM-IV
 // auxiliary-model step (closed-loop simulation + instruments) and the IV solve by the fast
 // normal-products path vs the common pivoted-QR path; (5) the common QR path vs the Ceres path
@@ -49,10 +49,10 @@ int main(int argc, char** argv) {
     return dynid::cli::Fail(2, "--duration_s and --repeats must be positive");
   }
   std::string error;
-  dynid::data::Tx40ExperimentOptions options;
+  dynid::tx40_study::Tx40ExperimentOptions options;
   options.duration_s = FLAGS_duration_s;
-  dynid::data::Tx40Experiment experiment;
-  CHECK(dynid::data::SimulateTx40Experiment(options, &experiment, &error)) << error;
+  dynid::tx40_study::Tx40Experiment experiment;
+  CHECK(dynid::tx40_study::SimulateTx40Experiment(options, &experiment, &error)) << error;
   const dynid::models::SerialRobot robot = dynid::models::MakeTx40();
   solvers::IdimModel model;
   CHECK(solvers::IdimModel::Create(robot, experiment.base, {}, &model, &error)) << error;

@@ -106,12 +106,12 @@ int main(int argc, char** argv) {
          ns, "samples");
 
   // Closed loop: the default experiment's reference and controller, simulation only.
-  dynid::data::Tx40ExperimentOptions experiment_options;
+  dynid::tx40_study::Tx40ExperimentOptions experiment_options;
   experiment_options.duration_s = FLAGS_sim_seconds;
-  dynid::data::Tx40Experiment experiment;
+  dynid::tx40_study::Tx40Experiment experiment;
   std::string error;
   const Timing experiment_timing = TimeIt([&] {
-    if (!dynid::data::SimulateTx40Experiment(experiment_options, &experiment, &error)) {
+    if (!dynid::tx40_study::SimulateTx40Experiment(experiment_options, &experiment, &error)) {
       LOG(FATAL) << error;
     }
   }, std::max(1, FLAGS_repeats / 2));

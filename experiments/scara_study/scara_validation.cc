@@ -15,6 +15,7 @@
 
 #include "dynid/data/csv.h"
 #include "dynid/data/model_closed_loop.h"
+#include "dynid/solvers/parameter_covariance.h"
 #include "experiments/scara_study/scara_ekf_diagnosis.h"
 #include "experiments/scara_study/scara_published.h"
 
@@ -191,13 +192,11 @@ bool FiltersCarryCovariance(const std::vector<Estimate>& estimates) {
     const bool is_filter = e.method.rfind("EKF", 0) == 0 || e.method.rfind("UKF", 0) == 0 ||
                            e.method.rfind("CD_EKF", 0) == 0 || e.method == "WR_smoother";
     if (!is_filter) continue;
-    const Eigen::SelfAdjointEigenSolver<Eigen::Matrix4d> eig(e.cov);
-    const bool ok = e.has_cov && e.cov.allFinite() &&
-                    (e.cov - e.cov.transpose()).cwiseAbs().maxCoeff() <=
-                        1e-9 * (1.0 + e.cov.cwiseAbs().maxCoeff()) &&
-                    eig.eigenvalues().minCoeff() >= -1e-12 * (1.0 + e.cov.cwiseAbs().maxCoeff());
+    std::string why = "none computed";
+    const bool ok = e.has_cov && solvers::IsValidCovariance(e.cov, &why);
     if (!ok) {
-      std::cerr << "scara_study: warning: " << e.method << " has no valid parameter covariance\n";
+      std::cerr << "scara_study: warning: " << e.method << " has no valid parameter covariance ("
+                << why << ")\n";
       filters_carry_covariance = false;
     }
   }

@@ -170,14 +170,14 @@ int main(int argc, char** argv) {
     return Fail(2, "--guard_s must be >= 0");
   }
   if (FLAGS_margin < 0) return Fail(2, "--margin must be >= 0");
-  data::Tx40ExperimentOptions options;
+  tx40_study::Tx40ExperimentOptions options;
   options.duration_s = FLAGS_duration_s;
   options.torque_noise_std_nm = FLAGS_noise;
   options.quantise_encoders = FLAGS_quantise;
   options.coulomb_scale = FLAGS_coulomb_scale;
   options.seed = static_cast<std::uint32_t>(FLAGS_seed);
-  data::Tx40Experiment experiment;
-  if (!data::SimulateTx40Experiment(options, &experiment, &error)) return Fail(1, error);
+  tx40_study::Tx40Experiment experiment;
+  if (!tx40_study::SimulateTx40Experiment(options, &experiment, &error)) return Fail(1, error);
   const models::SerialRobot robot = models::MakeTx40();
   std::vector<std::string> names = models::Tx40EssentialNames();
   for (const std::string& name : experiment.base.names) {

@@ -14,7 +14,7 @@
 #include "dynid/models/tx40.h"
 #include "dynid/solvers/linear_least_squares.h"
 
-namespace dynid::data {
+namespace dynid::tx40_study {
 
 bool Tx40ExperimentOptions::IsValid(std::string* why) const {
   if (!(duration_s > 0.0) || !(control_rate_hz > 0.0) || !(pid_bandwidth_hz > 0.0)) {
@@ -120,4 +120,4 @@ bool SimulateTx40Experiment(const Tx40ExperimentOptions& options, Tx40Experiment
   return true;
 }
 
-}  // namespace dynid::data
+}  // namespace dynid::tx40_study

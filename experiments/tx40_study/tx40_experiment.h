@@ -17,7 +17,7 @@
 #include "dynid/models/base_parameters.h"
 #include "dynid/models/serial_robot.h"
 
-namespace dynid::data {
+namespace dynid::tx40_study {
 
 struct Tx40ExperimentOptions {
   double duration_s = 7.0;
@@ -55,6 +55,6 @@ struct Tx40Experiment {
 bool SimulateTx40Experiment(const Tx40ExperimentOptions& options, Tx40Experiment* out,
                             std::string* error);
 
-}  // namespace dynid::data
+}  // namespace dynid::tx40_study
 
 #endif  // DYNID_DATA_TX40_EXPERIMENT_H_

@@ -137,17 +137,17 @@ std::unique_ptr<solvers::WeightGridCase> MakeRtCase(bool flexible, int num_nodes
 
 // The xy-table (van de Molengraft (1990) ch. 5), flexible model with acceleration measurements, on
 // data of a simulated table with exactly the model's structure (no belt mode, no spindle damping;
-// problems::MakeXyTableCase with data::XyTableModelStructureSystem at the model's nominal theta),
+// xy_table_study::MakeXyTableCase with xy_table_study::XyTableModelStructureSystem at the model's nominal theta),
 // on the thesis's identification interval [3.33, 4.99] s at 2 ms (default 831 nodes; --nodes
 // changes the sampling period over the same interval). Noise added by the grid evaluation: sigma =
 // [1e-4 m, 1e-4 m, 0.05 m/s², 0.05 m/s², encoder step/sqrt(12) rad (2000 lines/rev) × 2,
-// 0.02 A, 0.02 A]. Base weights: the thesis's rule (problems::XyTableWeights, stage 2); start
-// trajectory by problems::InitializeXyTableVariables.
+// 0.02 A, 0.02 A]. Base weights: the thesis's rule (xy_table_study::XyTableWeights, stage 2); start
+// trajectory by xy_table_study::InitializeXyTableVariables.
 std::unique_ptr<solvers::WeightGridCase> MakeXyTableFlexibleCase(int num_nodes) {
-  problems::XyTableCaseOptions options;
+  xy_table_study::XyTableCaseOptions options;
   const models::XyTableFlexible nominal(options.system.table);
   options.system =
-      data::XyTableModelStructureSystem(options.system.table, nominal.NominalParameters());
+      xy_table_study::XyTableModelStructureSystem(options.system.table, nominal.NominalParameters());
   options.experiment.duration_s = 5.0;
   if (num_nodes > 0) {
     options.experiment.sample_period_s =
@@ -158,8 +158,8 @@ std::unique_ptr<solvers::WeightGridCase> MakeXyTableFlexibleCase(int num_nodes) 
   options.experiment.current_noise_a = 0.0;
   const double encoder_step = options.experiment.encoder_resolution_rad;
   options.experiment.encoder_resolution_rad = 0.0;
-  const problems::XyTableCase xy = problems::MakeXyTableCase(options);
-  const problems::XyStage stage = problems::XyStage::kFlexibleWithAccelerations;
+  const xy_table_study::XyTableCase xy = xy_table_study::MakeXyTableCase(options);
+  const xy_table_study::XyStage stage = xy_table_study::XyStage::kFlexibleWithAccelerations;
 
   GridCaseSetup<models::XyTableFlexible> setup;
   setup.name = "xy_flexible";
@@ -187,7 +187,7 @@ std::unique_ptr<solvers::WeightGridCase> MakeXyTableFlexibleCase(int num_nodes) 
   setup.initialize = [parameters, stage](const problems::WeightedResidualData& data,
                                          const Eigen::VectorXd& theta_start,
                                          problems::WeightedResidualVariables* variables) {
-    problems::InitializeXyTableVariables(stage, data, parameters, theta_start, variables);
+    xy_table_study::InitializeXyTableVariables(stage, data, parameters, theta_start, variables);
   };
   return std::make_unique<ModelGridCase<models::XyTableFlexible>>(std::move(setup));
 }

@@ -5,7 +5,7 @@
 
 #include <glog/logging.h>
 
-namespace dynid::problems {
+namespace dynid::xy_table_study {
 
 const char* XyStageName(XyStage stage) {
   switch (stage) {
@@ -186,7 +186,7 @@ XyTableCase MakeXyTableCase(const XyTableCaseOptions& options) {
   c.parameters = options.system.table;
   c.rigid = models::XyTableRigid(c.parameters);
   c.flexible = models::XyTableFlexible(c.parameters);
-  c.record = data::SimulateXyTable(options.system, options.experiment);
+  c.record = xy_table_study::SimulateXyTable(options.system, options.experiment);
   int count = 0;
   SelectInterval(c.record.time, options.interval_start_s, options.interval_end_s, &c.first_sample,
                  &count);
@@ -204,5 +204,5 @@ XyTableCase MakeXyTableCase(const XyTableCaseOptions& options) {
   return c;
 }
 
-}  // namespace dynid::problems
+}  // namespace dynid::xy_table_study
 

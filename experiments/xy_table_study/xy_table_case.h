@@ -29,7 +29,7 @@
 #include "dynid/models/xy_table.h"
 #include "dynid/problems/weighted_residual_problem.h"
 
-namespace dynid::problems {
+namespace dynid::xy_table_study {
 
 enum class XyStage { kRigid = 0, kFlexible = 1, kFlexibleWithAccelerations = 2 };
 const char* XyStageName(XyStage stage);
@@ -68,8 +68,8 @@ void InitializeXyTableVariables(XyStage stage, const WeightedResidualData& data,
                                 WeightedResidualVariables* variables);
 
 struct XyTableCaseOptions {
-  data::XyTableTrueSystem system;            // the simulated "true" xy-table
-  data::XyTableExperimentOptions experiment; // path, sampling, noise
+  xy_table_study::XyTableTrueSystem system;            // the simulated "true" xy-table
+  xy_table_study::XyTableExperimentOptions experiment; // path, sampling, noise
   double interval_start_s = 3.33;            // identification interval
   double interval_end_s = 4.99;
   XyTableWeightOptions weights;
@@ -79,7 +79,7 @@ struct XyTableCase {
   models::XyTableParameters parameters;  // model constants (and smoothing)
   models::XyTableRigid rigid;
   models::XyTableFlexible flexible;
-  data::XyTableRecord record;            // whole simulated record, with the truth
+  xy_table_study::XyTableRecord record;            // whole simulated record, with the truth
   int first_sample = 0;                  // record row of data.time(0)
   WeightedResidualData data;             // the identification interval
   std::array<WeightedResidualWeights, 3> weights;  // by XyStage
@@ -92,6 +92,6 @@ XyTableCase MakeXyTableCase(const XyTableCaseOptions& options);
 // Rows of `time` inside [start, end] (inclusive, 1e-9 slack): first index and count.
 void SelectInterval(const Eigen::VectorXd& time, double start, double end, int* first, int* count);
 
-}  // namespace dynid::problems
+}  // namespace dynid::xy_table_study
 
 #endif  // DYNID_PROBLEMS_XY_TABLE_CASE_H_

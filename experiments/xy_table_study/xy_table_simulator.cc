@@ -11,7 +11,7 @@
 
 #include "dynid/models/integrator.h"
 
-namespace dynid::data {
+namespace dynid::xy_table_study {
 
 bool XyTableTrueSystem::IsValid(std::string* why) const {
   if (!table.IsValid(why)) return false;
@@ -264,4 +264,4 @@ Eigen::VectorXd XyTableClampedFrequencies(const XyTableTrueSystem& system,
   return hz;
 }
 
-}  // namespace dynid::data
+}  // namespace dynid::xy_table_study

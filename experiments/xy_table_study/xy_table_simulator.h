@@ -1,4 +1,4 @@
-// data::SimulateXyTable — a simulated "true" xy-table (van de Molengraft (1990) ch. 5) for the
+// xy_table_study::SimulateXyTable — a simulated "true" xy-table (van de Molengraft (1990) ch. 5) for the
 // identification study: what the identification models of models/xy_table.h lack is present
 // here, so the study can show how an identified effective model absorbs it.
 //
@@ -29,7 +29,7 @@
 
 #include "dynid/models/xy_table.h"
 
-namespace dynid::data {
+namespace dynid::xy_table_study {
 
 struct XyTableTrueSystem {
   // Geometry, torque constants and the true J1, J2, w1, w2 (inertia*_kg_m2, friction*_nm); its
@@ -104,6 +104,6 @@ XyTableRecord SimulateXyTable(const XyTableTrueSystem& system,
 Eigen::VectorXd XyTableClampedFrequencies(const XyTableTrueSystem& system,
                                           const Eigen::VectorXd& q);
 
-}  // namespace dynid::data
+}  // namespace dynid::xy_table_study
 
 #endif  // DYNID_DATA_XY_TABLE_SIMULATOR_H_

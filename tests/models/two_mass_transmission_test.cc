@@ -36,7 +36,7 @@ TEST(TwoMassTransmissionTest, SpringShapes) {
 }
 
 TEST(TwoMassTransmissionTest, AnalyticJacobiansMatchAutomaticDifferentiation) {
-  for (const auto& parameters : {SeedSimulation1Parameters(), SeedSimulation2Parameters()}) {
+  for (const auto& parameters : {HovlandSimulation1Parameters(), HovlandSimulation2Parameters()}) {
     const TwoMassTransmission model(parameters);
     using Jet = ceres::Jet<double, 5>;
     for (double x3 : {-0.3, -0.004, 0.0, 0.02, 1.5}) {
@@ -57,7 +57,7 @@ TEST(TwoMassTransmissionTest, AnalyticJacobiansMatchAutomaticDifferentiation) {
 }
 
 TEST(TwoMassTransmissionTest, EquationsOfMotionAgreeWithStateDerivative) {
-  TwoMassTransmissionParameters parameters = SeedSimulation1Parameters();
+  TwoMassTransmissionParameters parameters = HovlandSimulation1Parameters();
   parameters.coulomb_friction_nm = 0.1;  // exercise every term
   const TwoMassTransmission model(parameters);
   const auto theta = model.NominalParameters();
@@ -77,7 +77,7 @@ TEST(TwoMassTransmissionTest, EquationsOfMotionAgreeWithStateDerivative) {
 TEST(TwoMassTransmissionTest, SimulationMatchesGenericSimulator) {
   // With a constant input both integrate the same ODE with the same RK4 steps; the smooth dead
   // zone keeps the right-hand side smooth.
-  TwoMassTransmissionParameters parameters = SeedSimulation2Parameters();
+  TwoMassTransmissionParameters parameters = HovlandSimulation2Parameters();
   parameters.shape = SpringShape::kSmoothDeadZone;
   const TwoMassTransmission model(parameters);
   const int n = 1000;
@@ -96,7 +96,7 @@ TEST(TwoMassTransmissionTest, SimulationMatchesGenericSimulator) {
 }
 
 TEST(TwoMassTransmissionTest, NoiseHasTheRequestedVarianceAndIsReproducible) {
-  const TwoMassTransmission model(SeedSimulation2Parameters());
+  const TwoMassTransmission model(HovlandSimulation2Parameters());
   TransmissionRecord record;
   record.states = Eigen::MatrixXd::Zero(20000, 4);
   const Eigen::MatrixXd y = AddVelocityNoise(record, true, 2.0, 7);

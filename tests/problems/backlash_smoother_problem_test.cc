@@ -27,7 +27,7 @@ TEST(BacklashSmootherProblemTest, AutomaticDerivativesPassTheGradientChecker) {
   options.measurement_variance = 1.0;
   options.rk4_steps_per_sample = 2;
   for (const auto& parameters :
-       {models::SeedSimulation1Parameters(), models::SeedSimulation2Parameters()}) {
+       {models::HovlandSimulation1Parameters(), models::HovlandSimulation2Parameters()}) {
     const models::TwoMassTransmission model(parameters);
     for (int l : {1, 2}) {
       const Eigen::VectorXd y = Eigen::VectorXd::Constant(l, 0.3);
@@ -142,7 +142,7 @@ TEST(BacklashSmootherProblemTest, ShapeCostsPassTheGradientChecker) {
 
 TEST(BacklashSmootherProblemTest, StructureAndResidualsAtTheTruth) {
   // Smooth corners, so that one RK4 step per sample is accurate at the truth.
-  models::TwoMassTransmissionParameters parameters = models::SeedSimulation1Parameters();
+  models::TwoMassTransmissionParameters parameters = models::HovlandSimulation1Parameters();
   parameters.shape = models::SpringShape::kSmoothDeadZone;
   parameters.smoothing_rad = 0.01;
   const models::TwoMassTransmission model(parameters);

@@ -50,8 +50,9 @@ problems::BacklashSmootherProblemOptions Sim2ProblemOptions(bool seed_q_xx) {
 }
 
 TEST(BacklashSmootherTest, BeatsTheFilterAndRecoversTheDeadZone) {
-  const Record r = Simulation2(models::SeedSimulation2Parameters(), 5000, 1.0);
-  // Seed 002's Simulation 2 covariances (Q_xx(3,3) = 1000 keeps the filter's P_xx definite).
+  const Record r = Simulation2(models::HovlandSimulation2Parameters(), 5000, 1.0);
+  // Hovland et al. (2002) Simulation 2's covariances (Q_xx(3,3) = 1000 keeps the filter's P_xx
+  // definite).
   const Eigen::Vector4d q(0.0, 0.0, 1000.0, 0.0);
   SaekfOptions filter_options;
   filter_options.state_noise_intensity = q;
@@ -99,7 +100,7 @@ TEST(BacklashSmootherTest, BeatsTheFilterAndRecoversTheDeadZone) {
 // trust region) reaches the one-phase solution: same cost to the tolerance, same tau_K far inside
 // its error, and the progress callback counts on across the phases.
 TEST(BacklashSmootherTest, TwoPhaseSolveReachesTheOnePhaseSolution) {
-  const Record r = Simulation2(models::SeedSimulation2Parameters(), 5000, 1.0);
+  const Record r = Simulation2(models::HovlandSimulation2Parameters(), 5000, 1.0);
   problems::BacklashSmootherData data{1e-4, r.truth.input, r.measurements};
   const problems::BacklashSmootherProblemOptions problem_options = Sim2ProblemOptions(false);
   BacklashSmootherOptions one_phase;
@@ -134,7 +135,7 @@ TEST(BacklashSmootherTest, TwoPhaseSolveReachesTheOnePhaseSolution) {
 // corners and the fitted b, K come out low; tying tau_K to the fitted curve and re-solving
 // removes that bias.
 TEST(BacklashSmootherTest, ShapeRefinementRemovesTheCornerBias) {
-  const Record r = Simulation2(models::SeedSimulation2Parameters(), 5000, 1.0);
+  const Record r = Simulation2(models::HovlandSimulation2Parameters(), 5000, 1.0);
   problems::BacklashSmootherData data{1e-4, r.truth.input, r.measurements};
   const problems::BacklashSmootherProblemOptions problem_options = Sim2ProblemOptions(true);
   BacklashSmootherResult free;
@@ -170,7 +171,7 @@ TEST(BacklashSmootherTest, ShapeRefinementRemovesTheCornerBias) {
 
 // The Schur-complement covariance of [c, b, K] equals ceres::Covariance's on a short record.
 TEST(BacklashSmootherTest, ShapeCovarianceEqualsCeresCovariance) {
-  const Record r = Simulation2(models::SeedSimulation2Parameters(), 600, 1.0);
+  const Record r = Simulation2(models::HovlandSimulation2Parameters(), 600, 1.0);
   problems::BacklashSmootherData data{1e-4, r.truth.input, r.measurements};
   const problems::BacklashSmootherProblemOptions problem_options = Sim2ProblemOptions(false);
   problems::BacklashShapeOptions shape_options;
@@ -211,15 +212,14 @@ TEST(BacklashSmootherTest, ShapeCovarianceEqualsCeresCovariance) {
   }
 }
 
-// Seed 002 Simulation 1 shortened to 6 s (motor velocity only, Q_xx = 0, Q_pp = 1, R = 2.5e-4,
-// ts = 1 ms, swept-sine torque as backlash_study): the free smoother, a dead-zone fit with a
-// drifting centre, and the shape refinement meet the 20 % acceptance by a wide margin;
-// tying tau_K,k (held over [t_k, t_{k+1}]) to the curve over that interval (midpoint or mean)
+// Hovland et al. (2002) Simulation 1 shortened to 6 s (motor velocity only, Q_xx = 0, Q_pp = 1,
+// R = 2.5e-4, ts = 1 ms, swept-sine torque as backlash_study): the free smoother, a dead-zone fit
+// with a drifting centre, and the shape refinement recover b and K well within 20 %; tying tau_K,k (held over [t_k, t_{k+1}]) to the curve over that interval (midpoint or mean)
 // instead of at Δ_k is what removes the half-sample bias of b at ts = 1 ms.
 TEST(BacklashSmootherTest, Simulation1ShapeRefinementRecoversTheDeadZone) {
   const int samples = 6000;
   const double ts = 1e-3;
-  const models::TwoMassTransmission model(models::SeedSimulation1Parameters());
+  const models::TwoMassTransmission model(models::HovlandSimulation1Parameters());
   data::SweptSineOptions sine;
   sine.amplitude = 2.0;
   const models::TransmissionRecord truth =
@@ -284,7 +284,7 @@ TEST(BacklashSmootherTest, Simulation1ShapeRefinementRecoversTheDeadZone) {
 // §7's real axis), the paper's Simulation 2 covariances: the free smoother's fit reports no
 // backlash, and the shape refinement with b free leaves b at (or statistically at) 0 and finds K.
 TEST(BacklashSmootherTest, LinearSpringIsReportedBacklashFree) {
-  models::TwoMassTransmissionParameters parameters = models::SeedSimulation2Parameters();
+  models::TwoMassTransmissionParameters parameters = models::HovlandSimulation2Parameters();
   parameters.shape = models::SpringShape::kLinear;
   parameters.backlash_rad = 0.0;
   parameters.stiffness_nm_per_rad = 67.0;
@@ -326,7 +326,7 @@ TEST(BacklashSmootherTest, LinearSpringIsReportedBacklashFree) {
 // on backlash_study's linear case they stopped 34 % above this cost), elsewhere b > 0 with
 // the cost below that of b held at 0 (the solve, started at b = 0, must not stick to the bound).
 TEST(BacklashSmootherTest, BacklashBoundIsAnActiveSet) {
-  models::TwoMassTransmissionParameters parameters = models::SeedSimulation2Parameters();
+  models::TwoMassTransmissionParameters parameters = models::HovlandSimulation2Parameters();
   parameters.shape = models::SpringShape::kLinear;
   parameters.backlash_rad = 0.0;
   parameters.stiffness_nm_per_rad = 67.0;
@@ -374,7 +374,7 @@ TEST(BacklashSmootherTest, LastSampleAgreesWithTheKalmanFilterOnALinearSystem) {
   // Cc = 0 and tau_K a random walk: the augmented system is linear, the SAEKF is the exact
   // Kalman filter, and the smoothed estimate at the last sample is the filtered one (up to the
   // O(ts) difference between the continuous Riccati propagation and the ts·Q discretisation).
-  models::TwoMassTransmissionParameters parameters = models::SeedSimulation2Parameters();
+  models::TwoMassTransmissionParameters parameters = models::HovlandSimulation2Parameters();
   parameters.coulomb_friction_nm = 0.0;
   const Record r = Simulation2(parameters, 1500, 0.25);
   const Eigen::Vector4d q(1e-3, 1e-3, 1000.0, 1000.0);

@@ -132,7 +132,7 @@ struct SimulatedCase {
 };
 
 SimulatedCase SimulateSeedCase2(int samples) {
-  SimulatedCase c{models::TwoMassTransmission(models::SeedSimulation2Parameters()), {}, {}};
+  SimulatedCase c{models::TwoMassTransmission(models::HovlandSimulation2Parameters()), {}, {}};
   data::PrbsOptions prbs;
   prbs.amplitude = 3.0;
   prbs.clock_period_s = 10e-3;
@@ -173,7 +173,7 @@ TEST(SaekfTest, TracksTheTransmissionTorqueOfSimulation2) {
 
 TEST(SaekfTest, TauVarianceGrowsByQppBetweenSamplesWithoutInformation) {
   // Table 1: P_pp' = Q_pp. With a huge R the updates do nothing, so P_pp(t_k) = P_pp(0) + k h Qpp.
-  const models::TwoMassTransmission model(models::SeedSimulation2Parameters());
+  const models::TwoMassTransmission model(models::HovlandSimulation2Parameters());
   SaekfOptions options;
   options.tau_noise_intensity = 50.0;
   options.measurement_variance = 1e30;

@@ -160,5 +160,32 @@ TEST(ResidualVarianceFactorTest, AveragesToOneOverWeightedRowsOnSimulatedNoise) 
   EXPECT_NEAR(sum_all_rows / kSeeds, 397.0 / 597.0, 0.05);
 }
 
+// A covariance is square, finite, symmetric and positive semi-definite; each failure is named.
+TEST(IsValidCovarianceTest, AcceptsCovariancesAndNamesEachFailure) {
+  Eigen::MatrixXd a(3, 2);
+  a << 1.0, 2.0, 0.5, -1.0, 3.0, 0.25;
+  EXPECT_TRUE(IsValidCovariance(a * a.transpose()));  // rank 2: semi-definite is enough
+  EXPECT_TRUE(IsValidCovariance(Eigen::MatrixXd::Identity(4, 4)));
+
+  std::string why;
+  EXPECT_FALSE(IsValidCovariance(Eigen::MatrixXd(), &why));
+  EXPECT_NE(why.find("square"), std::string::npos) << why;
+  EXPECT_FALSE(IsValidCovariance(a, &why));
+  EXPECT_NE(why.find("3 x 2"), std::string::npos) << why;
+
+  Eigen::Matrix2d c = Eigen::Matrix2d::Identity();
+  c(0, 1) = std::nan("");
+  EXPECT_FALSE(IsValidCovariance(c, &why));
+  EXPECT_EQ(why, "not finite");
+
+  c << 1.0, 0.5, 0.4, 1.0;
+  EXPECT_FALSE(IsValidCovariance(c, &why));
+  EXPECT_NE(why.find("not symmetric"), std::string::npos) << why;
+
+  c << 1.0, 2.0, 2.0, 1.0;  // eigenvalues 3 and -1
+  EXPECT_FALSE(IsValidCovariance(c, &why));
+  EXPECT_NE(why.find("smallest eigenvalue -1"), std::string::npos) << why;
+}
+
 }  // namespace
 }  // namespace dynid::solvers

@@ -27,7 +27,7 @@ using experiments::PriorKnowledgeName;
 
 // One shortened experiment shared by all tests (5 s at 5 kHz; seed 2018).
 struct Fixture {
-  data::Tx40Experiment experiment;
+  tx40_study::Tx40Experiment experiment;
   IdimModel model;  // all 55 base parameters, the 28 essential ones first
   Eigen::MatrixXd q_measured, tau_measured;
   Eigen::VectorXd theta_true, theta0;
@@ -39,10 +39,10 @@ struct Fixture {
 const Fixture& GetFixture() {
   static const Fixture* fixture = [] {
     auto* f = new Fixture;
-    data::Tx40ExperimentOptions options;
+    tx40_study::Tx40ExperimentOptions options;
     options.duration_s = 5.0;
     std::string error;
-    CHECK(data::SimulateTx40Experiment(options, &f->experiment, &error)) << error;
+    CHECK(tx40_study::SimulateTx40Experiment(options, &f->experiment, &error)) << error;
     const models::SerialRobot robot = models::MakeTx40();
     std::vector<std::string> names = models::Tx40EssentialNames();
     for (const std::string& name : f->experiment.base.names) {
@@ -116,7 +116,7 @@ std::string Join(const std::vector<std::string>& names) {
   return text;
 }
 
-TEST(IdimTest, KnowledgeLevelsFollowSeed000) {
+TEST(IdimTest, KnowledgeLevelsFollowBrunot2018) {
   const IdimPreprocessingOptions good =
       KnowledgePreprocessing(PriorKnowledge::kGood, IdimDifferentiator::kConventional, 5000.0);
   EXPECT_DOUBLE_EQ(good.position_cutoff_hz, 50.0);

@@ -32,7 +32,7 @@ XyTableCaseOptions ModelStructureOptions(double start, double end) {
   Eigen::Matrix<double, 5, 1> truth;
   truth << table.inertia1_kg_m2, table.inertia2_kg_m2, table.friction1_nm, table.friction2_nm,
       table.spindle_stiffness_nm_per_rad;
-  options.system = data::XyTableModelStructureSystem(table, truth);
+  options.system = xy_table_study::XyTableModelStructureSystem(table, truth);
   options.experiment.duration_s = end + 0.01;
   // 1 ms sampling: the transcription's O(h) kinematic error then stays well inside the 2 %
   // (measured worst case 1.1 % on J2; 1.9 % at 2 ms).

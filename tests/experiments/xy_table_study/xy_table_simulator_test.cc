@@ -24,12 +24,12 @@ TEST(XyTableSimulatorTest, ModelStructureSystemSatisfiesTheFlexibleModel) {
   const XyTableParameters p = TestParameters();
   const XyTableFlexible model(p);
   const Eigen::Matrix<double, 5, 1> theta = model.NominalParameters();
-  const data::XyTableTrueSystem system = data::XyTableModelStructureSystem(p, theta);
-  data::XyTableExperimentOptions options;
+  const xy_table_study::XyTableTrueSystem system = xy_table_study::XyTableModelStructureSystem(p, theta);
+  xy_table_study::XyTableExperimentOptions options;
   options.duration_s = 1.0;
   options.position_noise_m = options.acceleration_noise_m_per_s2 = options.current_noise_a = 0.0;
   options.encoder_resolution_rad = 0.0;
-  const data::XyTableRecord record = data::SimulateXyTable(system, options);
+  const xy_table_study::XyTableRecord record = xy_table_study::SimulateXyTable(system, options);
   ASSERT_EQ(record.positions.cols(), 3);
   double worst_equation = 0.0, worst_measurement = 0.0;
   for (int k = 0; k < record.time.size(); k += 7) {
@@ -56,10 +56,10 @@ TEST(XyTableSimulatorTest, ModelStructureSystemSatisfiesTheFlexibleModel) {
 }
 
 TEST(XyTableSimulatorTest, ClampedModesAreSpindleAndBeltModes) {
-  data::XyTableTrueSystem system;
+  xy_table_study::XyTableTrueSystem system;
   Eigen::VectorXd q(5);
   q << 50.0, 60.0, 50.0, 0.0, 0.0;
-  const Eigen::VectorXd hz = data::XyTableClampedFrequencies(system, q);
+  const Eigen::VectorXd hz = xy_table_study::XyTableClampedFrequencies(system, q);
   ASSERT_EQ(hz.size(), 3);
   EXPECT_GT(hz(0), 2.0);
   EXPECT_LT(hz(0), 6.0);   // spindle mode, ~4 Hz
