@@ -91,8 +91,8 @@ double IrwLogLikelihoodBanded(const Eigen::VectorXd& y, IrwModel model, double n
 // gamma tr H >= N.
 double IrwGcvScore(const Eigen::VectorXd& y, IrwModel model, double nvr, double gamma = 1.0);
 
-// Brunot et al. (2018) eqs. 27–28: NVR ~ (std(Δ^d eps_tr) / Δq)^2 with eps_tr = q_ref − q_meas the tracking
-// error, d = 1 (IRWSM1) or 2 (IRWSM2) and Δq the encoder resolution.
+// Brunot et al. (2018) eqs. 27–28: NVR ~ (std(Δ^d eps_tr) / Δq)^2 with eps_tr = q_ref − q_meas the
+// tracking error, d = 1 (IRWSM1) or 2 (IRWSM2) and Δq the encoder resolution.
 double NvrFromTrackingError(const Eigen::VectorXd& tracking_error, double encoder_resolution,
                             IrwModel model);
 

@@ -2,11 +2,11 @@
 // experiment (6 joints × 35 000 samples at 5 kHz by default), one thread.
 //
 // Measures: (1) IDIM-LS conventional end to end (Butterworth + central differences, observation
-// matrix, parallel decimation by 100, sample selection, QR LS), to be compared with a target of 0.5 s;
-// (2) its parts; (3) LS on the undecimated 210 000-row system ("no knowledge"); (4) one IDIM-IV
-// auxiliary-model step (closed-loop simulation + instruments) and the IV solve by the fast
-// normal-products path vs the common pivoted-QR path; (5) the common QR path vs the Ceres path
-// (design rule) on the decimated system, with the largest relative difference of θ.
+// matrix, parallel decimation by 100, sample selection, QR LS; target 0.5 s); (2) its parts;
+// (3) LS on the undecimated 210 000-row system ("no knowledge"); (4) one IDIM-IV auxiliary-model
+// step (closed-loop simulation + instruments) and the IV solve by the fast normal-products path
+// vs the common pivoted-QR path; (5) the common QR path vs the Ceres path (design rule) on the
+// decimated system, with the largest relative difference of θ.
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 

@@ -110,11 +110,13 @@ int main(int argc, char** argv) {
   experiment_options.duration_s = FLAGS_sim_seconds;
   dynid::tx40_study::Tx40Experiment experiment;
   std::string error;
-  const Timing experiment_timing = TimeIt([&] {
-    if (!dynid::tx40_study::SimulateTx40Experiment(experiment_options, &experiment, &error)) {
-      LOG(FATAL) << error;
-    }
-  }, std::max(1, FLAGS_repeats / 2));
+  const Timing experiment_timing = TimeIt(
+      [&] {
+        if (!dynid::tx40_study::SimulateTx40Experiment(experiment_options, &experiment, &error)) {
+          LOG(FATAL) << error;
+        }
+      },
+      std::max(1, FLAGS_repeats / 2));
   const int steps = static_cast<int>(experiment.simulation.time.size());
   Report("TX40 experiment (simulation + cond, 5 kHz)", experiment_timing, steps, "steps");
   std::printf("  %.1f s simulated, %d control steps, max tracking error %.3g rad, "

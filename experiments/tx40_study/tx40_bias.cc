@@ -69,6 +69,7 @@ using dynid::cli::Fail;
 namespace data = dynid::data;
 namespace models = dynid::models;
 namespace solvers = dynid::solvers;
+namespace tx40_study = dynid::tx40_study;
 
 // True for idim_{ls,wls,iv}_{conventional,irwsm1,irwsm2}, the methods of tx40_study.
 bool IsMethod(const std::string& key) {

@@ -16,6 +16,11 @@
 
 namespace dynid::tx40_study {
 
+using data::RobotSimulation;
+using data::RobotSimulatorOptions;
+using data::TrapezoidalTrajectory;
+using data::TunePidGains;
+
 bool Tx40ExperimentOptions::IsValid(std::string* why) const {
   if (!(duration_s > 0.0) || !(control_rate_hz > 0.0) || !(pid_bandwidth_hz > 0.0)) {
     *why = "duration_s, control_rate_hz and pid_bandwidth_hz must be > 0";

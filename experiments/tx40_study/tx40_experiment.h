@@ -39,11 +39,11 @@ struct Tx40ExperimentOptions {
 };
 
 struct Tx40Experiment {
-  RobotSimulation simulation;
+  data::RobotSimulation simulation;
   // The simulator options actually used (PID gains, control rate, sensors, transmission): with a
   // replay of simulation.q_reference they re-run the same closed loop on another parameter set
   // (IDIM-IV instruments, Brunot et al. (2018) §2.2).
-  RobotSimulatorOptions simulator_options;
+  data::RobotSimulatorOptions simulator_options;
   models::BaseParameterSet base;       // closed-form base parameters of the TX40
   Eigen::VectorXd theta_standard;      // the simulated (CAD) standard parameters
   Eigen::VectorXd theta_base;          // K theta_standard

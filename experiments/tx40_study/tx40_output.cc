@@ -275,7 +275,7 @@ bool WriteOutputs(const Settings& settings, const solvers::IdimModel& model, con
   const int threads = settings.threads;
   const std::vector<dynid::experiments::PriorKnowledge>& levels = settings.levels;
   const Eigen::VectorXd& theta_true = record.theta_true;
-  const tx40_study::Tx40Experiment& experiment = record.experiment;
+  const Tx40Experiment& experiment = record.experiment;
   const std::vector<solvers::IdimSystem>& systems = runs.systems;
   const std::vector<Job>& jobs = runs.jobs;
   nlohmann::json& summary = *summary_out;

@@ -76,11 +76,11 @@ int LoadRecord(const Settings& settings, const models::SerialRobot& robot,
   fs = settings.sample_rate_hz;
   std::unique_ptr<data::JointTrajectory>& reference = record->reference;
   data::RobotSimulatorOptions& controller = record->controller;
-  tx40_study::Tx40Experiment& experiment = record->experiment;
+  Tx40Experiment& experiment = record->experiment;
   Eigen::VectorXd& theta_true = record->theta_true;  // empty for real data
   std::string& data_description = record->data_description;
   if (!real) {
-    tx40_study::Tx40ExperimentOptions options;
+    Tx40ExperimentOptions options;
     options.duration_s = settings.duration_s;
     options.seed = static_cast<std::uint32_t>(settings.seed);
     options.torque_noise_std_nm = settings.torque_noise_std;
@@ -88,7 +88,7 @@ int LoadRecord(const Settings& settings, const models::SerialRobot& robot,
     std::printf("tx40_study: simulating the TX40 experiment (%.1f s at %.0f Hz, seed %d)...\n",
                 options.duration_s, fs, settings.seed);
     std::fflush(stdout);
-    if (!tx40_study::SimulateTx40Experiment(options, &experiment, error)) return 1;
+    if (!SimulateTx40Experiment(options, &experiment, error)) return 1;
     const data::RobotSimulation& sim = experiment.simulation;
     // The recorded channels go through the real-data interface: motor side → joint side.
     models::Tx40MotorToJoint(sim.q_motor, sim.tau_motor, &q_measured, &tau_measured);

@@ -32,7 +32,7 @@ struct Record {
   double fs = 0.0;                                   // sampling rate (Hz)
   std::unique_ptr<data::JointTrajectory> reference;  // none for real data without a reference
   data::RobotSimulatorOptions controller;
-  tx40_study::Tx40Experiment experiment;  // simulated data only
+  Tx40Experiment experiment;        // simulated data only
   Eigen::VectorXd theta_true;       // empty for real data
   std::string data_description;
 };

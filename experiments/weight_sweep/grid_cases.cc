@@ -137,17 +137,17 @@ std::unique_ptr<solvers::WeightGridCase> MakeRtCase(bool flexible, int num_nodes
 
 // The xy-table (van de Molengraft (1990) ch. 5), flexible model with acceleration measurements, on
 // data of a simulated table with exactly the model's structure (no belt mode, no spindle damping;
-// xy_table_study::MakeXyTableCase with xy_table_study::XyTableModelStructureSystem at the model's nominal theta),
-// on the thesis's identification interval [3.33, 4.99] s at 2 ms (default 831 nodes; --nodes
-// changes the sampling period over the same interval). Noise added by the grid evaluation: sigma =
-// [1e-4 m, 1e-4 m, 0.05 m/s², 0.05 m/s², encoder step/sqrt(12) rad (2000 lines/rev) × 2,
-// 0.02 A, 0.02 A]. Base weights: the thesis's rule (xy_table_study::XyTableWeights, stage 2); start
-// trajectory by xy_table_study::InitializeXyTableVariables.
+// xy_table_study::MakeXyTableCase with xy_table_study::XyTableModelStructureSystem at the model's
+// nominal theta), on the thesis's identification interval [3.33, 4.99] s at 2 ms (default 831
+// nodes; --nodes changes the sampling period over the same interval). Noise added by the grid
+// evaluation: sigma = [1e-4 m, 1e-4 m, 0.05 m/s², 0.05 m/s², encoder step/sqrt(12) rad (2000
+// lines/rev) × 2, 0.02 A, 0.02 A]. Base weights: the thesis's rule (xy_table_study::XyTableWeights,
+// stage 2); start trajectory by xy_table_study::InitializeXyTableVariables.
 std::unique_ptr<solvers::WeightGridCase> MakeXyTableFlexibleCase(int num_nodes) {
   xy_table_study::XyTableCaseOptions options;
   const models::XyTableFlexible nominal(options.system.table);
-  options.system =
-      xy_table_study::XyTableModelStructureSystem(options.system.table, nominal.NominalParameters());
+  options.system = xy_table_study::XyTableModelStructureSystem(options.system.table,
+                                                               nominal.NominalParameters());
   options.experiment.duration_s = 5.0;
   if (num_nodes > 0) {
     options.experiment.sample_period_s =

@@ -7,6 +7,11 @@
 
 namespace dynid::xy_table_study {
 
+using problems::ParameterMode;
+using problems::WeightedResidualData;
+using problems::WeightedResidualVariables;
+using problems::WeightedResidualWeights;
+
 const char* XyStageName(XyStage stage) {
   switch (stage) {
     case XyStage::kRigid:
@@ -186,7 +191,7 @@ XyTableCase MakeXyTableCase(const XyTableCaseOptions& options) {
   c.parameters = options.system.table;
   c.rigid = models::XyTableRigid(c.parameters);
   c.flexible = models::XyTableFlexible(c.parameters);
-  c.record = xy_table_study::SimulateXyTable(options.system, options.experiment);
+  c.record = SimulateXyTable(options.system, options.experiment);
   int count = 0;
   SelectInterval(c.record.time, options.interval_start_s, options.interval_end_s, &c.first_sample,
                  &count);
@@ -205,4 +210,3 @@ XyTableCase MakeXyTableCase(const XyTableCaseOptions& options) {
 }
 
 }  // namespace dynid::xy_table_study
-

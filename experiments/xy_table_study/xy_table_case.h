@@ -53,23 +53,24 @@ struct XyTableWeightOptions {
 };
 
 // Weights of `stage` for `data` (N × 8 measurements of the xy-table layout) by the rule above.
-WeightedResidualWeights XyTableWeights(XyStage stage, const WeightedResidualData& data,
-                                       const models::XyTableParameters& parameters,
-                                       const XyTableWeightOptions& options);
+problems::WeightedResidualWeights XyTableWeights(XyStage stage,
+                                                 const problems::WeightedResidualData& data,
+                                                 const models::XyTableParameters& parameters,
+                                                 const XyTableWeightOptions& options);
 
 // Sizes `variables` (kConstant) for the stage's model and fills the initial trajectory from the
 // measurements: phi1, phi2 from the encoders, phi3 from x_e = r phi1 + beta r (phi3 − phi1) where
 // beta = y_e/d > 0.2 (else phi1), velocities by central differences
 // over ±2 samples, accelerations from the accelerometers / r, inputs = measured currents;
 // theta = theta0.
-void InitializeXyTableVariables(XyStage stage, const WeightedResidualData& data,
+void InitializeXyTableVariables(XyStage stage, const problems::WeightedResidualData& data,
                                 const models::XyTableParameters& parameters,
                                 const Eigen::VectorXd& theta0,
-                                WeightedResidualVariables* variables);
+                                problems::WeightedResidualVariables* variables);
 
 struct XyTableCaseOptions {
-  xy_table_study::XyTableTrueSystem system;            // the simulated "true" xy-table
-  xy_table_study::XyTableExperimentOptions experiment; // path, sampling, noise
+  XyTableTrueSystem system;                  // the simulated "true" xy-table
+  XyTableExperimentOptions experiment;       // path, sampling, noise
   double interval_start_s = 3.33;            // identification interval
   double interval_end_s = 4.99;
   XyTableWeightOptions weights;
@@ -79,10 +80,10 @@ struct XyTableCase {
   models::XyTableParameters parameters;  // model constants (and smoothing)
   models::XyTableRigid rigid;
   models::XyTableFlexible flexible;
-  xy_table_study::XyTableRecord record;            // whole simulated record, with the truth
+  XyTableRecord record;                  // whole simulated record, with the truth
   int first_sample = 0;                  // record row of data.time(0)
-  WeightedResidualData data;             // the identification interval
-  std::array<WeightedResidualWeights, 3> weights;  // by XyStage
+  problems::WeightedResidualData data;   // the identification interval
+  std::array<problems::WeightedResidualWeights, 3> weights;  // by XyStage
   Eigen::VectorXd rigid_theta0, flexible_theta0;   // thesis initial guesses
 };
 

@@ -21,10 +21,8 @@ namespace dynid::xy_table_study {
 
 namespace {
 
-namespace data = dynid::data;
 namespace models = dynid::models;
 namespace problems = dynid::problems;
-using xy_table_study::XyStage;
 
 // Open-loop simulation of the flexible model with theta and measured currents (linear
 // interpolation) from the state estimated from the measurements at the first sample.
@@ -33,7 +31,7 @@ models::Trajectory SimulateIdentified(const models::XyTableFlexible& model,
                                       const Eigen::MatrixXd& z) {
   problems::WeightedResidualData d{time, z};
   problems::WeightedResidualVariables init;
-  xy_table_study::InitializeXyTableVariables(XyStage::kFlexible, d, model.parameters(), theta, &init);
+  InitializeXyTableVariables(XyStage::kFlexible, d, model.parameters(), theta, &init);
   const Eigen::Vector3d s0 = init.states.col(0).head<3>(), v0 = init.states.col(0).tail<3>();
   auto input = [&](double t, double* u) {
     const int N = static_cast<int>(time.size());
@@ -58,10 +56,10 @@ bool EvaluateIdentifiedModel(const Record& rec, const Eigen::VectorXd& theta_fin
   std::string& error = *error_out;
   const Eigen::VectorXd& record_time = rec.time;
   const Eigen::MatrixXd& record_z = rec.z;
-  const xy_table_study::XyTableRecord& record = rec.simulation;
+  const XyTableRecord& record = rec.simulation;
   const bool simulated = rec.simulated;
   const models::XyTableParameters& parameters = rec.parameters;
-  const xy_table_study::XyTableCaseOptions& case_options = rec.case_options;
+  const XyTableCaseOptions& case_options = rec.case_options;
   const models::XyTableFlexible flexible(parameters);
   std::vector<std::pair<double, double>> intervals = {
       {FLAGS_interval_start_s - (FLAGS_interval_end_s - FLAGS_interval_start_s),
@@ -71,7 +69,7 @@ bool EvaluateIdentifiedModel(const Record& rec, const Eigen::VectorXd& theta_fin
   Eigen::MatrixXd& evaluation_rows = out->evaluation_rows;
   evaluation_rows.resize(0, 9);
   nlohmann::json jeval = nlohmann::json::array();
-  xy_table_study::XyTableRecord circle;
+  XyTableRecord circle;
   Eigen::VectorXd circle_time;
   Eigen::MatrixXd circle_z;
   Eigen::MatrixXd& circle_rows = out->circle_rows;
@@ -110,7 +108,7 @@ bool EvaluateIdentifiedModel(const Record& rec, const Eigen::VectorXd& theta_fin
     };
     for (const auto& [a, b] : intervals) {
       int f = 0, c = 0;
-      xy_table_study::SelectInterval(record_time, a, b, &f, &c);
+      SelectInterval(record_time, a, b, &f, &c);
       const std::string label = Fmt(a, "%.2f") + "–" + Fmt(b, "%.2f");
       if (a < record_time(0) - 1e-9 || b > record_time(record_time.size() - 1) + 1e-9 || c < 20) {
         md << "| " << label << " | outside the record | | | |\n";
@@ -123,10 +121,10 @@ bool EvaluateIdentifiedModel(const Record& rec, const Eigen::VectorXd& theta_fin
     }
     // The circular path (second experiment).
     if (simulated) {
-      xy_table_study::XyTableExperimentOptions circle_options = case_options.experiment;
-      circle_options.path = xy_table_study::XyTablePath::kCircle;
+      XyTableExperimentOptions circle_options = case_options.experiment;
+      circle_options.path = XyTablePath::kCircle;
       circle_options.duration_s = 4.0;
-      circle = xy_table_study::SimulateXyTable(case_options.system, circle_options);
+      circle = SimulateXyTable(case_options.system, circle_options);
       circle_time = circle.time;
       circle_z = circle.measurements;
     } else if (!FLAGS_circle_csv.empty()) {

@@ -22,14 +22,13 @@ namespace dynid::xy_table_study {
 namespace data = dynid::data;
 namespace models = dynid::models;
 namespace problems = dynid::problems;
-using xy_table_study::XyStage;
 
 void ReportStages(const Record& rec, const std::vector<StageResult>& stages,
                   std::ostringstream* md_out, nlohmann::json* summary_out) {
   std::ostringstream& md = *md_out;
   nlohmann::json& summary = *summary_out;
   const problems::WeightedResidualData& d = rec.d;
-  const xy_table_study::XyTableRecord& record = rec.simulation;
+  const XyTableRecord& record = rec.simulation;
   const bool simulated = rec.simulated;
   const int first = rec.first;
   const int N = rec.count;
@@ -41,8 +40,8 @@ void ReportStages(const Record& rec, const std::vector<StageResult>& stages,
   const char* pnames[5] = {"J1", "J2", "w1", "w2", "k"};
   nlohmann::json jstages = nlohmann::json::array();
   for (const StageResult& r : stages) {
-    const Eigen::VectorXd published = xy_table_study::XyTablePublishedEstimate(r.stage);
-    md << "| " << xy_table_study::XyStageName(r.stage);
+    const Eigen::VectorXd published = XyTablePublishedEstimate(r.stage);
+    md << "| " << XyStageName(r.stage);
     for (int i = 0; i < 5; ++i) {
       if (i < r.theta.size()) {
         md << " | " << Fmt(r.theta(i));
@@ -55,7 +54,7 @@ void ReportStages(const Record& rec, const std::vector<StageResult>& stages,
     md << " | " << r.summary.iterations << " | " << (r.summary.converged ? "yes" : "no") << " | "
        << Fmt(r.summary.time_s, "%.2f") << " |\n";
     nlohmann::json j;
-    j["stage"] = xy_table_study::XyStageName(r.stage);
+    j["stage"] = XyStageName(r.stage);
     for (int i = 0; i < r.theta.size(); ++i) {
       j["estimate"][pnames[i]] = r.theta(i);
       j["published"][pnames[i]] = published(i);
@@ -153,7 +152,7 @@ bool WriteOutputs(const Record& rec, const std::vector<StageResult>& stages,
                   const nlohmann::json& summary, std::string* error_out) {
   std::string& error = *error_out;
   const problems::WeightedResidualData& d = rec.d;
-  const xy_table_study::XyTableRecord& record = rec.simulation;
+  const XyTableRecord& record = rec.simulation;
   const bool simulated = rec.simulated;
   const int first = rec.first;
   const int N = rec.count;
@@ -172,7 +171,7 @@ bool WriteOutputs(const Record& rec, const std::vector<StageResult>& stages,
   Eigen::MatrixXd table(N, 1 + 8);
   table << d.time, d.measurements;
   for (const StageResult& r : stages) {
-    const std::string p = xy_table_study::XyStageName(r.stage);
+    const std::string p = XyStageName(r.stage);
     const int n = r.stage == XyStage::kRigid ? 2 : 3;
     const int base = static_cast<int>(table.cols());
     table.conservativeResize(N, base + 3 * n + 8 + n + 1 + 2);

@@ -37,7 +37,7 @@ bool ReadRecord(const std::string& path, Eigen::VectorXd* time, Eigen::MatrixXd*
 }
 
 bool LoadRecord(Record* out, std::string* error) {
-  xy_table_study::XyTableCaseOptions& case_options = out->case_options;
+  XyTableCaseOptions& case_options = out->case_options;
   case_options.experiment.duration_s = FLAGS_duration_s;
   case_options.experiment.sample_period_s = FLAGS_sample_period_s;
   case_options.experiment.position_noise_m *= FLAGS_noise_scale;
@@ -55,9 +55,9 @@ bool LoadRecord(Record* out, std::string* error) {
   out->parameters = case_options.system.table;
   Eigen::VectorXd& record_time = out->time;
   Eigen::MatrixXd& record_z = out->z;
-  xy_table_study::XyTableRecord& record = out->simulation;
+  XyTableRecord& record = out->simulation;
   if (simulated) {
-    record = xy_table_study::SimulateXyTable(case_options.system, case_options.experiment);
+    record = SimulateXyTable(case_options.system, case_options.experiment);
     record_time = record.time;
     record_z = record.measurements;
   } else if (!ReadRecord(FLAGS_measurements_csv, &record_time, &record_z, error)) {
@@ -65,8 +65,7 @@ bool LoadRecord(Record* out, std::string* error) {
   }
   int& first = out->first;
   int& count = out->count;
-  xy_table_study::SelectInterval(record_time, FLAGS_interval_start_s, FLAGS_interval_end_s, &first,
-                           &count);
+  SelectInterval(record_time, FLAGS_interval_start_s, FLAGS_interval_end_s, &first, &count);
   if (count < 20) {
     *error = "identification interval [" + Fmt(FLAGS_interval_start_s) + ", " +
              Fmt(FLAGS_interval_end_s) + "] s holds " + std::to_string(count) +
@@ -79,11 +78,11 @@ bool LoadRecord(Record* out, std::string* error) {
 }
 
 nlohmann::json TrueSystemJson(const Record& rec) {
-  const xy_table_study::XyTableRecord& record = rec.simulation;
+  const XyTableRecord& record = rec.simulation;
   const int first = rec.first;
-  const xy_table_study::XyTableTrueSystem& sys = rec.case_options.system;
+  const XyTableTrueSystem& sys = rec.case_options.system;
   const Eigen::VectorXd q0 = record.positions.row(first).transpose();
-  const Eigen::VectorXd modes = xy_table_study::XyTableClampedFrequencies(sys, q0);
+  const Eigen::VectorXd modes = XyTableClampedFrequencies(sys, q0);
   return {{"J1", sys.table.inertia1_kg_m2},
           {"J2", sys.table.inertia2_kg_m2},
           {"w1", sys.table.friction1_nm},

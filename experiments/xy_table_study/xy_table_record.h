@@ -23,12 +23,12 @@ extern const std::vector<std::string> kCsvHeader;
 extern const char* kMeasurementNames[8];
 
 struct Record {
-  xy_table_study::XyTableCaseOptions case_options;  // simulation and weight rule, from the flags
+  XyTableCaseOptions case_options;            // simulation and weight rule, from the flags
   bool simulated = true;                      // false: read from --measurements_csv
   models::XyTableParameters parameters;       // the models' constants
   Eigen::VectorXd time;                       // the whole record
   Eigen::MatrixXd z;                          // its measurements, N × 8
-  xy_table_study::XyTableRecord simulation;             // the simulated record with its truth
+  XyTableRecord simulation;                   // the simulated record with its truth
   int first = 0, count = 0;                   // the identification interval's samples
   problems::WeightedResidualData d;           // the record on the identification interval
 };

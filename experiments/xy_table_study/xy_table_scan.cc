@@ -27,7 +27,6 @@ namespace {
 namespace models = dynid::models;
 namespace problems = dynid::problems;
 namespace solvers = dynid::solvers;
-using xy_table_study::XyStage;
 
 // Stiffness of the two-point boundary-value problem (van de Molengraft (1990) eq. 3.4) linearised
 // about the estimate `v` (theta constant, so part of the state with W_theta⁻¹ = 0): with the inputs
@@ -101,17 +100,17 @@ bool RunAccelerationWeightScan(const Record& rec, const std::vector<StageResult>
                                std::string* error) {
   const problems::WeightedResidualData& d = rec.d;
   const models::XyTableParameters& parameters = rec.parameters;
-  const xy_table_study::XyTableCaseOptions& case_options = rec.case_options;
+  const XyTableCaseOptions& case_options = rec.case_options;
   const models::XyTableFlexible flexible(parameters);
   const int N = rec.count;
   Eigen::MatrixXd& scan_table = out->scan_table;
   std::vector<std::string>& first_order_messages = out->first_order_messages;
   scan_table.resize(scan.size(), 17);
   for (size_t i = 0; i < scan.size(); ++i) {
-    xy_table_study::XyTableWeightOptions wopt = case_options.weights;
+    XyTableWeightOptions wopt = case_options.weights;
     wopt.acceleration_weight = scan[i];
     const problems::WeightedResidualWeights w =
-        xy_table_study::XyTableWeights(XyStage::kFlexibleWithAccelerations, d, parameters, wopt);
+        XyTableWeights(XyStage::kFlexibleWithAccelerations, d, parameters, wopt);
     StageResult r;
     if (!RunStage(flexible, XyStage::kFlexibleWithAccelerations, d, w, parameters, stages[1].theta,
                   problems::ParameterMode::kConstant, &r, error)) {
@@ -130,13 +129,12 @@ bool RunAccelerationWeightScan(const Record& rec, const std::vector<StageResult>
     // and parameter).
     problems::WeightedResidualWeights wf = w;
     problems::WeightedResidualVariables fv;
-    xy_table_study::InitializeXyTableVariables(XyStage::kFlexibleWithAccelerations, d, parameters,
-                                         stages[1].theta, &fv);
+    InitializeXyTableVariables(XyStage::kFlexibleWithAccelerations, d, parameters, stages[1].theta,
+                               &fv);
     Eigen::VectorXd r0(11), q0(11);
     q0 << fv.states.col(0), stages[1].theta;
     for (int e = 0; e < 11; ++e) {
-      r0(e) =
-          FLAGS_first_order_r0_factor * xy_table_study::ThesisRuleWeight(std::max(std::abs(q0(e)), 1e-3));
+      r0(e) = FLAGS_first_order_r0_factor * ThesisRuleWeight(std::max(std::abs(q0(e)), 1e-3));
     }
     wf.initial = r0.asDiagonal();
     wf.initial_guess = q0;
@@ -178,7 +176,7 @@ bool ReconstructPath(const Record& rec, const problems::WeightedResidualWeights&
   const double acc_order = std::max(d.measurements.col(2).cwiseAbs().maxCoeff(),
                                     d.measurements.col(3).cwiseAbs().maxCoeff());
   const models::ModelInfo flexible_info = flexible.Info();
-  const double acc_weight = FLAGS_measurement_emphasis * xy_table_study::ThesisRuleWeight(acc_order);
+  const double acc_weight = FLAGS_measurement_emphasis * ThesisRuleWeight(acc_order);
   for (const char* name : {"V.z.x_effector", "V.z.y_effector"}) {
     if (!w.Set(flexible_info, name, 0.0, &error)) {
       error = "reconstruction: " + error;
@@ -211,10 +209,10 @@ bool ReconstructPath(const Record& rec, const problems::WeightedResidualWeights&
   // On-line, as in the thesis: the linear optimal filter (forward Riccati sweep) with the same
   // weights and theta fixed, R0 from the rule on the initial state (1e-2 × 1/order²).
   problems::WeightedResidualVariables init;
-  xy_table_study::InitializeXyTableVariables(XyStage::kFlexible, d, parameters, theta_final, &init);
+  InitializeXyTableVariables(XyStage::kFlexible, d, parameters, theta_final, &init);
   Eigen::VectorXd r0(6);
   for (int e = 0; e < 6; ++e) {
-    r0(e) = 1e-2 * xy_table_study::ThesisRuleWeight(std::max(std::abs(init.states(e, 0)), 1e-3));
+    r0(e) = 1e-2 * ThesisRuleWeight(std::max(std::abs(init.states(e, 0)), 1e-3));
   }
   w.initial = r0.asDiagonal();
   w.initial_guess = init.states.col(0);

@@ -1,4 +1,4 @@
-// xy_table_study::SimulateXyTable — a simulated "true" xy-table (van de Molengraft (1990) ch. 5) for the
+// SimulateXyTable — a simulated "true" xy-table (van de Molengraft (1990) ch. 5) for the
 // identification study: what the identification models of models/xy_table.h lack is present
 // here, so the study can show how an identified effective model absorbs it.
 //

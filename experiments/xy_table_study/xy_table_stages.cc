@@ -10,14 +10,13 @@ namespace dynid::xy_table_study {
 
 namespace models = dynid::models;
 namespace problems = dynid::problems;
-using xy_table_study::XyStage;
 
 bool RunIdentificationStages(const Record& rec, std::vector<StageResult>* stages_out,
                              std::vector<problems::WeightedResidualWeights>* weights_out,
                              std::string* error) {
   const problems::WeightedResidualData& d = rec.d;
   const models::XyTableParameters& parameters = rec.parameters;
-  const xy_table_study::XyTableCaseOptions& case_options = rec.case_options;
+  const XyTableCaseOptions& case_options = rec.case_options;
   const models::XyTableRigid rigid(parameters);
   const models::XyTableFlexible flexible(parameters);
   std::vector<StageResult>& stages = *stages_out;
@@ -25,22 +24,20 @@ bool RunIdentificationStages(const Record& rec, std::vector<StageResult>* stages
   stages.resize(3);
   weights.resize(3);
   for (int s = 0; s < 3; ++s) {
-    weights[s] =
-        xy_table_study::XyTableWeights(static_cast<XyStage>(s), d, parameters, case_options.weights);
+    weights[s] = XyTableWeights(static_cast<XyStage>(s), d, parameters, case_options.weights);
   }
-  if (!RunStage(rigid, XyStage::kRigid, d, weights[0], parameters,
-                xy_table_study::XyTableThesisInitialGuess(false), problems::ParameterMode::kConstant,
-                &stages[0], error)) {
+  if (!RunStage(rigid, XyStage::kRigid, d, weights[0], parameters, XyTableThesisInitialGuess(false),
+                problems::ParameterMode::kConstant, &stages[0], error)) {
     *error = "rigid stage: " + *error;
     return false;
   }
   // The rigid estimates start the flexible model, with the thesis's k0 (as in the thesis).
-  Eigen::VectorXd theta_flexible0 = xy_table_study::XyTableThesisInitialGuess(true);
+  Eigen::VectorXd theta_flexible0 = XyTableThesisInitialGuess(true);
   theta_flexible0.head<4>() = stages[0].theta;
   for (int s = 1; s < 3; ++s) {
     if (!RunStage(flexible, static_cast<XyStage>(s), d, weights[s], parameters, theta_flexible0,
                   problems::ParameterMode::kConstant, &stages[s], error)) {
-      *error = std::string(xy_table_study::XyStageName(static_cast<XyStage>(s))) + ": " + *error;
+      *error = std::string(XyStageName(static_cast<XyStage>(s))) + ": " + *error;
       return false;
     }
   }

@@ -23,7 +23,7 @@
 namespace dynid::xy_table_study {
 
 struct StageResult {
-  xy_table_study::XyStage stage;
+  XyStage stage;
   Eigen::VectorXd theta, sd, relative_sd;
   std::string identifiability;
   solvers::SolverSummary summary;
@@ -37,13 +37,13 @@ struct StageResult {
 // One smoother run of model (XyTableRigid or XyTableFlexible) on d from theta0 (--transcription,
 // --max_iterations); with mode kConstant also the covariance and identifiability of theta.
 template <class Model>
-bool RunStage(const Model& model, xy_table_study::XyStage stage, const problems::WeightedResidualData& d,
+bool RunStage(const Model& model, XyStage stage, const problems::WeightedResidualData& d,
               const problems::WeightedResidualWeights& weights,
               const models::XyTableParameters& parameters, const Eigen::VectorXd& theta0,
               problems::ParameterMode mode, StageResult* out, std::string* error) {
   constexpr int n = Model::kNumPositions;
   out->stage = stage;
-  xy_table_study::InitializeXyTableVariables(stage, d, parameters, theta0, &out->variables);
+  InitializeXyTableVariables(stage, d, parameters, theta0, &out->variables);
   if (mode == problems::ParameterMode::kFixed) {
     out->variables.mode = mode;
   }

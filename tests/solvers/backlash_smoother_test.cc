@@ -214,8 +214,9 @@ TEST(BacklashSmootherTest, ShapeCovarianceEqualsCeresCovariance) {
 
 // Hovland et al. (2002) Simulation 1 shortened to 6 s (motor velocity only, Q_xx = 0, Q_pp = 1,
 // R = 2.5e-4, ts = 1 ms, swept-sine torque as backlash_study): the free smoother, a dead-zone fit
-// with a drifting centre, and the shape refinement recover b and K well within 20 %; tying tau_K,k (held over [t_k, t_{k+1}]) to the curve over that interval (midpoint or mean)
-// instead of at Δ_k is what removes the half-sample bias of b at ts = 1 ms.
+// with a drifting centre, and the shape refinement recover b and K well within 20 %; tying tau_K,k
+// (held over [t_k, t_{k+1}]) to the curve over that interval (midpoint or mean) instead of at Δ_k
+// is what removes the half-sample bias of b at ts = 1 ms.
 TEST(BacklashSmootherTest, Simulation1ShapeRefinementRecoversTheDeadZone) {
   const int samples = 6000;
   const double ts = 1e-3;

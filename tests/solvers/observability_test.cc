@@ -117,9 +117,9 @@ models::Trajectory MassSpringMotion(const std::vector<double>& amplitudes,
 }
 
 TEST(ObservabilityTest, OneToneDeterminesOnlyTheEigenfrequency) {
-  // van de Molengraft (1990) §2.9: rank Q(2.26) = 3 < n + p + m = 4; rank Q(2.28) = 5 < 2n + p + 2m = 6 for a
-  // single sinusoidal response; the undetermined direction lies in (mass, stiffness) and keeps
-  // k/m (delta k = w² delta m before column scaling).
+  // van de Molengraft (1990) §2.9: rank Q(2.26) = 3 < n + p + m = 4; rank Q(2.28) = 5 < 2n + p + 2m
+  // = 6 for a single sinusoidal response; the undetermined direction lies in (mass, stiffness) and
+  // keeps k/m (delta k = w² delta m before column scaling).
   const models::Trajectory motion = MassSpringMotion({0.1}, {3.0}, 200);
   ObservabilityReport report;
   std::string error;

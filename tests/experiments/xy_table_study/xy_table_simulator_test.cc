@@ -24,7 +24,8 @@ TEST(XyTableSimulatorTest, ModelStructureSystemSatisfiesTheFlexibleModel) {
   const XyTableParameters p = TestParameters();
   const XyTableFlexible model(p);
   const Eigen::Matrix<double, 5, 1> theta = model.NominalParameters();
-  const xy_table_study::XyTableTrueSystem system = xy_table_study::XyTableModelStructureSystem(p, theta);
+  const xy_table_study::XyTableTrueSystem system =
+      xy_table_study::XyTableModelStructureSystem(p, theta);
   xy_table_study::XyTableExperimentOptions options;
   options.duration_s = 1.0;
   options.position_noise_m = options.acceleration_noise_m_per_s2 = options.current_noise_a = 0.0;
