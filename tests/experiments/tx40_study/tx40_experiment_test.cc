@@ -12,8 +12,10 @@
 #include "dynid/solvers/essential_parameters.h"
 #include "dynid/solvers/linear_least_squares.h"
 
-namespace dynid::data {
+namespace dynid::tx40_study {
 namespace {
+
+using data::RobotSimulation;
 
 TEST(Tx40ExperimentTest, ShortDefaultExperiment) {
   Tx40ExperimentOptions options;
@@ -83,4 +85,4 @@ TEST(Tx40ExperimentTest, EssentialParametersContainPublishedSet) {
 }
 
 }  // namespace
-}  // namespace dynid::data
+}  // namespace dynid::tx40_study

@@ -15,8 +15,13 @@
 #include "experiments/xy_table_study/xy_table_case.h"
 #include "dynid/solvers/weighted_residual_smoother.h"
 
-namespace dynid::problems {
+namespace dynid::xy_table_study {
 namespace {
+
+using problems::BuildWeightedResidualProblem;
+using problems::WeightedResidualOptions;
+using problems::WeightedResidualVariables;
+using problems::WeightedResidualWeights;
 
 TEST(XyTableWeightsTest, ThesisRuleIsInverseSquaredOrderOfMagnitude) {
   EXPECT_DOUBLE_EQ(ThesisRuleWeight(1.0), 1.0);
@@ -136,4 +141,4 @@ TEST(XyTableIdentificationTest, UnmodelledBeltModeLowersStiffnessAndShowsInResid
 }
 
 }  // namespace
-}  // namespace dynid::problems
+}  // namespace dynid::xy_table_study
