@@ -6,6 +6,8 @@
 
 #include <Eigen/Cholesky>
 
+#include "dynid/solvers/internal/filter_measurements.h"
+
 namespace dynid::solvers {
 
 namespace {
@@ -36,13 +38,7 @@ bool RunExtendedKalmanFilter(const DiscreteStateSpaceSystem& system,
   const int n = system.state_size;
   const int l = system.measurement_size;
   const int num = static_cast<int>(measurements.rows());
-  if (num < 1 || measurements.cols() != l || !measurements.allFinite()) {
-    std::ostringstream os;
-    os << "EKF needs N >= 1 finite measurement rows of " << l << " columns, got "
-       << measurements.rows() << " x " << measurements.cols();
-    *error = os.str();
-    return false;
-  }
+  if (!internal::CheckFilterMeasurements("EKF", l, measurements, error)) return false;
   record->filtered_states.resize(num, n);
   record->predicted_states.resize(num, n);
   record->innovations.resize(num, l);

@@ -8,6 +8,7 @@
 
 #include "dynid/problems/irw_problem.h"
 #include "dynid/solvers/internal/banded.h"
+#include "dynid/solvers/internal/difference_stencil.h"
 
 namespace dynid::solvers {
 namespace {
@@ -53,15 +54,7 @@ bool SmoothIrwBanded(const Eigen::VectorXd& y, IrwModel model, double nvr,
   if (!CheckInputs(y, model, nvr, error)) return false;
   const int n = static_cast<int>(y.size());
   const int order = IrwStateSize(model);
-  std::vector<double> stencil = {1.0};
-  for (int i = 0; i < order; ++i) {
-    std::vector<double> next(stencil.size() + 1, 0.0);
-    for (size_t j = 0; j < stencil.size(); ++j) {
-      next[j] -= stencil[j];
-      next[j + 1] += stencil[j];
-    }
-    stencil = next;
-  }
+  const std::vector<double> stencil = internal::DifferenceStencil(order);
   // Normal matrix I + D^T D / NVR, accumulated row by row of D.
   BandedSpdMatrix normal(n, order);
   for (int k = 0; k < n; ++k) normal.At(k, k) = 1.0;

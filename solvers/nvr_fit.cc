@@ -8,6 +8,7 @@
 #include <glog/logging.h>
 
 #include "dynid/solvers/internal/banded.h"
+#include "dynid/solvers/internal/difference_stencil.h"
 
 namespace dynid::solvers {
 namespace {
@@ -73,20 +74,6 @@ double BrentMinimize(const std::function<double(double)>& f, double a, double b,
   return x;
 }
 
-// Coefficients of the d-th difference stencil: d = 2 -> [1, -2, 1], d = 3 -> [-1, 3, -3, 1].
-std::vector<double> DifferenceStencil(int order) {
-  std::vector<double> stencil = {1.0};
-  for (int i = 0; i < order; ++i) {
-    std::vector<double> next(stencil.size() + 1, 0.0);
-    for (size_t j = 0; j < stencil.size(); ++j) {
-      next[j] -= stencil[j];
-      next[j + 1] += stencil[j];
-    }
-    stencil = next;
-  }
-  return stencil;
-}
-
 }  // namespace
 
 bool ParseNvrCriterion(const std::string& text, NvrCriterion* criterion, std::string* error) {
@@ -133,7 +120,7 @@ double IrwLogLikelihood(const Eigen::VectorXd& y, IrwModel model, double nvr) {
 
 double IrwLogLikelihoodBanded(const Eigen::VectorXd& y, IrwModel model, double nvr) {
   const int order = IrwStateSize(model);
-  const std::vector<double> stencil = DifferenceStencil(order);
+  const std::vector<double> stencil = internal::DifferenceStencil(order);
   const int m = static_cast<int>(y.size()) - order;
   CHECK_GE(m, 2) << "IrwLogLikelihoodBanded: too few samples";
   Eigen::VectorXd z(m);

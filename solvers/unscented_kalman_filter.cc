@@ -9,6 +9,8 @@
 #include <Eigen/Eigenvalues>
 #include <Eigen/QR>
 
+#include "dynid/solvers/internal/filter_measurements.h"
+
 namespace dynid::solvers {
 
 namespace {
@@ -85,13 +87,7 @@ bool RunSquareRootUkf(const DiscreteStateSpaceSystem& system, const Eigen::Matri
   const int n = system.state_size;
   const int l = system.measurement_size;
   const int num = static_cast<int>(measurements.rows());
-  if (num < 1 || measurements.cols() != l || !measurements.allFinite()) {
-    std::ostringstream os;
-    os << "UKF needs N >= 1 finite measurement rows of " << l << " columns, got "
-       << measurements.rows() << " x " << measurements.cols();
-    *error = os.str();
-    return false;
-  }
+  if (!internal::CheckFilterMeasurements("UKF", l, measurements, error)) return false;
   const int num_points = 2 * n + 1;
   const double lambda = options.alpha * options.alpha * (n + options.kappa) - n;
   const double gamma = std::sqrt(n + lambda);
