@@ -313,14 +313,14 @@ int main(int argc, char** argv) {
   }
   std::optional<dynid::models::SerialRobot> arm;
   if (!dynid::models::MakeSerialRobot(chain, drives, &arm, &error)) return Fail(error);
-  Eigen::VectorXd q(2), tau;
-  q << 0.0, 0.0;
-  arm->GravityTorques(q, &tau);
+  const Eigen::VectorXd q_arm = Eigen::VectorXd::Zero(2);
+  Eigen::VectorXd tau_arm;
+  arm->GravityTorques(q_arm, &tau_arm);
   // Arm horizontal: the shoulder carries 2 kg at 0.2 m and 1 kg at 0.55 m.
-  if (std::abs(std::abs(tau[0]) - 9.81 * (2 * 0.2 + 1 * 0.55)) > 1e-9) {
-    return Fail("gravity torque of the URDF arm: " + std::to_string(tau[0]));
+  if (std::abs(std::abs(tau_arm[0]) - 9.81 * (2 * 0.2 + 1 * 0.55)) > 1e-9) {
+    return Fail("gravity torque of the URDF arm: " + std::to_string(tau_arm[0]));
   }
   std::printf("consumer: URDF arm with %d standard parameters, shoulder gravity torque %.4f N m\n",
-              arm->num_parameters(), tau[0]);
+              arm->num_parameters(), tau_arm[0]);
   return 0;
 }
