@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <random>
+#include <utility>
 
 #include <Eigen/Dense>
 #include <glog/logging.h>
@@ -55,6 +57,29 @@ void FinishNames(const SerialRobot& robot, BaseParameterSet* base) {
     }
     base->names.push_back(robot.parameter_names()[self] + (regrouped ? "r" : ""));
   }
+  base->descriptions.clear();
+  for (int row = 0; row < base->size(); ++row) {
+    const int self = base->kept[row];
+    std::string text;
+    auto term = [&](int col) {
+      const double c = base->grouping(row, col);
+      if (c == 0.0) return;
+      const std::string& name = robot.parameter_names()[col];
+      char number[32];
+      std::snprintf(number, sizeof(number), "%.6g", std::abs(c));
+      const bool unit = std::abs(std::abs(c) - 1.0) < 5e-7;
+      if (text.empty()) {
+        text = (c < 0 ? "−" : "") + (unit ? name : std::string(number) + "·" + name);
+      } else {
+        text += (c < 0 ? " − " : " + ") + (unit ? name : std::string(number) + "·" + name);
+      }
+    };
+    term(self);
+    for (int col = 0; col < base->grouping.cols(); ++col) {
+      if (col != self) term(col);
+    }
+    base->descriptions.push_back(text.empty() ? "0" : text);
+  }
 }
 
 }  // namespace
@@ -85,6 +110,14 @@ bool ComputeKhalilBaseParameters(const SerialRobot& robot, BaseParameterSet* bas
   const int p = robot.num_parameters();
   const auto& joints = robot.joints();
   auto revolute = [&](int j) { return joints[j].type == JointType::kRevolute; };
+  for (int j = 0; j < n; ++j) {
+    const Vector3d& u = joints[j].axis;
+    if (u.x() != 0.0 || u.y() != 0.0) {
+      *error = robot.name() + ": the closed-form rules need every joint axis along z of its " +
+               "link frame; " + robot.JointName(j) + " is not (use the numerical method)";
+      return false;
+    }
+  }
   if (!revolute(0)) {
     *error = robot.name() +
              ": the closed-form rules implemented here need joint 1 revolute (use the numerical "
@@ -212,6 +245,7 @@ bool ComputeKhalilBaseParameters(const SerialRobot& robot, BaseParameterSet* bas
     base->grouping.row(row) = g.row(base->kept[row]);
   }
   base->grouping = base->grouping.unaryExpr([](double x) { return SnapCoefficient(x); });
+  base->closed_form = true;
   FinishNames(robot, base);
   return true;
 }
@@ -347,7 +381,29 @@ bool ComputeNumericalBaseParameters(const SerialRobot& robot, const NumericalBas
       }
     }
   }
+  base->closed_form = false;
   FinishNames(robot, base);
+  return true;
+}
+
+bool ComputeBaseParameters(const SerialRobot& robot, const NumericalBaseOptions& options,
+                           BaseParameterSet* base, std::string* error) {
+  CHECK(base != nullptr);
+  CHECK(error != nullptr);
+  BaseParameterSet numerical;
+  if (!ComputeNumericalBaseParameters(robot, options, &numerical, error)) return false;
+  BaseParameterSet closed;
+  std::string why_not;
+  if (ComputeKhalilBaseParameters(robot, &closed, &why_not) && closed.kept == numerical.kept &&
+      closed.grouping.rows() == numerical.grouping.rows()) {
+    // Same kept columns: the groupings must then be equal (K is unique given the kept columns).
+    const double scale = std::max(1.0, numerical.grouping.cwiseAbs().maxCoeff());
+    if ((closed.grouping - numerical.grouping).cwiseAbs().maxCoeff() <= 1e-6 * scale) {
+      *base = std::move(closed);
+      return true;
+    }
+  }
+  *base = std::move(numerical);
   return true;
 }
 

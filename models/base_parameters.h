@@ -21,6 +21,12 @@
 //   first independent columns in the standard order (which reproduces Khalil's choice of kept
 //   parameters); K from least squares on the stacked regressor.
 //
+// ComputeBaseParameters serves any chain: the closed form where it applies (every joint turns
+// about or slides along the z axis of its link frame — any modified-DH chain, and URDF chains
+// whose link frames are DH-like — and the first joint is revolute) and agrees with the numerical
+// grouping, else the numerical method. Either way every base parameter also has a description of
+// what it groups, e.g. "xx2 − yy2 + 0.0012·yy3 + …" (BaseParameterSet::descriptions).
+//
 // Essential parameters (the subset of base parameters the data determine) are selected by
 // solvers::SelectEssentialParameters (solvers/essential_parameters.h), given data.
 #ifndef DYNID_MODELS_BASE_PARAMETERS_H_
@@ -41,6 +47,10 @@ struct BaseParameterSet {
   std::vector<std::string> names;  // one per base parameter (standard name + "r" if regrouped)
   Eigen::MatrixXd grouping;        // K, b × p: theta_b = K theta_std
   std::vector<int> no_effect;      // standard parameters with an identically zero column (Khalil)
+  // Per base parameter, its grouping written out: "name_kept + c·name + …" (coefficients of K,
+  // 6 significant digits; "·" before each standard name, "−" for negative coefficients).
+  std::vector<std::string> descriptions;
+  bool closed_form = false;  // from Khalil's rules (true) or numerical QR (false)
 
   int size() const { return static_cast<int>(kept.size()); }
   int Index(const std::string& name) const;  // −1 if absent
@@ -49,6 +59,7 @@ struct BaseParameterSet {
   void SelectColumns(const Eigen::MatrixXd& phi, Eigen::MatrixXd* phi_base) const;
 };
 
+// False (with a message) when a joint axis is not ±z of its link frame or joint 1 is prismatic.
 bool ComputeKhalilBaseParameters(const SerialRobot& robot, BaseParameterSet* base,
                                  std::string* error);
 
@@ -69,6 +80,12 @@ struct NumericalBaseOptions {
 
 bool ComputeNumericalBaseParameters(const SerialRobot& robot, const NumericalBaseOptions& options,
                                     BaseParameterSet* base, std::string* error);
+
+// Base parameters of any chain (header comment): the closed form when it applies and its kept
+// columns and grouping agree with the numerical method (to 1e-6 relative), else the numerical
+// set.
+bool ComputeBaseParameters(const SerialRobot& robot, const NumericalBaseOptions& options,
+                           BaseParameterSet* base, std::string* error);
 
 // Numerical rank of W (columns normalised to unit norm first; columns with a norm below 1e-12 of
 // the largest are rounding residues of analytically zero columns and count as zero),

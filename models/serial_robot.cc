@@ -61,6 +61,42 @@ Matrix3d LinkInertia::InertiaTensor() const {
   return j;
 }
 
+LinkInertia LinkInertia::Transformed(const Eigen::Isometry3d& pose_in_b) const {
+  const Matrix3d& r = pose_in_b.linear();
+  const Vector3d& p = pose_in_b.translation();
+  const Vector3d hr = r * FirstMoment();
+  const Matrix3d j = r * InertiaTensor() * r.transpose() + 2.0 * p.dot(hr) * Matrix3d::Identity() -
+                     p * hr.transpose() - hr * p.transpose() +
+                     m * (p.squaredNorm() * Matrix3d::Identity() - p * p.transpose());
+  const Vector3d h = hr + m * p;
+  LinkInertia out;
+  out.xx = j(0, 0);
+  out.xy = j(0, 1);
+  out.xz = j(0, 2);
+  out.yy = j(1, 1);
+  out.yz = j(1, 2);
+  out.zz = j(2, 2);
+  out.mx = h.x();
+  out.my = h.y();
+  out.mz = h.z();
+  out.m = m;
+  return out;
+}
+
+LinkInertia& LinkInertia::operator+=(const LinkInertia& other) {
+  xx += other.xx;
+  xy += other.xy;
+  xz += other.xz;
+  yy += other.yy;
+  yz += other.yz;
+  zz += other.zz;
+  mx += other.mx;
+  my += other.my;
+  mz += other.mz;
+  m += other.m;
+  return *this;
+}
+
 Eigen::Matrix4d LinkInertia::PseudoInertia() const {
   const Matrix3d j = InertiaTensor();
   Eigen::Matrix4d p;
@@ -117,20 +153,81 @@ void SerialRobot::CheckData(const SerialRobotData* data) const {
       << " parameters, robot has " << n_ << " and " << num_parameters();
 }
 
+JointModel JointModel::FromModifiedDh(const JointGeometry& row) {
+  JointModel joint;
+  joint.type = row.type;
+  const double ca = Snap(std::cos(row.alpha_rad)), sa = Snap(std::sin(row.alpha_rad));
+  const double ct = Snap(std::cos(row.theta_rad)), st = Snap(std::sin(row.theta_rad));
+  Matrix3d rot;
+  MdhRotation(ca, sa, ct, st, &rot);
+  joint.placement.linear() = rot;
+  const bool revolute = row.type == JointType::kRevolute;
+  const double r = revolute ? row.r_m : 0.0;
+  joint.placement.translation() = Vector3d(row.d_m, -r * sa, r * ca);
+  joint.offset = revolute ? 0.0 : row.r_m;
+  return joint;
+}
+
+JointTerms Parameterization::Terms(int joint) const {
+  if (!joint_terms.empty()) return joint_terms[joint];
+  JointTerms terms;
+  terms.rotor_inertia = rotor_inertia;
+  terms.viscous = friction;
+  terms.coulomb = friction;
+  terms.offset = torque_offset;
+  return terms;
+}
+
 SerialRobot::SerialRobot(std::string name, std::vector<JointGeometry> joints,
                          Parameterization parameterization,
                          std::vector<CoupledMotor> coupled_motors)
     : name_(std::move(name)),
       n_(static_cast<int>(joints.size())),
-      joints_(std::move(joints)),
-      parameterization_(parameterization),
+      mdh_joints_(std::move(joints)),
+      parameterization_(std::move(parameterization)),
       coupled_(std::move(coupled_motors)) {
+  for (const JointGeometry& row : mdh_joints_) {
+    joints_.push_back(JointModel::FromModifiedDh(row));
+    cos_alpha_.push_back(Snap(std::cos(row.alpha_rad)));
+    sin_alpha_.push_back(Snap(std::sin(row.alpha_rad)));
+    cos_theta0_.push_back(Snap(std::cos(row.theta_rad)));
+    sin_theta0_.push_back(Snap(std::sin(row.theta_rad)));
+  }
+  Initialise();
+}
+
+SerialRobot::SerialRobot(std::string name, std::vector<JointModel> joints,
+                         Parameterization parameterization,
+                         std::vector<CoupledMotor> coupled_motors)
+    : name_(std::move(name)),
+      n_(static_cast<int>(joints.size())),
+      joints_(std::move(joints)),
+      parameterization_(std::move(parameterization)),
+      coupled_(std::move(coupled_motors)) {
+  Initialise();
+}
+
+std::string SerialRobot::JointName(int joint) const {
+  CHECK(joint >= 0 && joint < n_) << "joint index: expected 0.." << n_ - 1 << ", got " << joint;
+  return joints_[joint].name.empty() ? "joint" + std::to_string(joint + 1) : joints_[joint].name;
+}
+
+void SerialRobot::SetJointNames(const std::vector<std::string>& names) {
+  CHECK_EQ(static_cast<int>(names.size()), n_) << "joint names of " << name_;
+  for (int j = 0; j < n_; ++j) joints_[j].name = names[j];
+}
+
+void SerialRobot::Initialise() {
   CHECK_GT(n_, 0) << "robot " << name_ << ": expected at least one joint";
-  for (const JointGeometry& joint : joints_) {
-    cos_alpha_.push_back(Snap(std::cos(joint.alpha_rad)));
-    sin_alpha_.push_back(Snap(std::sin(joint.alpha_rad)));
-    cos_theta0_.push_back(Snap(std::cos(joint.theta_rad)));
-    sin_theta0_.push_back(Snap(std::sin(joint.theta_rad)));
+  CHECK(parameterization_.joint_terms.empty() ||
+        static_cast<int>(parameterization_.joint_terms.size()) == n_)
+      << "robot " << name_ << ": joint_terms has " << parameterization_.joint_terms.size()
+      << " entries for " << n_ << " joints";
+  for (int j = 0; j < n_; ++j) {
+    const Vector3d& axis = joints_[j].axis;
+    CHECK(std::abs(axis.norm() - 1.0) < 1e-9)
+        << "robot " << name_ << ", " << JointName(j) << ": the joint axis must be a unit vector";
+    z_axis_.push_back(axis == Vector3d::UnitZ() ? 1 : 0);
   }
   auto add = [this](ParameterKind kind, int joint, std::string param_name) {
     info_.push_back({kind, joint, param_name});
@@ -140,7 +237,9 @@ SerialRobot::SerialRobot(std::string name, std::vector<JointGeometry> joints,
   ia_index_.assign(n_, -1);
   fv_index_.assign(n_, -1);
   fc_index_.assign(n_, -1);
+  fs_index_.assign(n_, -1);
   offset_index_.assign(n_, -1);
+  stribeck_velocity_.assign(n_, 0.0);
   for (int j = 0; j < n_; ++j) {
     const std::string suffix = std::to_string(j + 1);
     inertial_index_.push_back(static_cast<int>(info_.size()));
@@ -148,14 +247,17 @@ SerialRobot::SerialRobot(std::string name, std::vector<JointGeometry> joints,
       add(static_cast<ParameterKind>(static_cast<int>(ParameterKind::kXX) + k), j,
           kInertialNames[k] + suffix);
     }
-    if (parameterization_.rotor_inertia) ia_index_[j] = add(ParameterKind::kIa, j, "ia" + suffix);
-    if (parameterization_.friction) {
-      fv_index_[j] = add(ParameterKind::kFv, j, "fv" + suffix);
-      fc_index_[j] = add(ParameterKind::kFc, j, "fc" + suffix);
+    const JointTerms terms = parameterization_.Terms(j);
+    CHECK_GE(terms.stribeck_velocity, 0.0)
+        << "robot " << name_ << ", " << JointName(j) << ": Stribeck velocity";
+    if (terms.rotor_inertia) ia_index_[j] = add(ParameterKind::kIa, j, "ia" + suffix);
+    if (terms.viscous) fv_index_[j] = add(ParameterKind::kFv, j, "fv" + suffix);
+    if (terms.coulomb) fc_index_[j] = add(ParameterKind::kFc, j, "fc" + suffix);
+    if (terms.stribeck_velocity > 0.0) {
+      fs_index_[j] = add(ParameterKind::kFs, j, "fs" + suffix);
+      stribeck_velocity_[j] = terms.stribeck_velocity;
     }
-    if (parameterization_.torque_offset) {
-      offset_index_[j] = add(ParameterKind::kOffset, j, "off" + suffix);
-    }
+    if (terms.offset) offset_index_[j] = add(ParameterKind::kOffset, j, "off" + suffix);
   }
   for (int k = 0; k < static_cast<int>(coupled_.size()); ++k) {
     const CoupledMotor& motor = coupled_[k];
@@ -191,10 +293,12 @@ int SerialRobot::DriveIndex(int joint, ParameterKind kind) const {
       return fv_index_[joint];
     case ParameterKind::kFc:
       return fc_index_[joint];
+    case ParameterKind::kFs:
+      return fs_index_[joint];
     case ParameterKind::kOffset:
       return offset_index_[joint];
     default:
-      LOG(FATAL) << "DriveIndex: expected kIa, kFv, kFc or kOffset";
+      LOG(FATAL) << "DriveIndex: expected kIa, kFv, kFc, kFs or kOffset";
   }
   return -1;
 }
@@ -241,6 +345,7 @@ void SerialRobot::SetJointDrive(int joint, const JointDrive& drive) {
   set(ia_index_[joint], drive.ia, "rotor inertia");
   set(fv_index_[joint], drive.fv, "viscous friction");
   set(fc_index_[joint], drive.fc, "Coulomb friction");
+  set(fs_index_[joint], drive.fs, "Stribeck friction");
   set(offset_index_[joint], drive.offset, "torque offset");
 }
 
@@ -250,6 +355,7 @@ JointDrive SerialRobot::GetJointDrive(int joint) const {
   if (ia_index_[joint] >= 0) drive.ia = theta_[ia_index_[joint]];
   if (fv_index_[joint] >= 0) drive.fv = theta_[fv_index_[joint]];
   if (fc_index_[joint] >= 0) drive.fc = theta_[fc_index_[joint]];
+  if (fs_index_[joint] >= 0) drive.fs = theta_[fs_index_[joint]];
   if (offset_index_[joint] >= 0) drive.offset = theta_[offset_index_[joint]];
   return drive;
 }
@@ -273,21 +379,49 @@ void SerialRobot::SetCoupledMotor(int motor, double ia, double fv, double fc) {
 // ------------------------------------------------------------------------------------------
 // Kinematics
 
-Eigen::Isometry3d SerialRobot::LinkTransform(int joint, double qj) const {
-  const JointGeometry& g = joints_[joint];
-  double ct = cos_theta0_[joint], st = sin_theta0_[joint], r = g.r_m;
-  if (g.type == JointType::kRevolute) {
-    ct = std::cos(g.theta_rad + qj);
-    st = std::sin(g.theta_rad + qj);
-  } else {
-    r += qj;
+void SerialRobot::JointPose(int joint, double qj, Matrix3d* rot, Vector3d* pos) const {
+  if (!mdh_joints_.empty()) {
+    // Modified DH: the arithmetic of the dedicated path (exact zeros at right angles).
+    const JointGeometry& g = mdh_joints_[joint];
+    double ct = cos_theta0_[joint], st = sin_theta0_[joint], r = g.r_m;
+    if (g.type == JointType::kRevolute) {
+      ct = std::cos(g.theta_rad + qj);
+      st = std::sin(g.theta_rad + qj);
+    } else {
+      r += qj;
+    }
+    const double ca = cos_alpha_[joint], sa = sin_alpha_[joint];
+    MdhRotation(ca, sa, ct, st, rot);
+    *pos = Vector3d(g.d_m, -r * sa, r * ca);
+    return;
   }
-  const double ca = cos_alpha_[joint], sa = sin_alpha_[joint];
+  const JointModel& joint_model = joints_[joint];
+  const Matrix3d& r0 = joint_model.placement.linear();
+  const double s = qj + joint_model.offset;
+  if (joint_model.type == JointType::kRevolute) {
+    if (z_axis_[joint]) {
+      // P R_z(s): only the first two columns of P turn.
+      const double c = std::cos(s), sn = std::sin(s);
+      rot->col(0) = c * r0.col(0) + sn * r0.col(1);
+      rot->col(1) = c * r0.col(1) - sn * r0.col(0);
+      rot->col(2) = r0.col(2);
+    } else {
+      *rot = r0 * Eigen::AngleAxisd(s, joint_model.axis).toRotationMatrix();
+    }
+    *pos = joint_model.placement.translation();
+  } else {
+    *rot = r0;
+    *pos = joint_model.placement.translation() + s * (r0 * joint_model.axis);
+  }
+}
+
+Eigen::Isometry3d SerialRobot::LinkTransform(int joint, double qj) const {
   Eigen::Isometry3d t = Eigen::Isometry3d::Identity();
   Matrix3d rot;
-  MdhRotation(ca, sa, ct, st, &rot);
+  Vector3d pos;
+  JointPose(joint, qj, &rot, &pos);
   t.linear() = rot;
-  t.translation() = Vector3d(g.d_m, -r * sa, r * ca);
+  t.translation() = pos;
   return t;
 }
 
@@ -310,35 +444,38 @@ void SerialRobot::ComputeKinematics(const double* q, const double* qd, const dou
   Vector3d w_prev = Vector3d::Zero(), wd_prev = Vector3d::Zero();
   Vector3d vd_prev(0.0, 0.0, gravity_);
   for (int j = 0; j < n_; ++j) {
-    const JointGeometry& g = joints_[j];
-    const bool revolute = g.type == JointType::kRevolute;
-    double ct = cos_theta0_[j], st = sin_theta0_[j], r = g.r_m;
-    if (revolute) {
-      const double angle = g.theta_rad + q[j];
-      ct = std::cos(angle);
-      st = std::sin(angle);
-    } else {
-      r += q[j];
-    }
-    const double ca = cos_alpha_[j], sa = sin_alpha_[j];
+    const bool revolute = joints_[j].type == JointType::kRevolute;
     Matrix3d& rot = data->rotation_[j];
-    MdhRotation(ca, sa, ct, st, &rot);
     Vector3d& p = data->position_[j];
-    p = Vector3d(g.d_m, -r * sa, r * ca);
+    JointPose(j, q[j], &rot, &p);
 
     const Vector3d wr = rot.transpose() * w_prev;
     const Vector3d wdr = rot.transpose() * wd_prev;
     Vector3d vd = rot.transpose() * (vd_prev + wd_prev.cross(p) + w_prev.cross(w_prev.cross(p)));
-    // wr × (qd z) = qd (wr_y, −wr_x, 0)
-    const Vector3d wr_cross_z(wr.y(), -wr.x(), 0.0);
     Vector3d w = wr, wd = wdr;
-    if (revolute) {
-      w.z() += qd[j];
-      wd += qd[j] * wr_cross_z;
-      wd.z() += qdd[j];
+    if (z_axis_[j]) {
+      // wr × (qd z) = qd (wr_y, −wr_x, 0)
+      const Vector3d wr_cross_z(wr.y(), -wr.x(), 0.0);
+      if (revolute) {
+        w.z() += qd[j];
+        wd += qd[j] * wr_cross_z;
+        wd.z() += qdd[j];
+      } else {
+        vd += 2.0 * qd[j] * wr_cross_z;
+        vd.z() += qdd[j];
+      }
     } else {
-      vd += 2.0 * qd[j] * wr_cross_z;
-      vd.z() += qdd[j];
+      // General axis u (Featherstone (2008) eq. 5.7 in the link frame): ω = Rᵀω_prev + q'u,
+      // ω' = Rᵀω'_prev + q' (Rᵀω_prev × u) + q''u; a prismatic joint adds the Coriolis term
+      // 2 q' (Rᵀω_prev × u) and q''u to the origin acceleration.
+      const Vector3d& u = joints_[j].axis;
+      const Vector3d wr_cross_u = wr.cross(u);
+      if (revolute) {
+        w += qd[j] * u;
+        wd += qd[j] * wr_cross_u + qdd[j] * u;
+      } else {
+        vd += 2.0 * qd[j] * wr_cross_u + qdd[j] * u;
+      }
     }
     data->omega_[j] = w;
     data->omega_dot_[j] = wd;
@@ -378,7 +515,12 @@ void SerialRobot::RecursiveNewtonEuler(const Eigen::VectorXd& q, const Eigen::Ve
       f += rf;
       moment += kin.rotation_[j + 1] * n_next + kin.position_[j + 1].cross(rf);
     }
-    (*tau)[j] = joints_[j].type == JointType::kRevolute ? moment.z() : f.z();
+    const bool revolute = joints_[j].type == JointType::kRevolute;
+    if (z_axis_[j]) {
+      (*tau)[j] = revolute ? moment.z() : f.z();
+    } else {
+      (*tau)[j] = joints_[j].axis.dot(revolute ? moment : f);
+    }
     f_next = f;
     n_next = moment;
   }
@@ -389,7 +531,10 @@ void SerialRobot::AddDriveTerms(const Eigen::VectorXd& qd, const Eigen::VectorXd
   for (int j = 0; j < n_; ++j) {
     const JointDrive drive = GetJointDrive(j);
     (*tau)[j] += drive.ia * qdd[j];
-    if (with_friction) (*tau)[j] += drive.fv * qd[j] + drive.fc * Sign(qd[j]) + drive.offset;
+    if (with_friction) {
+      (*tau)[j] += drive.fv * qd[j] + drive.fc * Sign(qd[j]) + drive.offset;
+      if (fs_index_[j] >= 0) (*tau)[j] += drive.fs * StribeckShape(qd[j], stribeck_velocity_[j]);
+    }
   }
   for (int k = 0; k < static_cast<int>(coupled_.size()); ++k) {
     const Eigen::VectorXd& c = coupled_[k].coupling;
@@ -457,11 +602,7 @@ void SerialRobot::MassMatrix(const Eigen::VectorXd& q, SerialRobotData* data,
   CheckData(data);
   std::vector<Matrix3d>& rot = data->rotation_;
   std::vector<Vector3d>& pos = data->position_;
-  for (int j = 0; j < n_; ++j) {
-    const Eigen::Isometry3d t = LinkTransform(j, q[j]);
-    rot[j] = t.linear();
-    pos[j] = t.translation();
-  }
+  for (int j = 0; j < n_; ++j) JointPose(j, q[j], &rot[j], &pos[j]);
   // Composite inertia of links j..n about O_j in frame j: mass, first moment, inertia tensor.
   std::vector<double>& mc = data->composite_mass_;
   std::vector<Vector3d>& hc = data->composite_moment_;
@@ -486,16 +627,16 @@ void SerialRobot::MassMatrix(const Eigen::VectorXd& q, SerialRobotData* data,
     }
   }
   mass->setZero(n_, n_);
-  const Vector3d z(0.0, 0.0, 1.0);
   for (int j = 0; j < n_; ++j) {
     // Wrench on the composite body j..n for a unit acceleration of joint j, at rest, no gravity.
+    const Vector3d& u = joints_[j].axis;
     Vector3d f, moment;
     if (joints_[j].type == JointType::kRevolute) {
-      f = z.cross(hc[j]);
-      moment = jc[j] * z;
+      f = u.cross(hc[j]);
+      moment = jc[j] * u;
     } else {
-      f = mc[j] * z;
-      moment = hc[j].cross(z);
+      f = mc[j] * u;
+      moment = hc[j].cross(u);
     }
     for (int i = j; i >= 0; --i) {
       if (i < j) {
@@ -503,7 +644,9 @@ void SerialRobot::MassMatrix(const Eigen::VectorXd& q, SerialRobotData* data,
         moment = rot[i + 1] * moment + pos[i + 1].cross(rf);
         f = rf;
       }
-      const double value = joints_[i].type == JointType::kRevolute ? moment.z() : f.z();
+      const bool revolute = joints_[i].type == JointType::kRevolute;
+      const double value =
+          z_axis_[i] ? (revolute ? moment.z() : f.z()) : joints_[i].axis.dot(revolute ? moment : f);
       (*mass)(i, j) = value;
       (*mass)(j, i) = value;
     }
@@ -564,9 +707,9 @@ double SerialRobot::KineticEnergy(const Eigen::VectorXd& q, const Eigen::VectorX
     v = r.transpose() * (v + w.cross(t.translation()));
     w = r.transpose() * w;
     if (joints_[j].type == JointType::kRevolute) {
-      w.z() += qd[j];
+      w += qd[j] * joints_[j].axis;
     } else {
-      v.z() += qd[j];
+      v += qd[j] * joints_[j].axis;
     }
     const LinkInertia link = GetLinkInertia(j);
     energy += 0.5 * link.m * v.squaredNorm() + v.dot(w.cross(link.FirstMoment())) +
@@ -641,11 +784,11 @@ void SerialRobot::FillRegressor(const double* q, const double* qd, const double*
       pb[i] = rot.transpose() * b_shift;
     }
     if (joints_[j].type == JointType::kRevolute) {
-      pa[j] = Vector3d(0.0, 0.0, 1.0);
+      pa[j] = joints_[j].axis;
       pb[j].setZero();
     } else {
       pa[j].setZero();
-      pb[j] = Vector3d(0.0, 0.0, 1.0);
+      pb[j] = joints_[j].axis;
     }
     const Vector3d& w = data->omega_[j];
     const Vector3d& wd = data->omega_dot_[j];
@@ -662,7 +805,7 @@ void SerialRobot::FillRegressor(const double* q, const double* qd, const double*
         {-wy * wx, wx * wx - wy * wy, wd.x() - wy * wz, wx * wy, wd.y() + wx * wz, wd.z()}};
     const double w_norm2 = w.squaredNorm();
     double* column = out + inertial_index_[j] * col_stride;
-    {
+    if (z_axis_[j]) {
       // Joint j itself: (a, b) = (z, 0) or (0, z).
       double* row = column + j * row_stride;
       if (joints_[j].type == JointType::kRevolute) {
@@ -679,7 +822,9 @@ void SerialRobot::FillRegressor(const double* q, const double* qd, const double*
         row[9 * col_stride] = vd.z();
       }
     }
-    for (int i = 0; i < j; ++i) {
+    // Joint j itself goes through the general projection when its axis is not z.
+    const int last = z_axis_[j] ? j - 1 : j;
+    for (int i = 0; i <= last; ++i) {
       const Vector3d& a = pa[i];
       const Vector3d& b = pb[i];
       const Vector3d moment = vd.cross(a) + b.cross(wd) + b.dot(w) * w - w_norm2 * b;
@@ -694,9 +839,10 @@ void SerialRobot::FillRegressor(const double* q, const double* qd, const double*
     }
     double* joint_row = out + j * row_stride;
     if (ia_index_[j] >= 0) joint_row[ia_index_[j] * col_stride] = qdd[j];
-    if (fv_index_[j] >= 0) {
-      joint_row[fv_index_[j] * col_stride] = qd[j];
-      joint_row[fc_index_[j] * col_stride] = Sign(qd[j]);
+    if (fv_index_[j] >= 0) joint_row[fv_index_[j] * col_stride] = qd[j];
+    if (fc_index_[j] >= 0) joint_row[fc_index_[j] * col_stride] = Sign(qd[j]);
+    if (fs_index_[j] >= 0) {
+      joint_row[fs_index_[j] * col_stride] = StribeckShape(qd[j], stribeck_velocity_[j]);
     }
     if (offset_index_[j] >= 0) joint_row[offset_index_[j] * col_stride] = 1.0;
   }
@@ -819,11 +965,9 @@ SerialRobot ConvertCouplingForm(const SerialRobot& robot, CouplingForm form) {
   const Parameterization& from = robot.parameterization();
   CHECK(from.rotor_inertia && from.friction)
       << robot.name() << ": converting the coupling form needs rotor inertia and friction columns";
-  Parameterization to = from;
-  to.coupling_form = form;
-  SerialRobot converted(robot.name(), robot.joints(), to, robot.coupled_motors());
-  converted.set_gravity_mps2(robot.gravity_mps2());
-  converted.SetStandardParameters(robot.standard_parameters());
+  // Same joints and layout: only the form changes.
+  SerialRobot converted = robot;
+  converted.parameterization_.coupling_form = form;
   if (form == from.coupling_form) return converted;
   const double sign = form == CouplingForm::kGautier ? 1.0 : -1.0;
   Eigen::VectorXd theta = robot.standard_parameters();
@@ -832,8 +976,14 @@ SerialRobot ConvertCouplingForm(const SerialRobot& robot, CouplingForm form) {
     const double ia = theta[robot.ParameterIndex("ia" + robot.coupled_motors()[k].name)];
     const double fv = theta[robot.ParameterIndex("fv" + robot.coupled_motors()[k].name)];
     for (int j = 0; j < robot.num_joints(); ++j) {
-      theta[robot.DriveIndex(j, ParameterKind::kIa)] += sign * c[j] * c[j] * ia;
-      theta[robot.DriveIndex(j, ParameterKind::kFv)] += sign * c[j] * c[j] * fv;
+      if (c[j] == 0.0) continue;
+      const int ia_index = robot.DriveIndex(j, ParameterKind::kIa);
+      const int fv_index = robot.DriveIndex(j, ParameterKind::kFv);
+      CHECK(ia_index >= 0 && fv_index >= 0)
+          << robot.name() << ": converting the coupling form needs ia and fv of "
+          << robot.JointName(j) << ", which motor " << robot.coupled_motors()[k].name << " turns";
+      theta[ia_index] += sign * c[j] * c[j] * ia;
+      theta[fv_index] += sign * c[j] * c[j] * fv;
     }
   }
   converted.SetStandardParameters(theta);

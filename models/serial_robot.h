@@ -1,14 +1,22 @@
-// models::SerialRobot — rigid serial chains of revolute and prismatic joints in modified
-// Denavit–Hartenberg form (Khalil–Kleinfinger), with rotor inertia, friction, torque offsets
-// and motor coupling: inverse dynamics (recursive Newton–Euler), mass matrix (composite rigid
-// bodies), forward dynamics, energies and the IDIM regressor phi(q, q', q'') (Brunot et al.
-// (2018) §2, eqs. 3–4; Brunot et al. (2017) §2).
+// models::SerialRobot — rigid serial chains of revolute and prismatic joints, with rotor inertia,
+// friction, torque offsets and motor coupling: inverse dynamics (recursive Newton–Euler), mass
+// matrix (composite rigid bodies), forward dynamics, energies and the IDIM regressor
+// phi(q, q', q'') (Brunot et al. (2018) §2, eqs. 3–4; Brunot et al. (2017) §2).
 //
-// Frames. Frame j is attached to link j; its pose in frame j−1 is
+// Frames. Frame j is attached to link j (frame 0 to the fixed base). A joint is a fixed placement
+// followed by a motion about or along a unit joint axis u_j (the joint model of Featherstone
+// (2008) §4.2 and of Pinocchio: X_j = X_motion(q_j) X_placement):
+//     ^{j-1}T_j(q_j) = P_j · Rot(u_j, s_j)      (revolute; continuous joints are revolute)
+//     ^{j-1}T_j(q_j) = P_j · Trans(u_j s_j)     (prismatic)
+// with s_j = q_j + o_j (o_j: joint-zero offset), P_j a constant rigid transform (URDF origin
+// xyz/rpy) and u_j expressed in frame j (it is also fixed in frame j−1 through P_j). The
+// modified Denavit–Hartenberg convention (Khalil–Kleinfinger; Khalil & Dombre (2002) §3.2) is one
+// way of writing it:
 //     ^{j-1}T_j = Rot_x(alpha_j) Trans_x(d_j) Rot_z(theta_j) Trans_z(r_j),
 // with theta_j = theta_rad + q_j for a revolute joint and r_j = r_m + q_j for a prismatic one
-// (theta_rad / r_m hold the joint-zero offsets). Gravity acts along −z0 with g = 9.81 m/s²
-// (gravity_mps2()).
+// (theta_rad / r_m hold the joint-zero offsets), i.e. u_j = z_j. Robots built from modified-DH rows
+// keep a dedicated kinematic path (the same arithmetic as before the generalisation). Gravity acts
+// along −z0 with g = 9.81 m/s² (gravity_mps2()).
 //
 // Standard parameters (the vector theta_std of the IDIM tau = phi theta_std), per joint j = 1..n
 // in this order:
@@ -17,11 +25,19 @@
 //     mxj myj mzj               first moments m·c of link j in frame j [kg m]
 //     mj                        mass [kg] (named "m1", "m2", …)
 //     iaj                       rotor inertia reflected to the joint [kg m² or kg]  (if enabled)
-//     fvj fcj                   viscous [N m s/rad] and Coulomb [N m] friction:
-//                               tau_f = fv q' + fc sign(q')                         (if enabled)
+//     fvj                       viscous friction [N m s/rad]: tau_f = fv q'          (if enabled)
+//     fcj                       Coulomb friction [N m]: tau_f = fc sign(q')          (if enabled)
+//     fsj                       Stribeck excess [N m], fixed shape (below)           (if enabled)
 //     offj                      constant torque offset [N m]                        (if enabled)
 // followed, for every coupled motor k (named e.g. "m6"), by ia<name> fv<name> fc<name>
-// (iam6 fvm6 fcm6, present when rotor inertia / friction are enabled).
+// (iam6 fvm6 fcm6, present when rotor inertia / friction are enabled). Which drive terms a joint
+// carries is set for all joints by the flags of Parameterization or per joint by its
+// joint_terms.
+//
+// Stribeck term. With the Stribeck velocity v_s > 0 given (JointTerms::stribeck_velocity), the
+// friction law fc sign(q') + fs exp(−(q'/v_s)²) sign(q') (Armstrong-Hélouvry et al. 1994, the
+// static friction fc + fs decaying to fc) is linear in fs: the regressor column of fsj is
+// exp(−(q'/v_s)²) sign(q'). The shape v_s is fixed, not identified.
 //
 // Coupled motor (TX40 wrist, Brunot et al. (2018) §2). A motor whose angle is N·cᵀq (c = coupling
 // vector, e.g. e5 + e6) adds, in the physical form,
@@ -37,7 +53,9 @@
 // InverseDynamics (classical recursive Newton–Euler with the forward/backward recursions) and
 // Regressor (the same equations written linearly in the standard parameters: each link's
 // Newton–Euler wrench is linear in its 10 inertial parameters and is projected on every joint
-// axis i ≤ j; Khalil & Dombre ch. 12). MassMatrix uses the composite-rigid-body algorithm.
+// axis i ≤ j; Khalil & Dombre ch. 12). MassMatrix uses the composite-rigid-body algorithm
+// (Featherstone (2008) §6.2). A joint's torque is the projection of the link wrench on its axis:
+// tau_j = u_j·n_j (revolute) or u_j·f_j (prismatic).
 //
 // Model and data (the split of Pinocchio's Model/Data). A SerialRobot is the constant description
 // of the chain and its parameters; its algorithms are const and keep no state between calls, so
@@ -52,6 +70,7 @@
 #ifndef DYNID_MODELS_SERIAL_ROBOT_H_
 #define DYNID_MODELS_SERIAL_ROBOT_H_
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -72,6 +91,21 @@ struct JointGeometry {
   double r_m = 0.0;        // constant part of r_j (joint-zero offset for prismatic joints)
 };
 
+// One joint in the general form (header comment): ^{j-1}T_j = placement · motion(axis, q + offset).
+struct JointModel {
+  std::string name;  // e.g. the URDF joint name; empty: "joint<j>" is used in messages
+  JointType type = JointType::kRevolute;
+  // P_j: pose of the joint frame (= frame j at s_j = 0) in frame j−1.
+  Eigen::Isometry3d placement = Eigen::Isometry3d::Identity();
+  Eigen::Vector3d axis = Eigen::Vector3d::UnitZ();  // u_j, unit, frame j
+  double offset = 0.0;  // o_j [rad or m]: the motion is by s_j = q_j + o_j
+
+  // The same joint as a modified-DH row: placement Rot_x(alpha) Trans_x(d) Rot_z(theta_rad)
+  // Trans_z(r_m) for a revolute joint (offset 0), Rot_x(alpha) Trans_x(d) Rot_z(theta_rad) for a
+  // prismatic one (offset r_m); axis z.
+  static JointModel FromModifiedDh(const JointGeometry& row);
+};
+
 // The 10 standard inertial parameters of one link, about the origin of its frame, frame axes.
 struct LinkInertia {
   double xx = 0, xy = 0, xz = 0, yy = 0, yz = 0, zz = 0;  // kg m²
@@ -83,6 +117,12 @@ struct LinkInertia {
   static LinkInertia FromCenterOfMass(double mass_kg, const Eigen::Vector3d& com_m,
                                       const Eigen::Matrix3d& inertia_at_com);
   Eigen::Matrix3d InertiaTensor() const;  // [[xx xy xz] [xy yy yz] [xz yz zz]]
+  // The same body in frame B, given the pose of this frame in B (rotation R, origin P): the
+  // parallel-axis theorem with a first moment, h' = R h,
+  //     J_B = R J Rᵀ + 2(P·h')I − P h'ᵀ − h' Pᵀ + m(|P|²I − P Pᵀ),   h_B = h' + m P.
+  LinkInertia Transformed(const Eigen::Isometry3d& pose_in_b) const;
+  // Two bodies in the same frame as one (all ten parameters add).
+  LinkInertia& operator+=(const LinkInertia& other);
   Eigen::Vector3d FirstMoment() const { return Eigen::Vector3d(mx, my, mz); }
   // 4×4 pseudo-inertia [[½tr(J)I − J, h], [hᵀ, m]]; positive definite ⇔ physically consistent
   // (a positive mass distribution; Wensing et al. 2017).
@@ -96,7 +136,18 @@ struct JointDrive {
   double ia = 0.0;      // rotor inertia reflected to the joint
   double fv = 0.0;      // viscous friction
   double fc = 0.0;      // Coulomb friction
+  double fs = 0.0;      // Stribeck excess (fixed shape, header comment)
   double offset = 0.0;  // constant torque offset
+};
+
+// The drive columns of one joint (Parameterization::joint_terms).
+struct JointTerms {
+  bool rotor_inertia = true;
+  bool viscous = true;
+  bool coulomb = true;
+  bool offset = false;
+  // v_s [rad/s or m/s] of the fixed-shape Stribeck column fs; 0 = no Stribeck column.
+  double stribeck_velocity = 0.0;
 };
 
 enum class CouplingForm { kPhysical, kGautier };
@@ -110,16 +161,23 @@ struct CoupledMotor {
 
 // Which actuator columns the standard parameter vector carries.
 struct Parameterization {
-  bool rotor_inertia = true;
-  bool friction = true;
+  bool rotor_inertia = true;  // ia of every joint, and ia<name> of every coupled motor
+  bool friction = true;       // fv and fc of every joint, fv<name> fc<name> of coupled motors
   bool torque_offset = false;
   CouplingForm coupling_form = CouplingForm::kGautier;
+  // Per-joint drive columns: empty, or one entry per joint, which then replaces rotor_inertia,
+  // friction and torque_offset for the joints' own columns (the coupled-motor columns still
+  // follow rotor_inertia and friction).
+  std::vector<JointTerms> joint_terms;
+
+  // The columns of joint j under these settings.
+  JointTerms Terms(int joint) const;
 };
 
 // What one standard parameter is.
 enum class ParameterKind {
   kXX, kXY, kXZ, kYY, kYZ, kZZ, kMX, kMY, kMZ, kM,  // inertial (link = joint index)
-  kIa, kFv, kFc, kOffset,                            // drive of joint `joint`
+  kIa, kFv, kFc, kFs, kOffset,                       // drive of joint `joint`
   kCoupledIa, kCoupledFv, kCoupledFc                 // coupled motor `joint` (motor index)
 };
 struct ParameterInfo {
@@ -132,15 +190,28 @@ class SerialRobotData;
 
 class SerialRobot {
  public:
-  // A chain with all standard parameters zero. CHECK-fails on an empty chain or a coupling
-  // vector of the wrong size.
+  // A chain with all standard parameters zero. CHECK-fails on an empty chain, a coupling
+  // vector or joint_terms of the wrong size, a joint axis that is not a unit vector or a
+  // negative Stribeck velocity.
   SerialRobot(std::string name, std::vector<JointGeometry> joints,
+              Parameterization parameterization = Parameterization(),
+              std::vector<CoupledMotor> coupled_motors = {});
+  // The same from joints in the general form.
+  SerialRobot(std::string name, std::vector<JointModel> joints,
               Parameterization parameterization = Parameterization(),
               std::vector<CoupledMotor> coupled_motors = {});
 
   const std::string& name() const { return name_; }
   int num_joints() const { return n_; }
-  const std::vector<JointGeometry>& joints() const { return joints_; }
+  // The joints in the general form (for a modified-DH robot, converted by FromModifiedDh).
+  const std::vector<JointModel>& joints() const { return joints_; }
+  // The modified-DH rows when the robot was built from them (is_modified_dh()), else empty.
+  bool is_modified_dh() const { return !mdh_joints_.empty(); }
+  const std::vector<JointGeometry>& mdh_joints() const { return mdh_joints_; }
+  // Joint name for messages: joints()[j].name, or "joint<j+1>" when empty.
+  std::string JointName(int joint) const;
+  // Names the joints (one per joint, CHECK), e.g. after building from modified-DH rows.
+  void SetJointNames(const std::vector<std::string>& names);
   const Parameterization& parameterization() const { return parameterization_; }
   const std::vector<CoupledMotor>& coupled_motors() const { return coupled_; }
   double gravity_mps2() const { return gravity_; }
@@ -151,7 +222,7 @@ class SerialRobot {
   const std::vector<std::string>& parameter_names() const { return names_; }
   const std::vector<ParameterInfo>& parameter_info() const { return info_; }
   int ParameterIndex(const std::string& name) const;  // −1 if absent
-  // Index of the first (xx) inertial parameter of link j, of ia/fv/fc/off of joint j (−1 when
+  // Index of the first (xx) inertial parameter of link j, of ia/fv/fc/fs/off of joint j (−1 when
   // the column is not part of the parameterisation).
   int InertialIndex(int joint) const { return inertial_index_[joint]; }
   int DriveIndex(int joint, ParameterKind kind) const;
@@ -231,6 +302,8 @@ class SerialRobot {
  private:
   // CHECK-fails unless data is non-null and sized for this robot.
   void CheckData(const SerialRobotData* data) const;
+  // ^{j-1}R_j and ^{j-1}P_j of joint j at q_j.
+  void JointPose(int joint, double qj, Eigen::Matrix3d* rot, Eigen::Vector3d* pos) const;
   // Forward Newton–Euler recursion: link rotations, positions, velocities and accelerations.
   void ComputeKinematics(const double* q, const double* qd, const double* qdd,
                          SerialRobotData* data) const;
@@ -244,9 +317,17 @@ class SerialRobot {
                             const Eigen::VectorXd& qdd, SerialRobotData* data,
                             Eigen::VectorXd* tau) const;
 
+  // Shared by both constructors once joints_ (and mdh_joints_) are set.
+  void Initialise();
+
+  friend SerialRobot ConvertCouplingForm(const SerialRobot& robot, CouplingForm form);
+
   std::string name_;
   int n_ = 0;
-  std::vector<JointGeometry> joints_;
+  std::vector<JointModel> joints_;
+  std::vector<JointGeometry> mdh_joints_;
+  // u_j is exactly +z: the kinematics and the regressor use the z-specialised arithmetic.
+  std::vector<char> z_axis_;
   Parameterization parameterization_;
   std::vector<CoupledMotor> coupled_;
   double gravity_ = 9.81;
@@ -257,7 +338,8 @@ class SerialRobot {
   std::vector<ParameterInfo> info_;
   std::vector<std::string> names_;
   std::vector<int> inertial_index_;                  // per joint
-  std::vector<int> ia_index_, fv_index_, fc_index_, offset_index_;  // per joint, −1 if absent
+  std::vector<int> ia_index_, fv_index_, fc_index_, fs_index_, offset_index_;  // −1 if absent
+  std::vector<double> stribeck_velocity_;                                      // per joint
   std::vector<int> coupled_ia_index_, coupled_fv_index_, coupled_fc_index_;  // per motor
   Eigen::VectorXd theta_;
 };
@@ -310,6 +392,12 @@ SerialRobot ConvertCouplingForm(const SerialRobot& robot, CouplingForm form);
 
 // Sign with sign(0) = 0 (Coulomb friction at rest contributes nothing).
 inline double Sign(double x) { return x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : 0.0); }
+
+// Regressor column of the fixed-shape Stribeck term: exp(−(q'/v_s)²) sign(q') (header comment).
+inline double StribeckShape(double qd, double stribeck_velocity) {
+  const double ratio = qd / stribeck_velocity;
+  return std::exp(-ratio * ratio) * Sign(qd);
+}
 
 }  // namespace dynid::models
 

@@ -135,6 +135,7 @@ bool IdimModel::IsFrictionOrOffset(int i) const {
   switch (robot_.parameter_info()[standard_index_[i]].kind) {
     case models::ParameterKind::kFv:
     case models::ParameterKind::kFc:
+    case models::ParameterKind::kFs:
     case models::ParameterKind::kOffset:
     case models::ParameterKind::kCoupledFv:
     case models::ParameterKind::kCoupledFc:

@@ -42,6 +42,9 @@ std::vector<SerialRobot> TestRobots() {
   robots.push_back(MakeScara3());
   robots.push_back(testing::MakeRandomChain7(11, /*with_offsets=*/true));
   robots.push_back(testing::MakeRandomChain7(12, false, CouplingForm::kGautier));
+  robots.push_back(testing::MakeRandomGeneralChain7(13));
+  robots.push_back(testing::MakeRandomGeneralChain7(14, CouplingForm::kGautier));
+  robots.push_back(testing::TurnLinkFrames(MakeTx40(physical), 15));
   return robots;
 }
 
@@ -380,6 +383,70 @@ TEST(SerialRobotDeathTest, WorkspaceOfAnotherSizeIsRejected) {
   Eigen::VectorXd tau;
   const Eigen::VectorXd zero = Eigen::VectorXd::Zero(6);
   EXPECT_DEATH(tx40.InverseDynamics(zero, zero, zero, &data, &tau), "workspace sized for");
+}
+
+}  // namespace
+}  // namespace dynid::models
+
+namespace dynid::models {
+namespace {
+
+// The general joint form against the modified-DH path: the same mechanism with turned link frames
+// (general axes, general placements) has the same torques, mass matrix and energies, and the
+// modified-DH rows written as general joints (JointModel::FromModifiedDh, axis z) the same
+// regressor.
+TEST(SerialRobotGeneralJointTest, TurnedLinkFramesGiveTheSameDynamics) {
+  std::mt19937 rng(21);
+  Tx40Options physical;
+  physical.coupling_form = CouplingForm::kPhysical;
+  const std::vector<SerialRobot> originals = {MakeTx40(physical), MakeScara3(),
+                                              testing::MakeRandomChain7(31, true)};
+  for (const SerialRobot& original : originals) {
+    const SerialRobot turned = testing::TurnLinkFrames(original, 41);
+    ASSERT_FALSE(turned.is_modified_dh());
+    for (int trial = 0; trial < 10; ++trial) {
+      const State s = RandomState(original, &rng);
+      Eigen::VectorXd tau_a, tau_b;
+      original.InverseDynamics(s.q, s.qd, s.qdd, &tau_a);
+      turned.InverseDynamics(s.q, s.qd, s.qdd, &tau_b);
+      EXPECT_LT((tau_a - tau_b).norm(), 1e-10 * (1.0 + tau_a.norm())) << original.name();
+      Eigen::MatrixXd m_a, m_b;
+      original.MassMatrix(s.q, &m_a);
+      turned.MassMatrix(s.q, &m_b);
+      EXPECT_LT((m_a - m_b).norm(), 1e-10 * (1.0 + m_a.norm())) << original.name();
+      EXPECT_NEAR(original.KineticEnergy(s.q, s.qd), turned.KineticEnergy(s.q, s.qd),
+                  1e-10 * (1.0 + std::abs(original.KineticEnergy(s.q, s.qd))));
+      EXPECT_NEAR(original.PotentialEnergy(s.q), turned.PotentialEnergy(s.q),
+                  1e-10 * (1.0 + std::abs(original.PotentialEnergy(s.q))));
+    }
+    // Written as general joints without turning, the regressor is the same to rounding.
+    SerialRobot general(original.name() + "_general", original.joints(),
+                        original.parameterization(), original.coupled_motors());
+    ASSERT_FALSE(general.is_modified_dh());
+    for (int trial = 0; trial < 5; ++trial) {
+      const State s = RandomState(original, &rng);
+      Eigen::MatrixXd phi_a, phi_b;
+      original.Regressor(s.q, s.qd, s.qdd, &phi_a);
+      general.Regressor(s.q, s.qd, s.qdd, &phi_b);
+      EXPECT_LT((phi_a - phi_b).cwiseAbs().maxCoeff(), 1e-12 * (1.0 + phi_a.cwiseAbs().maxCoeff()))
+          << original.name();
+    }
+  }
+}
+
+TEST(SerialRobotGeneralJointTest, StribeckColumnIsTheFixedShapeTerm) {
+  const SerialRobot robot = testing::MakeRandomGeneralChain7(51);
+  const int fs = robot.DriveIndex(2, ParameterKind::kFs);
+  ASSERT_GE(fs, 0);
+  EXPECT_EQ(robot.parameter_names()[fs], "fs3");
+  EXPECT_EQ(robot.DriveIndex(3, ParameterKind::kFc), -1);  // joint 4 carries no Coulomb term
+  for (double qd : {-0.7, -0.1, 0.0, 0.05, 0.3, 2.0}) {
+    Eigen::VectorXd q = Eigen::VectorXd::Zero(7), v = q, a = q;
+    v[2] = qd;
+    Eigen::MatrixXd phi;
+    robot.Regressor(q, v, a, &phi);
+    EXPECT_NEAR(phi(2, fs), std::exp(-(qd / 0.3) * (qd / 0.3)) * Sign(qd), 1e-15);
+  }
 }
 
 }  // namespace
