@@ -108,6 +108,11 @@ awk -F, 'NR > 1 && $9 == "sim2" && ($3 + $14 != 3 || $4 == "nan" || $5 == "nan" 
            print "bad row: " $0; bad = 1 } END { exit bad }' "$work/mc/coverage.csv" ||
   fail "coverage.csv: sim2 rows need 3 runs, finite bias and spread, no calibration on 3 runs"
 grep -q "sim2 smoother_shape K_nm_per_rad" "$work/mclog" || fail "no coverage table on the console"
+"$binary" --out_dir="$work/mc1" --figures=false --samples=1000 --bootstrap=20 \
+  --cases=sim2,linear --monte_carlo=3 --monte_carlo_threads=1 > /dev/null 2>&1 ||
+  fail "one-thread Monte Carlo run exited non-zero"
+cmp -s "$work/mc/monte_carlo_runs.csv" "$work/mc1/monte_carlo_runs.csv" ||
+  fail "the Monte Carlo runs depend on the thread count"
 "$binary" --out_dir="$work/quoted" --figures=false --samples=1000 --bootstrap=20 --cases=sim2 \
   --qpp_factors= --coverage_csv="$work/mc/coverage.csv" > "$work/log" 2>&1 ||
   fail "run quoting a coverage file exited non-zero: $(cat "$work/log")"

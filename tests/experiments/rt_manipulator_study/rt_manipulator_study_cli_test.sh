@@ -36,7 +36,7 @@ check "weighting 1 labelled biased" "a == 0" \
   "$(json "$s" "int(d['weighting1']['smoother_interval_covers_truth'])")"
 grep -q "^weighting1 .*biased: the 95 % interval excludes the true 2 kg" "$work/log" ||
   fail "weighting 1's bias not labelled on the console: $(cat "$work/log")"
-"$binary" --out_dir="$work/noisy" --noise_scale=30 --figures=false > /dev/null 2>&1 ||
+"$binary" --out_dir="$work/noisy" --noise_scale=100 --figures=false > /dev/null 2>&1 ||
   fail "noisy run exited non-zero"
 check "payload sd grows with the noise" "b > 2 * a" \
   "$(json "$s" "d['weighting2']['smoother_payload_sd_kg']")" \
@@ -56,6 +56,10 @@ awk -F, '$1 == "smoother_weighting2" { print $3, $4, $5, $6, $7, $8 }' "$work/mc
 [[ $(wc -l < "$work/mc/monte_carlo_runs.csv") -eq 19 ]] ||
   fail "monte_carlo_runs.csv should hold 3 runs x 6 estimates"
 grep -q "smoother_weighting1 payload_kg" "$work/mclog" || fail "no coverage table on the console"
+"$binary" --out_dir="$work/mc1" --monte_carlo=3 --noise_scale=10 --monte_carlo_threads=1 \
+  --figures=false > /dev/null 2>&1 || fail "one-thread Monte Carlo run exited non-zero"
+cmp -s "$work/mc/monte_carlo_runs.csv" "$work/mc1/monte_carlo_runs.csv" ||
+  fail "the Monte Carlo runs depend on the thread count"
 
 # The real-data path: the measured channels of the good run as a CSV.
 python3 - "$work/out/rt_study.csv" "$work/meas.csv" <<'PY' || fail "could not build the CSV"
