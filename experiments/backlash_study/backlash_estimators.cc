@@ -171,17 +171,6 @@ bool RunCase(const Case& config, int samples, double qpp, std::uint64_t seed, Ca
     }
     outcome->fit_cpu_s = CpuSeconds() - cpu_start;
   }
-  run->filter_outcome.converged = run->saekf.filter.converged;
-  if (!run->filter_outcome.converged) {
-    run->filter_outcome.fit.backlash_detected = false;
-    run->filter_outcome.fit.verdict = "no verdict: the SAEKF did not run to the end";
-  }
-  if (!run->smoother.summary.converged) {
-    MarkNotConverged("the smoother", run->smoother.summary, &run->smoother_outcome);
-  }
-  if (run->has_q0 && !run->smoother_q0.summary.converged) {
-    MarkNotConverged("the smoother with Q_xx = 0", run->smoother_q0.summary, &run->q0_outcome);
-  }
   run->has_shape = FLAGS_shape_refinement;
   if (run->has_shape) {
     // Start from the free smoother and its dead-zone fit; a transmission reported backlash-free
@@ -253,6 +242,19 @@ bool RunCase(const Case& config, int samples, double qpp, std::uint64_t seed, Ca
                     : cov_b ? "no backlash detected (the 95 % interval of b reaches 0)"
                             : "backlash not established (" + shape.covariance_note + ")";
     }
+  }
+  // Verdicts only where the estimator converged. Marked after the shape stage, which starts from
+  // the free smoother's fit as it is (its start must not depend on this report).
+  run->filter_outcome.converged = run->saekf.filter.converged;
+  if (!run->filter_outcome.converged) {
+    run->filter_outcome.fit.backlash_detected = false;
+    run->filter_outcome.fit.verdict = "no verdict: the SAEKF did not run to the end";
+  }
+  if (!run->smoother.summary.converged) {
+    MarkNotConverged("the smoother", run->smoother.summary, &run->smoother_outcome);
+  }
+  if (run->has_q0 && !run->smoother_q0.summary.converged) {
+    MarkNotConverged("the smoother with Q_xx = 0", run->smoother_q0.summary, &run->q0_outcome);
   }
   return true;
 }
