@@ -44,6 +44,8 @@ nlohmann::json ToJson(const Figure& figure) {
     p["hlines"] = panel.hlines;
     p["log_y"] = panel.log_y;
     p["log_x"] = panel.log_x;
+    // Only when set, so that the specs of figures without it stay as they were.
+    if (panel.x_tick_rotation_deg != 0.0) p["x_tick_rotation_deg"] = panel.x_tick_rotation_deg;
     p["series"] = nlohmann::json::array();
     for (const Series& s : panel.series) {
       p["series"].push_back({{"csv", s.csv},

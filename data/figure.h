@@ -42,6 +42,7 @@ struct Panel {
   std::vector<double> hlines;  // horizontal reference lines (e.g. ±1.96/sqrt(N))
   bool log_y = false;
   bool log_x = false;
+  double x_tick_rotation_deg = 0.0;  // rotates the abscissa's tick labels (long category names)
 };
 
 struct Figure {

@@ -83,6 +83,12 @@ def main():
         ax.set_xlabel(panel.get("xlabel", ""), fontsize=8)
         ax.set_ylabel(panel.get("ylabel", ""), fontsize=8)
         ax.tick_params(labelsize=7)
+        rotation = float(panel.get("x_tick_rotation_deg", 0.0))
+        if rotation:
+            # Long category names (e.g. "estimator parameter") slant instead of overlapping.
+            ax.tick_params(axis="x", labelrotation=rotation)
+            for label in ax.get_xticklabels():
+                label.set_horizontalalignment("right")
         ax.grid(True, lw=0.3)
         if any(s.get("label") for s in panel["series"]):
             ax.legend(fontsize=7)

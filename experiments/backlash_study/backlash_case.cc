@@ -128,8 +128,10 @@ bool MakeMeasuredCase(const std::string& path, Case* c, std::string* error) {
   return true;
 }
 
-std::uint64_t NoiseSeed(const std::string& case_name) {
-  return FLAGS_seed + (case_name == "sim1" ? 0 : case_name == "sim2" ? 1 : 2);
+std::uint64_t NoiseSeed(const std::string& case_name) { return NoiseSeed(case_name, FLAGS_seed); }
+
+std::uint64_t NoiseSeed(const std::string& case_name, std::uint64_t base) {
+  return base + (case_name == "sim1" ? 0 : case_name == "sim2" ? 1 : 2);
 }
 
 }  // namespace dynid::backlash_study

@@ -46,6 +46,8 @@ bool MakeMeasuredCase(const std::string& path, Case* c, std::string* error);
 // The measurement-noise seed of a case: --seed plus 0, 1, 2 for sim1, sim2, linear, the same in
 // the main table and in the Q_pp scan (whose factor-1 row then repeats the table's).
 std::uint64_t NoiseSeed(const std::string& case_name);
+// The same with `base` in place of --seed (the Monte Carlo's run seeds).
+std::uint64_t NoiseSeed(const std::string& case_name, std::uint64_t base);
 
 }  // namespace dynid::backlash_study
 

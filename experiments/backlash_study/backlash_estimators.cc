@@ -54,7 +54,25 @@ bool FitPairs(const Eigen::VectorXd& delta, const Eigen::VectorXd& tau, std::uin
   return solvers::FitDeadZone(d, t, options, fit, error);
 }
 
+// An estimator that stopped before converging gives no verdict, whatever its fit says: its
+// (Δ, tau_K) pairs are not the estimate the model defines.
+void MarkNotConverged(const std::string& what, const solvers::SolverSummary& summary,
+                      EstimatorOutcome* outcome) {
+  outcome->converged = false;
+  outcome->fit.backlash_detected = false;
+  outcome->fit.verdict = "no verdict: " + what + " did not converge (" +
+                         std::to_string(summary.iterations) + " iterations: " + summary.message +
+                         ")";
+}
+
 }  // namespace
+
+std::string VerdictLabel(const EstimatorOutcome& outcome) {
+  if (!outcome.converged) return "NOT CONVERGED: no verdict";
+  if (outcome.fit.backlash_detected) return "backlash";
+  return outcome.fit.verdict.rfind("no backlash detected", 0) == 0 ? "no backlash detected"
+                                                                   : "backlash not established";
+}
 
 // The fitted centre at sample k (the fit ran on every FitStride-th pair).
 double FittedCenter(const solvers::DeadZoneFit& fit, int k, int n) {
@@ -210,7 +228,9 @@ bool RunCase(const Case& config, int samples, double qpp, std::uint64_t seed, Ca
     fit.stiffness_upper = cov ? shape.spring(2) + z * shape.spring_std(2) : nan;
     fit.num_points = samples;
     fit.iterations = shape.smoother.summary.iterations;
-    if (shape_options.hold_backlash_at_zero) {
+    if (!shape.smoother.summary.converged) {
+      MarkNotConverged("the shape-constrained smoother", shape.smoother.summary, &out);
+    } else if (shape_options.hold_backlash_at_zero) {
       fit.backlash_detected = false;
       fit.verdict = "no backlash detected (refined as a linear spring, b held at 0)";
     } else if (shape.b_on_bound) {
@@ -222,6 +242,19 @@ bool RunCase(const Case& config, int samples, double qpp, std::uint64_t seed, Ca
                     : cov_b ? "no backlash detected (the 95 % interval of b reaches 0)"
                             : "backlash not established (" + shape.covariance_note + ")";
     }
+  }
+  // Verdicts only where the estimator converged. Marked after the shape stage, which starts from
+  // the free smoother's fit as it is (its start must not depend on this report).
+  run->filter_outcome.converged = run->saekf.filter.converged;
+  if (!run->filter_outcome.converged) {
+    run->filter_outcome.fit.backlash_detected = false;
+    run->filter_outcome.fit.verdict = "no verdict: the SAEKF did not run to the end";
+  }
+  if (!run->smoother.summary.converged) {
+    MarkNotConverged("the smoother", run->smoother.summary, &run->smoother_outcome);
+  }
+  if (run->has_q0 && !run->smoother_q0.summary.converged) {
+    MarkNotConverged("the smoother with Q_xx = 0", run->smoother_q0.summary, &run->q0_outcome);
   }
   return true;
 }

@@ -31,7 +31,14 @@ struct EstimatorOutcome {
   double time_s = 0.0;     // wall time of the estimator's solve
   double cpu_s = 0.0;      // process CPU time of the same (std::clock)
   double fit_cpu_s = 0.0;  // process CPU time of its dead-zone fit (with the bootstrap)
+  // The estimator's solve met its convergence test (the SAEKF: the filter ran to the end). When
+  // false, fit.backlash_detected is false and fit.verdict says that there is no verdict.
+  bool converged = true;
 };
+
+// The verdict column of the console table: "backlash", "no backlash detected", "backlash not
+// established" or, for an estimator that did not converge, "NOT CONVERGED: no verdict".
+std::string VerdictLabel(const EstimatorOutcome& outcome);
 
 struct CaseRun {
   Case config;

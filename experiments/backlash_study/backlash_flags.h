@@ -54,6 +54,9 @@ DECLARE_string(qxx);
 DECLARE_bool(figures);
 DECLARE_bool(log_progress);
 DECLARE_double(progress_period);
+DECLARE_int32(monte_carlo);
+DECLARE_string(coverage_csv);
+DECLARE_int32(monte_carlo_threads);
 
 namespace dynid::backlash_study {
 

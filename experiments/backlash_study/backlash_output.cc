@@ -40,11 +40,13 @@ nlohmann::json FitJson(const solvers::DeadZoneFit& fit) {
 
 std::string ResultsCsvHeader() {
   std::vector<std::string> result_header = {
-      "case",       "estimator",     "b_true",
-      "b_estimate", "b_lower",       "b_upper",
-      "K_true",     "K_estimate",    "K_lower",
-      "K_upper",    "tau_rms_error", "backlash_detected",
-      "time_s",     "cpu_s",         "tau_rms_error_interval"};
+      "case",          "estimator",     "b_true",
+      "b_estimate",    "b_lower",       "b_upper",
+      "K_true",        "K_estimate",    "K_lower",
+      "K_upper",       "tau_rms_error", "backlash_detected",
+      "time_s",        "cpu_s",         "tau_rms_error_interval",
+      "b_coverage_95", "K_coverage_95", "b_calibrated",
+      "K_calibrated"};
   std::string results_csv;
   for (size_t i = 0; i < result_header.size(); ++i) {
     results_csv += (i ? "," : "") + result_header[i];
@@ -55,12 +57,14 @@ std::string ResultsCsvHeader() {
 
 void PrintTableHeader(size_t num_cases) {
   std::printf("backlash_study: %zu case(s)\n", num_cases);
-  std::printf("%-7s %-14s %7s %7s %17s %6s %7s %17s %8s %8s %7s %7s %s\n", "case", "estimator",
+  std::printf("%-7s %-14s %7s %7s %17s %6s %7s %17s %8s %8s %7s %7s %s | %s\n", "case", "estimator",
               "b_true", "b_est", "b 95% CI", "K_true", "K_est", "K 95% CI", "tauK_RMS", "RMS_int",
-              "time_s", "cpu_s", "verdict");
+              "time_s", "cpu_s", "verdict",
+              "measured coverage of the 95 % intervals (Monte Carlo; README)");
 }
 
-void ReportCase(const Case& config, int samples, const CaseRun& run, nlohmann::json* summary,
+void ReportCase(const Case& config, int samples, const CaseRun& run,
+                const MeasuredCoverage& coverage, nlohmann::json* summary,
                 std::string* results_csv) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double b_true = config.measured ? nan : TrueBacklash(config);
@@ -148,6 +152,8 @@ void ReportCase(const Case& config, int samples, const CaseRun& run, nlohmann::j
     estimator["time_s"] = outcome->time_s;
     estimator["cpu_s"] = outcome->cpu_s;
     estimator["fit_cpu_s"] = outcome->fit_cpu_s;
+    estimator["converged"] = outcome->converged;
+    estimator["measured_coverage"] = CoverageEntry(coverage, config.name, label);
     if (!config.measured) {
       estimator["backlash_relative_error"] = RelativeError(fit.backlash_rad, b_true);
       estimator["stiffness_relative_error"] = RelativeError(fit.stiffness_nm_per_rad, k_true);
@@ -156,19 +162,20 @@ void ReportCase(const Case& config, int samples, const CaseRun& run, nlohmann::j
     char ci_b[64], ci_k[64];
     std::snprintf(ci_b, sizeof(ci_b), "[%.4f, %.4f]", fit.backlash_lower, fit.backlash_upper);
     std::snprintf(ci_k, sizeof(ci_k), "[%.2f, %.2f]", fit.stiffness_lower, fit.stiffness_upper);
-    std::printf("%-7s %-14s %7.4f %7.4f %17s %6.2f %7.2f %17s %8.4f %8.4f %7.2f %7.2f %s\n",
+    std::printf("%-7s %-14s %7.4f %7.4f %17s %6.2f %7.2f %17s %8.4f %8.4f %7.2f %7.2f %s | %s\n",
                 config.name.c_str(), label.c_str(), b_true, fit.backlash_rad, ci_b, k_true,
                 fit.stiffness_nm_per_rad, ci_k, outcome->tau_rms_error,
                 outcome->tau_rms_error_interval, outcome->time_s, outcome->cpu_s,
-                fit.backlash_detected ? "backlash" : "no backlash detected");
+                VerdictLabel(*outcome).c_str(), CoverageText(coverage, config.name, label).c_str());
     char line[512];
     std::snprintf(line, sizeof(line),
                   "%s,%s,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,"
-                  "%.17g,%d,%.6g,%.6g,%.17g\n",
+                  "%.17g,%d,%.6g,%.6g,%.17g%s\n",
                   config.name.c_str(), label.c_str(), b_true, fit.backlash_rad, fit.backlash_lower,
                   fit.backlash_upper, k_true, fit.stiffness_nm_per_rad, fit.stiffness_lower,
                   fit.stiffness_upper, outcome->tau_rms_error, fit.backlash_detected ? 1 : 0,
-                  outcome->time_s, outcome->cpu_s, outcome->tau_rms_error_interval);
+                  outcome->time_s, outcome->cpu_s, outcome->tau_rms_error_interval,
+                  CoverageCsvCells(coverage, config.name, label).c_str());
     *results_csv += line;
   }
   std::fflush(stdout);

@@ -11,6 +11,7 @@
 #include "dynid/data/output.h"
 #include "dynid/solvers/dead_zone_fit.h"
 #include "experiments/backlash_study/backlash_case.h"
+#include "experiments/backlash_study/backlash_coverage.h"
 #include "experiments/backlash_study/backlash_estimators.h"
 
 namespace dynid::backlash_study {
@@ -25,8 +26,10 @@ std::string ResultsCsvHeader();
 void PrintTableHeader(size_t num_cases);
 
 // One case's estimates: prints its rows of the console table, appends them to results_csv and
-// its entry (settings, solver summaries, estimates) to (*summary)["cases"].
-void ReportCase(const Case& config, int samples, const CaseRun& run, nlohmann::json* summary,
+// its entry (settings, solver summaries, estimates) to (*summary)["cases"]. Every estimator's
+// row carries the measured coverage of its intervals of b and K (`coverage`).
+void ReportCase(const Case& config, int samples, const CaseRun& run,
+                const MeasuredCoverage& coverage, nlohmann::json* summary,
                 std::string* results_csv);
 
 // D/<case>_series.csv (every k-th sample, at most --max_plot_rows rows) and, with --figures,

@@ -147,7 +147,7 @@ bool RunQppScan(const std::vector<double>& qpp_factors, const std::vector<Case>&
           scan_csv += line;
           std::printf("%-7s %10.4g %-14s %9.4f %9.2f %10.4f %s\n", name.c_str(), qpp, label.c_str(),
                       fit.backlash_rad, fit.stiffness_nm_per_rad, outcome->tau_rms_error,
-                      fit.backlash_detected ? "backlash" : "no backlash detected");
+                      VerdictLabel(*outcome).c_str());
           (*summary)["qpp_sweep"].push_back({{"case", name},
                                              {"qpp", qpp},
                                              {"estimator", label},

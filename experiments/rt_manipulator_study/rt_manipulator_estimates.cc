@@ -5,6 +5,7 @@
 #include <ceres/problem.h>
 #include <glog/logging.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -113,11 +114,17 @@ bool RunEstimates(const models::RtManipulatorRigid& model,
       LOG(WARNING) << e.name << " smoother: " << e.smoother_summary.message;
     }
     e.mass_smoother = variables.parameters(0, 0);
+    // The a posteriori variance factor over the weighted rows only (the zero-weight rows of
+    // the problem carry no degree of freedom; solvers/README.md, "Pitfalls").
+    e.variance_factor =
+        solvers::ResidualVarianceFactor(problem, e.smoother_summary.final_cost,
+                                        problems::CountWeightedResiduals(weights, data, options));
     Eigen::MatrixXd information;
     if (solvers::ConstantParameterInformation(&problem, &variables, &information, &error)) {
       const solvers::IdentifiabilityReport report = solvers::AnalyzeIdentifiability(
           information, variables.parameters.col(0), {"payload_mass [kg]"});
-      e.mass_smoother_sd = report.standard_deviation(0);
+      e.mass_smoother_sd_weights = report.standard_deviation(0);
+      e.mass_smoother_sd = e.mass_smoother_sd_weights * std::sqrt(e.variance_factor);
       e.identifiability = report.message;
     } else {
       e.identifiability = error;

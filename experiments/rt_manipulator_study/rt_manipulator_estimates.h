@@ -28,7 +28,16 @@ struct Estimate {
   Eigen::MatrixXd states_filter;  // 5 × N
   Eigen::MatrixXd inputs_filter;  // 4 × N
   Eigen::MatrixXd zeta_filter;    // N × 8 at the filtered estimate
-  double mass_smoother = NAN, mass_smoother_sd = NAN;
+  double mass_smoother = NAN;
+  // The payload's standard deviation: sqrt(σ̂² [S⁻¹]), S the Schur-complement information in the
+  // metric of the weights and σ̂² = ResidualVarianceFactor (2 cost / (m − u), m the weighted
+  // residual rows, u the free unknowns; solvers/parameter_covariance.h). The weights follow the
+  // thesis's orders-of-magnitude rule (§5.5), not the noise, so S⁻¹ alone (kept as
+  // mass_smoother_sd_weights) is the same at every noise level; σ̂² rescales it to the residuals
+  // the data actually leave (noise and model error alike).
+  double mass_smoother_sd = NAN;
+  double mass_smoother_sd_weights = NAN;  // sqrt([S⁻¹]), in the metric of the weights
+  double variance_factor = NAN;           // σ̂²
   Eigen::MatrixXd zeta_smoother;  // N × 8
   solvers::SolverSummary smoother_summary;
   std::string identifiability;

@@ -24,6 +24,8 @@ DECLARE_double(link_mass);
 DECLARE_double(link_length);
 DECLARE_double(joint_inertia);
 DECLARE_bool(figures);
+DECLARE_int32(monte_carlo);
+DECLARE_int32(monte_carlo_threads);
 
 namespace dynid::rt_manipulator_study {
 

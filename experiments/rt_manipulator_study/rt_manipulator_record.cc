@@ -16,9 +16,6 @@
 namespace dynid::rt_manipulator_study {
 namespace {
 
-using dynid::models::RtManipulatorFlexible;
-using dynid::models::RtManipulatorParameters;
-
 const std::vector<std::string> kMeasuredHeader = {
     "t", "r", "phi", "radial_acceleration", "tangential_acceleration", "F", "T"};
 
@@ -36,10 +33,21 @@ bool ReadMeasuredRecord(const std::string& path, Record* record, std::string* er
   return true;
 }
 
+}  // namespace
+
+bool LoadRecord(const models::RtManipulatorParameters& parameters, Record* record,
+                std::string* error) {
+  if (!FLAGS_measurements_csv.empty()) {
+    return ReadMeasuredRecord(FLAGS_measurements_csv, record, error);
+  }
+  *record = SimulateRecord(parameters, FLAGS_seed);
+  return true;
+}
+
 // The flexible manipulator along the reference line with open-loop rigid inverse-dynamics
 // inputs, and its measurements with Gaussian noise (--noise_scale).
-Record SimulateRecord(const RtManipulatorParameters& parameters) {
-  const RtManipulatorFlexible truth_model(parameters);
+Record SimulateRecord(const models::RtManipulatorParameters& parameters, int seed) {
+  const models::RtManipulatorFlexible truth_model(parameters);
   const int num_nodes = static_cast<int>(std::round(FLAGS_duration_s / FLAGS_sample_period_s)) + 1;
   const Eigen::VectorXd times =
       Eigen::VectorXd::LinSpaced(num_nodes, 0.0, FLAGS_sample_period_s * (num_nodes - 1));
@@ -49,6 +57,7 @@ Record SimulateRecord(const RtManipulatorParameters& parameters) {
   };
   Record record;
   record.simulated = true;
+  record.true_payload_kg = parameters.payload_mass_kg;
   record.truth = dynid::models::Simulate(truth_model, truth_model.NominalParameters(),
                                          Eigen::Vector3d(0.25, 0.0, 0.0), Eigen::Vector3d::Zero(),
                                          input, times, 10);
@@ -56,23 +65,12 @@ Record SimulateRecord(const RtManipulatorParameters& parameters) {
   Eigen::Matrix<double, 6, 1> sigma;
   sigma << 1e-5, 1e-5, 1e-3, 1e-3, 1e-2, 1e-2;
   sigma *= FLAGS_noise_scale;
-  std::mt19937 rng(FLAGS_seed);
+  std::mt19937 rng(seed);
   std::normal_distribution<double> normal(0.0, 1.0);
   for (int k = 0; k < num_nodes; ++k) {
     for (int j = 0; j < 6; ++j) record.data.measurements(k, j) += sigma(j) * normal(rng);
   }
   return record;
-}
-
-}  // namespace
-
-bool LoadRecord(const models::RtManipulatorParameters& parameters, Record* record,
-                std::string* error) {
-  if (!FLAGS_measurements_csv.empty()) {
-    return ReadMeasuredRecord(FLAGS_measurements_csv, record, error);
-  }
-  *record = SimulateRecord(parameters);
-  return true;
 }
 
 }  // namespace dynid::rt_manipulator_study

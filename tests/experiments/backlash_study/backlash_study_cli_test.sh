@@ -94,6 +94,35 @@ grep -q '"arm_velocity_measured": false' "$work/motor/summary.json" ||
 [[ $(wc -l < "$work/sweep/qpp_sweep_sim2.csv") -eq 3 ]] ||
   fail "qpp_sweep_sim2.csv should have a header and 2 rows"
 
+# --monte_carlo: a few seeds of short records, coverage.csv with the required columns and
+# finite statistics for every estimator of both cases; then that file quoted by a single run.
+"$binary" --out_dir="$work/mc" --figures=false --samples=1000 --bootstrap=20 \
+  --cases=sim2,linear --monte_carlo=3 --monte_carlo_threads=2 > "$work/mclog" 2>&1 ||
+  fail "Monte Carlo run exited non-zero: $(cat "$work/mclog")"
+head -1 "$work/mc/coverage.csv" |
+  grep -q "^estimator,parameter,runs,bias,spread,mean_reported_std,coverage_95,calibrated,scenario," ||
+  fail "unexpected coverage.csv header: $(head -1 "$work/mc/coverage.csv")"
+[[ $(awk -F, 'NR > 1 && $9 == "sim2"' "$work/mc/coverage.csv" | wc -l) -eq 8 ]] ||
+  fail "coverage.csv should hold 4 estimators x 2 parameters of sim2"
+awk -F, 'NR > 1 && $9 == "sim2" && ($3 + $14 != 3 || $4 == "nan" || $5 == "nan" || $8 != 0) {
+           print "bad row: " $0; bad = 1 } END { exit bad }' "$work/mc/coverage.csv" ||
+  fail "coverage.csv: sim2 rows need 3 runs, finite bias and spread, no calibration on 3 runs"
+grep -q "sim2 smoother_shape K_nm_per_rad" "$work/mclog" || fail "no coverage table on the console"
+"$binary" --out_dir="$work/mc1" --figures=false --samples=1000 --bootstrap=20 \
+  --cases=sim2,linear --monte_carlo=3 --monte_carlo_threads=1 > /dev/null 2>&1 ||
+  fail "one-thread Monte Carlo run exited non-zero"
+cmp -s "$work/mc/monte_carlo_runs.csv" "$work/mc1/monte_carlo_runs.csv" ||
+  fail "the Monte Carlo runs depend on the thread count"
+"$binary" --out_dir="$work/quoted" --figures=false --samples=1000 --bootstrap=20 --cases=sim2 \
+  --qpp_factors= --coverage_csv="$work/mc/coverage.csv" > "$work/log" 2>&1 ||
+  fail "run quoting a coverage file exited non-zero: $(cat "$work/log")"
+grep -q "^sim2 *smoother_shape .*| coverage b [0-9.]* ([0-9]*/3)" "$work/log" ||
+  fail "the measured coverage is not quoted on the console: $(cat "$work/log")"
+head -1 "$work/quoted/results.csv" | grep -q ",b_coverage_95,K_coverage_95,b_calibrated,K_calibrated$" ||
+  fail "results.csv lacks the coverage columns"
+grep -q '"measured_coverage"' "$work/quoted/summary.json" ||
+  fail "summary.json lacks the measured coverage"
+
 # expect_error EXPECTED_SUBSTRING ARGS...: exit code 2, message, and no outputs.
 expect_error() { local expected="$1"; shift; expect_exit 2 "$expected" --figures=false "$@"; }
 expect_error "--cases: unknown case 'sim3'" --cases=sim3
@@ -110,6 +139,12 @@ expect_error "--shape_function_tolerance must be in (0, 1)" --shape_function_tol
 expect_error "--shape_curve: unknown curve point 'end'" --shape_curve=end
 expect_error "--prbs_amplitude" --prbs_amplitude=0
 expect_error "unexpected argument 'extra'" extra
+expect_error "--monte_carlo must be >= 0" --monte_carlo=-3
+expect_error "--monte_carlo" --monte_carlo=x
+expect_error "--monte_carlo_threads must be >= 0" --monte_carlo=2 --monte_carlo_threads=-1
+printf 'estimator,parameter\n' > "$work/coverage.csv"
+expect_error "coverage.csv:1: not a coverage.csv header" --coverage_csv="$work/coverage.csv"
+expect_error "--coverage_csv" --coverage_csv="$work/missing_coverage.csv"
 # Bad records and flags of the real-data path.
 expect_error "missing.csv" --measurements_csv="$work/missing.csv"
 printf 't,u,x2\n0,1,2\n' > "$work/header.csv"
@@ -127,5 +162,7 @@ expect_error "--motor_inertia must be a number > 0" \
   --measurements_csv="$work/meas.csv" --motor_inertia=0
 expect_error "--qxx: expected 4 comma-separated numbers" --measurements_csv="$work/meas.csv" --qxx=1,2
 expect_error "--samples=5000 exceeds the 2000 rows" --measurements_csv="$work/meas.csv" --samples=5000
+expect_error "--monte_carlo is not used with --measurements_csv" \
+  --measurements_csv="$work/meas.csv" --monte_carlo=2
 
 finish backlash_study

@@ -30,6 +30,37 @@ check "weighting 2 filter payload within 2 % at the end" "a > 1.96 && a < 2.04" 
 check "phi residual follows the deformation" "a > 0.9" \
   "$(json "$s" "d['phi_residual_vs_deformation']['correlation']")"
 
+# The smoother's payload sd follows the data (a posteriori variance factor): larger with more
+# noise; the all-trusted estimate, whose interval excludes 2 kg, says so.
+check "weighting 1 labelled biased" "a == 0" \
+  "$(json "$s" "int(d['weighting1']['smoother_interval_covers_truth'])")"
+grep -q "^weighting1 .*biased: the 95 % interval excludes the true 2 kg" "$work/log" ||
+  fail "weighting 1's bias not labelled on the console: $(cat "$work/log")"
+"$binary" --out_dir="$work/noisy" --noise_scale=100 --figures=false > /dev/null 2>&1 ||
+  fail "noisy run exited non-zero"
+check "payload sd grows with the noise" "b > 2 * a" \
+  "$(json "$s" "d['weighting2']['smoother_payload_sd_kg']")" \
+  "$(json "$work/noisy/summary.json" "d['weighting2']['smoother_payload_sd_kg']")"
+
+# --monte_carlo: a few seeds, coverage.csv with the required columns and finite values.
+"$binary" --out_dir="$work/mc" --monte_carlo=3 --noise_scale=10 --figures=false \
+  > "$work/mclog" 2>&1 || fail "Monte Carlo run exited non-zero: $(cat "$work/mclog")"
+head -1 "$work/mc/coverage.csv" |
+  grep -q "^estimator,parameter,runs,bias,spread,mean_reported_std,coverage_95,calibrated," ||
+  fail "unexpected coverage.csv header: $(head -1 "$work/mc/coverage.csv")"
+awk -F, '$1 == "smoother_weighting2" { print $3, $4, $5, $6, $7, $8 }' "$work/mc/coverage.csv" |
+  { read -r runs bias spread sd coverage calibrated
+    check "Monte Carlo: 3 runs, finite statistics, not calibrated on 3 runs" \
+      "a == 3 && b > 0 && c > 0 && d == 0" "$runs" "$spread" "$sd" "$calibrated"
+    [[ "$bias $spread $sd $coverage" != *nan* ]] || fail "Monte Carlo: a NaN statistic"; }
+[[ $(wc -l < "$work/mc/monte_carlo_runs.csv") -eq 19 ]] ||
+  fail "monte_carlo_runs.csv should hold 3 runs x 6 estimates"
+grep -q "smoother_weighting1 payload_kg" "$work/mclog" || fail "no coverage table on the console"
+"$binary" --out_dir="$work/mc1" --monte_carlo=3 --noise_scale=10 --monte_carlo_threads=1 \
+  --figures=false > /dev/null 2>&1 || fail "one-thread Monte Carlo run exited non-zero"
+cmp -s "$work/mc/monte_carlo_runs.csv" "$work/mc1/monte_carlo_runs.csv" ||
+  fail "the Monte Carlo runs depend on the thread count"
+
 # The real-data path: the measured channels of the good run as a CSV.
 python3 - "$work/out/rt_study.csv" "$work/meas.csv" <<'PY' || fail "could not build the CSV"
 import csv, sys
@@ -59,6 +90,13 @@ expect_error "--duration_s must be in [0.2, 10]" --duration_s=20
 expect_error "--stiffness must be > 0" --stiffness=-1
 expect_error "--noise_scale must be >= 0" --noise_scale=-1
 expect_error "--deweight must be > 0" --deweight=0
+expect_error "--monte_carlo must be >= 0" --monte_carlo=-1
+expect_error "--monte_carlo needs --noise_scale > 0" --monte_carlo=3
+expect_error "--monte_carlo_threads must be >= 0" --monte_carlo=3 --noise_scale=1 \
+  --monte_carlo_threads=-2
+expect_error "--monte_carlo needs the simulation" --monte_carlo=3 \
+  --measurements_csv="$work/meas.csv"
+expect_error "--monte_carlo" --monte_carlo=abc
 expect_error "unexpected argument 'extra'" extra
 expect_error "--link_mass is used only with --measurements_csv" --link_mass=3
 expect_error "--stiffness is not used with --measurements_csv" \

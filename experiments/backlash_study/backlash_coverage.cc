@@ -1,0 +1,86 @@
+// experiments/backlash_study/backlash_coverage — the measured coverage quoted beside a single
+// run's intervals (see backlash_coverage.h).
+#include "experiments/backlash_study/backlash_coverage.h"
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "dynid/data/runtime_files.h"
+#include "dynid/solvers/coverage.h"
+#include "experiments/backlash_study/backlash_flags.h"
+
+namespace dynid::backlash_study {
+namespace {
+
+const char* const kParameters[2] = {"b_rad", "K_nm_per_rad"};
+
+}  // namespace
+
+bool LoadMeasuredCoverage(MeasuredCoverage* coverage, std::string* error) {
+  coverage->rows.clear();
+  coverage->source.clear();
+  std::string path = FLAGS_coverage_csv;
+  if (path.empty()) {
+    std::string why;
+    // The shipped measurement; a tree without it reports "coverage not measured".
+    if (!data::FindRuntimeFile("backlash_study/coverage.csv", &path, &why)) return true;
+  }
+  if (!solvers::ReadCoverageCsv(path, &coverage->rows, error)) {
+    *error = "--coverage_csv: " + *error;
+    return false;
+  }
+  coverage->source = path;
+  return true;
+}
+
+std::string CoverageText(const MeasuredCoverage& coverage, const std::string& case_name,
+                         const std::string& estimator) {
+  std::string text;
+  bool any = false, all_calibrated = true;
+  for (int i = 0; i < 2; ++i) {
+    const solvers::CoverageRow* row =
+        solvers::FindCoverageRow(coverage.rows, case_name, estimator, kParameters[i]);
+    text += i == 0 ? "b " : ", K ";
+    if (row == nullptr || row->with_interval == 0) {
+      text += "-";
+      continue;
+    }
+    any = true;
+    all_calibrated = all_calibrated && row->calibrated;
+    char cell[64];
+    std::snprintf(cell, sizeof(cell), "%.2f (%d/%d)%s", row->coverage_95, row->covered,
+                  row->with_interval, row->calibrated ? "" : " NOT calibrated");
+    text += cell;
+  }
+  if (!any) return "coverage not measured";
+  return "coverage " + text;
+}
+
+nlohmann::json CoverageEntry(const MeasuredCoverage& coverage, const std::string& case_name,
+                             const std::string& estimator) {
+  nlohmann::json entry;
+  entry["source"] = coverage.source;
+  for (const char* parameter : kParameters) {
+    const solvers::CoverageRow* row =
+        solvers::FindCoverageRow(coverage.rows, case_name, estimator, parameter);
+    entry[parameter] = row == nullptr ? nlohmann::json() : solvers::CoverageJson({*row})[0];
+  }
+  return entry;
+}
+
+std::string CoverageCsvCells(const MeasuredCoverage& coverage, const std::string& case_name,
+                             const std::string& estimator) {
+  const solvers::CoverageRow* rows[2];
+  for (int i = 0; i < 2; ++i) {
+    rows[i] = solvers::FindCoverageRow(coverage.rows, case_name, estimator, kParameters[i]);
+  }
+  char cells[160];
+  std::snprintf(cells, sizeof(cells), ",%.17g,%.17g,%d,%d",
+                rows[0] ? rows[0]->coverage_95 : std::nan(""),
+                rows[1] ? rows[1]->coverage_95 : std::nan(""),
+                rows[0] && rows[0]->calibrated ? 1 : 0, rows[1] && rows[1]->calibrated ? 1 : 0);
+  return cells;
+}
+
+}  // namespace dynid::backlash_study

@@ -1,0 +1,44 @@
+// experiments/backlash_study/backlash_coverage — the measured coverage that backlash_study quotes
+// beside every interval of a single run: the coverage.csv of a Monte Carlo of the study
+// (--monte_carlo), by default the one shipped with the study (share/dynid/backlash_study/
+// coverage.csv, measured at the default flags; the command is in the study's README), or the
+// file of --coverage_csv. A single run cannot tell whether its interval is honest; the Monte
+// Carlo can, and the label carries that answer to every table row, JSON entry and console line.
+#ifndef DYNID_EXPERIMENTS_BACKLASH_STUDY_BACKLASH_COVERAGE_H_
+#define DYNID_EXPERIMENTS_BACKLASH_STUDY_BACKLASH_COVERAGE_H_
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "dynid/solvers/coverage.h"
+
+namespace dynid::backlash_study {
+
+struct MeasuredCoverage {
+  std::vector<solvers::CoverageRow> rows;
+  std::string source;  // the file read (empty: none found, nothing measured)
+};
+
+// --coverage_csv if given (false with a message naming the file and line when it cannot be read:
+// exit code 2), else the shipped file if it exists (else no rows).
+bool LoadMeasuredCoverage(MeasuredCoverage* coverage, std::string* error);
+
+// For the console: "b 0.96 (48/50), K 0.12 (6/50) NOT calibrated" style text for one estimator
+// of one case ("coverage not measured" when the file has no row for it).
+std::string CoverageText(const MeasuredCoverage& coverage, const std::string& case_name,
+                         const std::string& estimator);
+
+// For summary.json: {"source", "b_rad": row or null, "K_nm_per_rad": row or null}
+// (rows as solvers::CoverageJson).
+nlohmann::json CoverageEntry(const MeasuredCoverage& coverage, const std::string& case_name,
+                             const std::string& estimator);
+
+// For results.csv: the measured coverage_95 of b and K and whether each is calibrated (NaN and 0
+// when not measured), as ",b_coverage_95,K_coverage_95,b_calibrated,K_calibrated" cells.
+std::string CoverageCsvCells(const MeasuredCoverage& coverage, const std::string& case_name,
+                             const std::string& estimator);
+
+}  // namespace dynid::backlash_study
+
+#endif  // DYNID_EXPERIMENTS_BACKLASH_STUDY_BACKLASH_COVERAGE_H_

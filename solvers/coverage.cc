@@ -1,0 +1,356 @@
+// solvers:: coverage statistics of Monte Carlo runs (see coverage.h).
+#include "dynid/solvers/coverage.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "dynid/data/figure.h"
+#include "dynid/data/output.h"
+#include "dynid/solvers/monte_carlo.h"
+
+namespace dynid::solvers {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+double Mean(const std::vector<double>& x) {
+  if (x.empty()) return kNaN;
+  double sum = 0.0;
+  for (double v : x) sum += v;
+  return sum / static_cast<double>(x.size());
+}
+
+// Sample standard deviation (R − 1); NaN below two values.
+double SampleStd(const std::vector<double>& x) {
+  if (x.size() < 2) return kNaN;
+  const double mean = Mean(x);
+  double sum = 0.0;
+  for (double v : x) sum += (v - mean) * (v - mean);
+  return std::sqrt(sum / static_cast<double>(x.size() - 1));
+}
+
+double Median(std::vector<double> x) {
+  if (x.empty()) return kNaN;
+  std::sort(x.begin(), x.end());
+  const size_t n = x.size();
+  return n % 2 == 1 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+std::string Number(double value) {
+  if (std::isnan(value)) return "nan";
+  char buffer[40];
+  std::snprintf(buffer, sizeof(buffer), "%.17g", value);
+  return buffer;
+}
+
+std::string RowLabel(const CoverageRow& row) {
+  return (row.scenario.empty() ? "" : row.scenario + " ") + row.estimator + " " + row.parameter;
+}
+
+// The samples of one row while the runs are read.
+struct Samples {
+  CoverageRow row;
+  bool truth_warned = false;
+  std::vector<double> estimates, stds, z;
+};
+
+}  // namespace
+
+bool IsCalibrated(double coverage, int runs_with_interval) {
+  return runs_with_interval >= kMinCalibrationRuns && coverage >= kMinCalibratedCoverage &&
+         coverage <= kMaxCalibratedCoverage;
+}
+
+std::vector<CoverageRow> SummarizeCoverage(const std::vector<MonteCarloRun>& runs,
+                                           const std::vector<std::string>& scenario_names) {
+  // Rows in the order of first appearance; runs are visited in their stored order, which does not
+  // depend on the thread count (monte_carlo.h).
+  std::map<std::tuple<int, std::string, std::string>, size_t> index;
+  std::vector<Samples> samples;
+  for (const MonteCarloRun& run : runs) {
+    CHECK(run.scenario >= 0 && run.scenario < static_cast<int>(scenario_names.size()))
+        << "scenario " << run.scenario << " has no name (" << scenario_names.size() << " names)";
+    for (const MonteCarloEstimate& e : run.estimates) {
+      const auto key = std::make_tuple(run.scenario, e.estimator, e.parameter);
+      auto it = index.find(key);
+      if (it == index.end()) {
+        it = index.emplace(key, samples.size()).first;
+        samples.emplace_back();
+        samples.back().row.scenario = scenario_names[run.scenario];
+        samples.back().row.estimator = e.estimator;
+        samples.back().row.parameter = e.parameter;
+        samples.back().row.truth = e.truth;
+      }
+      Samples& s = samples[it->second];
+      CoverageRow& row = s.row;
+      if (e.truth != row.truth && !s.truth_warned) {
+        LOG(WARNING) << RowLabel(row) << ": truth " << e.truth << " at seed " << run.seed
+                     << " differs from " << row.truth << " (statistics use each run's truth)";
+        s.truth_warned = true;
+      }
+      if (!e.converged) {
+        ++row.non_converged;
+        continue;
+      }
+      if (!std::isfinite(e.estimate)) continue;
+      ++row.runs;
+      s.estimates.push_back(e.estimate - e.truth);
+      double lower, upper;
+      ReportedInterval(e, &lower, &upper);
+      if (std::isfinite(lower) && std::isfinite(upper)) {
+        ++row.with_interval;
+        if (lower <= e.truth && e.truth <= upper) ++row.covered;
+      }
+      if (std::isfinite(e.reported_std) && e.reported_std > 0.0) {
+        ++row.with_std;
+        s.stds.push_back(e.reported_std);
+        s.z.push_back((e.estimate - e.truth) / e.reported_std);
+      }
+    }
+  }
+  std::vector<CoverageRow> rows;
+  rows.reserve(samples.size());
+  for (Samples& s : samples) {
+    CoverageRow& row = s.row;
+    // The errors θ̂ − θ carry each run's truth; the median estimate adds the row's truth back.
+    row.bias = Mean(s.estimates);
+    row.spread = SampleStd(s.estimates);
+    row.median_estimate = Median(s.estimates) + row.truth;
+    row.mean_reported_std = Mean(s.stds);
+    row.coverage_95 =
+        row.with_interval > 0 ? static_cast<double>(row.covered) / row.with_interval : kNaN;
+    row.z_mean = Mean(s.z);
+    row.z_std = SampleStd(s.z);
+    row.calibrated = IsCalibrated(row.coverage_95, row.with_interval);
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+const CoverageRow* FindCoverageRow(const std::vector<CoverageRow>& rows,
+                                   const std::string& scenario, const std::string& estimator,
+                                   const std::string& parameter) {
+  for (const CoverageRow& row : rows) {
+    if (row.scenario == scenario && row.estimator == estimator && row.parameter == parameter) {
+      return &row;
+    }
+  }
+  return nullptr;
+}
+
+std::string FormatCoverageCsv(const std::vector<CoverageRow>& rows) {
+  std::string csv =
+      "estimator,parameter,runs,bias,spread,mean_reported_std,coverage_95,calibrated,scenario,"
+      "truth,median_estimate,z_mean,z_std,non_converged,with_interval,covered,label\n";
+  for (const CoverageRow& r : rows) {
+    csv += r.estimator + "," + r.parameter + "," + std::to_string(r.runs) + "," + Number(r.bias) +
+           "," + Number(r.spread) + "," + Number(r.mean_reported_std) + "," +
+           Number(r.coverage_95) + "," + (r.calibrated ? "1" : "0") + "," + r.scenario + "," +
+           Number(r.truth) + "," + Number(r.median_estimate) + "," + Number(r.z_mean) + "," +
+           Number(r.z_std) + "," + std::to_string(r.non_converged) + "," +
+           std::to_string(r.with_interval) + "," + std::to_string(r.covered) + "," + RowLabel(r) +
+           "\n";
+  }
+  return csv;
+}
+
+bool ReadCoverageCsv(const std::string& path, std::vector<CoverageRow>* rows, std::string* error) {
+  CHECK(rows != nullptr) << "expected rows, got nullptr";
+  std::ifstream in(path);
+  if (!in) {
+    *error = path + ": cannot open the coverage file";
+    return false;
+  }
+  auto split = [](const std::string& line) {
+    std::vector<std::string> cells;
+    std::stringstream stream(line);
+    std::string cell;
+    while (std::getline(stream, cell, ',')) cells.push_back(cell);
+    if (!line.empty() && line.back() == ',') cells.push_back("");
+    return cells;
+  };
+  std::string line;
+  if (!std::getline(in, line)) {
+    *error = path + ":1: empty file, expected the coverage.csv header";
+    return false;
+  }
+  std::string expected_line = FormatCoverageCsv({});  // the header alone
+  expected_line.pop_back();                           // (its line break)
+  const std::vector<std::string> expected = split(expected_line);
+  if (split(line) != expected) {
+    *error = path + ":1: not a coverage.csv header (expected " + expected_line + ")";
+    return false;
+  }
+  rows->clear();
+  int line_number = 1;
+  while (std::getline(in, line)) {
+    ++line_number;
+    if (line.empty()) continue;
+    const std::vector<std::string> cells = split(line);
+    const std::string where = path + ":" + std::to_string(line_number) + ": ";
+    if (cells.size() != expected.size()) {
+      *error = where + "expected " + std::to_string(expected.size()) + " cells, got " +
+               std::to_string(cells.size());
+      return false;
+    }
+    bool ok = true;
+    auto number = [&](int column) {
+      const std::string& text = cells[column];
+      if (text == "nan") return kNaN;
+      char* end = nullptr;
+      const double value = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end != '\0') ok = false;
+      return value;
+    };
+    auto count = [&](int column) {
+      const double value = number(column);
+      if (!(value >= 0.0) || value != std::floor(value)) ok = false;
+      return static_cast<int>(value);
+    };
+    CoverageRow r;
+    r.estimator = cells[0];
+    r.parameter = cells[1];
+    r.runs = count(2);
+    r.bias = number(3);
+    r.spread = number(4);
+    r.mean_reported_std = number(5);
+    r.coverage_95 = number(6);
+    r.calibrated = cells[7] == "1";
+    if (cells[7] != "0" && cells[7] != "1") ok = false;
+    r.scenario = cells[8];
+    r.truth = number(9);
+    r.median_estimate = number(10);
+    r.z_mean = number(11);
+    r.z_std = number(12);
+    r.non_converged = count(13);
+    r.with_interval = count(14);
+    r.covered = count(15);
+    if (!ok) {
+      *error = where + "a number or count is malformed";
+      return false;
+    }
+    rows->push_back(r);
+  }
+  return true;
+}
+
+std::string FormatCoverageTable(const std::vector<CoverageRow>& rows) {
+  std::string table;
+  char line[512];
+  std::snprintf(line, sizeof(line), "%-34s %5s %11s %11s %10s %10s %14s %7s %7s %6s  %s\n",
+                "scenario estimator parameter", "runs", "median", "bias", "spread", "mean_sd",
+                "coverage_95", "z_mean", "z_std", "no_cv", "verdict");
+  table += line;
+  for (const CoverageRow& r : rows) {
+    char coverage[32];
+    std::snprintf(coverage, sizeof(coverage), "%.2f (%d/%d)", r.coverage_95, r.covered,
+                  r.with_interval);
+    std::snprintf(
+        line, sizeof(line), "%-34s %5d %11.5g %11.3g %10.3g %10.3g %14s %7.2f %7.2f %6d  %s\n",
+        RowLabel(r).c_str(), r.runs, r.median_estimate, r.bias, r.spread, r.mean_reported_std,
+        r.with_interval > 0 ? coverage : "no interval", r.z_mean, r.z_std, r.non_converged,
+        r.calibrated                            ? "calibrated"
+        : r.with_interval == 0                  ? "no interval reported"
+        : r.with_interval < kMinCalibrationRuns ? "too few runs to judge"
+                                                : "NOT calibrated");
+    table += line;
+  }
+  return table;
+}
+
+std::string CoverageLabel(const CoverageRow& row) {
+  char text[160];
+  if (row.with_interval == 0) {
+    std::snprintf(text, sizeof(text), "no interval reported (%d runs)", row.runs);
+  } else if (row.with_interval < kMinCalibrationRuns) {
+    std::snprintf(text, sizeof(text), "coverage %.2f over %d runs: too few to judge (>= %d)",
+                  row.coverage_95, row.with_interval, kMinCalibrationRuns);
+  } else {
+    std::snprintf(text, sizeof(text), "coverage %.2f over %d runs%s", row.coverage_95,
+                  row.with_interval, row.calibrated ? " (calibrated)" : ": NOT calibrated");
+  }
+  return text;
+}
+
+data::Figure CoverageFigure(const std::string& csv_name, const std::string& title) {
+  data::Figure figure;
+  figure.title = title;
+  figure.width_in = 10.0;
+  figure.panel_height_in = 4.5;
+  data::Series coverage = data::PointSeries(csv_name, "label", "coverage_95", "coverage");
+  coverage.style = "errorbar";  // markers large enough to read, no error bars
+  data::Panel coverage_panel;
+  coverage_panel.title =
+      "coverage of the reported 95 % intervals (dashed: 0.95 nominal, 0.85 "
+      "calibration threshold)";
+  coverage_panel.ylabel = "coverage";
+  coverage_panel.series = {coverage};
+  coverage_panel.hlines = {0.95, kMinCalibratedCoverage};
+  coverage_panel.x_tick_rotation_deg = 60.0;
+  data::Series z_std = data::PointSeries(csv_name, "label", "z_std", "z std");
+  z_std.style = "errorbar";
+  data::Series z_mean = data::PointSeries(csv_name, "label", "z_mean", "z mean");
+  z_mean.style = "errorbar";
+  data::Panel z_panel;
+  z_panel.title =
+      "z = (estimate − truth) / reported σ: spread and mean (dashed: 1 and 0, honest σ)";
+  z_panel.ylabel = "z";
+  z_panel.series = {z_std, z_mean};
+  z_panel.hlines = {1.0, 0.0};
+  z_panel.x_tick_rotation_deg = 60.0;
+  figure.panels = {coverage_panel, z_panel};
+  return figure;
+}
+
+nlohmann::json CoverageJson(const std::vector<CoverageRow>& rows) {
+  auto number = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(); };
+  nlohmann::json array = nlohmann::json::array();
+  for (const CoverageRow& r : rows) {
+    array.push_back({{"scenario", r.scenario},
+                     {"estimator", r.estimator},
+                     {"parameter", r.parameter},
+                     {"truth", number(r.truth)},
+                     {"runs", r.runs},
+                     {"non_converged", r.non_converged},
+                     {"with_interval", r.with_interval},
+                     {"covered", r.covered},
+                     {"bias", number(r.bias)},
+                     {"spread", number(r.spread)},
+                     {"median_estimate", number(r.median_estimate)},
+                     {"mean_reported_std", number(r.mean_reported_std)},
+                     {"coverage_95", number(r.coverage_95)},
+                     {"z_mean", number(r.z_mean)},
+                     {"z_std", number(r.z_std)},
+                     {"calibrated", r.calibrated},
+                     {"label", CoverageLabel(r)}});
+  }
+  return array;
+}
+
+bool WriteCoverageOutputs(const std::vector<MonteCarloRun>& runs,
+                          const std::vector<std::string>& scenario_names, const std::string& title,
+                          bool figures, data::OutputStage* stage, std::vector<CoverageRow>* rows,
+                          std::string* error) {
+  CHECK(stage != nullptr && rows != nullptr) << "expected a stage and rows, got nullptr";
+  *rows = SummarizeCoverage(runs, scenario_names);
+  if (!stage->WriteText("coverage.csv", FormatCoverageCsv(*rows), error) ||
+      !stage->WriteText("monte_carlo_runs.csv", FormatMonteCarloRunsCsv(runs, scenario_names),
+                        error)) {
+    return false;
+  }
+  return !figures || data::RenderFigure(CoverageFigure("coverage.csv", title), stage->Path(""),
+                                        "coverage", error);
+}
+
+}  // namespace dynid::solvers

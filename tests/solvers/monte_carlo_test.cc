@@ -1,0 +1,270 @@
+// Tests of the Monte Carlo harness (solvers/monte_carlo.h) and its coverage statistics
+// (solvers/coverage.h): on a linear regression whose reported σ is right the intervals cover
+// ~95 % and z ~ N(0, 1); with σ reported half as large the harness must say "not calibrated";
+// the statistics against a hand computation; the same runs for every thread count.
+#include "dynid/solvers/monte_carlo.h"
+
+#include <gtest/gtest.h>
+
+#include <Eigen/Dense>
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "dynid/solvers/coverage.h"
+
+namespace dynid::solvers {
+namespace {
+
+// y_i = a + b x_i + e_i, e_i ~ N(0, 0.3²), x_i on [0, 1] (40 points); least squares with the
+// textbook covariance σ̂² (XᵀX)⁻¹, σ̂² = |r|² / (n − 2). Scenario 0 reports σ; scenario 1
+// reports σ / sigma_divisor (deliberately wrong).
+bool RegressionTrial(double sigma_divisor, int scenario, std::uint64_t seed,
+                     std::vector<MonteCarloEstimate>* estimates, std::string*) {
+  const int n = 40;
+  const double a = 1.5, b = -0.7, noise = 0.3;
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal(0.0, noise);
+  Eigen::MatrixXd X(n, 2);
+  Eigen::VectorXd y(n);
+  for (int i = 0; i < n; ++i) {
+    const double x = static_cast<double>(i) / (n - 1);
+    X(i, 0) = 1.0;
+    X(i, 1) = x;
+    y(i) = a + b * x + normal(rng);
+  }
+  const Eigen::Vector2d theta = X.colPivHouseholderQr().solve(y);
+  const double s2 = (y - X * theta).squaredNorm() / (n - 2);
+  const Eigen::Matrix2d covariance = s2 * (X.transpose() * X).inverse();
+  const double divisor = scenario == 1 ? sigma_divisor : 1.0;
+  const double truth[2] = {a, b};
+  const char* names[2] = {"a", "b"};
+  for (int j = 0; j < 2; ++j) {
+    MonteCarloEstimate e;
+    e.estimator = "ls";
+    e.parameter = names[j];
+    e.truth = truth[j];
+    e.estimate = theta(j);
+    e.reported_std = std::sqrt(covariance(j, j)) / divisor;
+    estimates->push_back(e);
+  }
+  return true;
+}
+
+MonteCarloTrial Regression(double sigma_divisor) {
+  return [sigma_divisor](int scenario, std::uint64_t seed,
+                         std::vector<MonteCarloEstimate>* estimates, std::string* error) {
+    return RegressionTrial(sigma_divisor, scenario, seed, estimates, error);
+  };
+}
+
+TEST(MonteCarloTest, HonestSigmaIsCalibratedAndHalvedSigmaIsNot) {
+  MonteCarloOptions options;
+  options.num_seeds = 400;
+  options.first_seed = 1000;
+  options.num_threads = 2;
+  std::vector<MonteCarloRun> runs;
+  std::string error;
+  ASSERT_TRUE(RunMonteCarlo(2, Regression(2.0), options, &runs, &error)) << error;
+  ASSERT_EQ(runs.size(), 800u);
+  const std::vector<CoverageRow> rows = SummarizeCoverage(runs, {"honest", "halved"});
+  ASSERT_EQ(rows.size(), 4u);
+  for (const CoverageRow& row : rows) {
+    SCOPED_TRACE(row.scenario + " " + row.parameter);
+    EXPECT_EQ(row.runs, 400);
+    EXPECT_EQ(row.with_interval, 400);
+    EXPECT_EQ(row.non_converged, 0);
+    // Least squares is unbiased: |bias| within 4 standard errors of the mean.
+    EXPECT_LT(std::abs(row.bias), 4.0 * row.spread / std::sqrt(400.0));
+    if (row.scenario == "honest") {
+      // Nominal 0.95 (Student t with 38 dof at 1.96: 0.943); binomial se over 400 runs 0.011.
+      EXPECT_GT(row.coverage_95, 0.90);
+      EXPECT_LT(row.coverage_95, 0.98);
+      EXPECT_TRUE(row.calibrated);
+      // z ~ t(38): std sqrt(38/36) = 1.027; the sample std over 400 has se ~0.036.
+      EXPECT_NEAR(row.z_std, 1.03, 0.12);
+      EXPECT_NEAR(row.spread / row.mean_reported_std, 1.0, 0.12);
+    } else {
+      // σ halved: the interval is ±0.98 true σ, P(|t38| < 0.98) = 0.67.
+      EXPECT_GT(row.coverage_95, 0.58);
+      EXPECT_LT(row.coverage_95, 0.76);
+      EXPECT_FALSE(row.calibrated);
+      EXPECT_NEAR(row.z_std, 2.05, 0.24);
+      EXPECT_NEAR(row.spread / row.mean_reported_std, 2.0, 0.24);
+    }
+  }
+  // The same seeds give the same estimates in both scenarios; only σ differs, by exactly 2.
+  for (int i = 0; i < 400; ++i) {
+    EXPECT_EQ(runs[i].estimates[0].estimate, runs[400 + i].estimates[0].estimate);
+    EXPECT_DOUBLE_EQ(runs[i].estimates[1].reported_std,
+                     2.0 * runs[400 + i].estimates[1].reported_std);
+  }
+}
+
+TEST(MonteCarloTest, ResultsDoNotDependOnTheThreadCount) {
+  MonteCarloOptions options;
+  options.num_seeds = 37;
+  options.first_seed = 5;
+  std::vector<std::string> lines[3];
+  const int threads[3] = {1, 3, 8};
+  for (int t = 0; t < 3; ++t) {
+    options.num_threads = threads[t];
+    std::vector<MonteCarloRun> runs;
+    std::string error;
+    ASSERT_TRUE(RunMonteCarlo(2, Regression(3.0), options, &runs, &error)) << error;
+    for (int i = 0; i < static_cast<int>(runs.size()); ++i) {
+      EXPECT_EQ(runs[i].scenario, i / 37);
+      EXPECT_EQ(runs[i].seed, 5u + static_cast<std::uint64_t>(i % 37));
+    }
+    lines[t] = {FormatMonteCarloRunsCsv(runs, {"s0", "s1"}),
+                FormatCoverageCsv(SummarizeCoverage(runs, {"s0", "s1"}))};
+  }
+  EXPECT_EQ(lines[0], lines[1]);
+  EXPECT_EQ(lines[0], lines[2]);
+}
+
+// Statistics against a hand computation on five runs of one estimator: estimates 1.0, 1.2, 0.9,
+// 1.5 (converged), one non-converged run, truth 1; σ 0.1 for all; one run reports an explicit
+// interval instead of σ.
+TEST(MonteCarloTest, StatisticsMatchAHandComputation) {
+  std::vector<MonteCarloRun> runs(5);
+  const double estimates[5] = {1.0, 1.2, 0.9, 1.5, 7.0};
+  for (int r = 0; r < 5; ++r) {
+    runs[r].seed = r;
+    MonteCarloEstimate e;
+    e.estimator = "est";
+    e.parameter = "p";
+    e.truth = 1.0;
+    e.estimate = estimates[r];
+    e.reported_std = 0.1;
+    e.converged = r != 4;
+    if (r == 3) {  // interval [1.45, 1.6] (misses), σ NaN: no z-score
+      e.reported_std = std::nan("");
+      e.lower = 1.45;
+      e.upper = 1.6;
+    }
+    runs[r].estimates.push_back(e);
+    MonteCarloEstimate none = e;  // a second parameter without any interval
+    none.parameter = "q";
+    none.reported_std = none.lower = none.upper = std::nan("");
+    runs[r].estimates.push_back(none);
+  }
+  const std::vector<CoverageRow> rows = SummarizeCoverage(runs, {""});
+  ASSERT_EQ(rows.size(), 2u);
+  const CoverageRow& p = rows[0];
+  EXPECT_EQ(p.parameter, "p");
+  EXPECT_EQ(p.runs, 4);
+  EXPECT_EQ(p.non_converged, 1);
+  // errors 0, 0.2, −0.1, 0.5: mean 0.15, sample std sqrt(Σ(e − 0.15)² / 3) = sqrt(0.21 / 3).
+  EXPECT_NEAR(p.bias, 0.15, 1e-15);
+  EXPECT_NEAR(p.spread, std::sqrt(0.21 / 3.0), 1e-15);
+  EXPECT_NEAR(p.median_estimate, 1.1, 1e-15);
+  // Intervals: [0.804, 1.196] covers, [1.004, 1.396] misses, [0.704, 1.096] covers, [1.45, 1.6]
+  // misses.
+  EXPECT_EQ(p.with_interval, 4);
+  EXPECT_EQ(p.covered, 2);
+  EXPECT_DOUBLE_EQ(p.coverage_95, 0.5);
+  EXPECT_EQ(p.with_std, 3);
+  EXPECT_NEAR(p.mean_reported_std, 0.1, 1e-15);
+  EXPECT_NEAR(p.z_mean, (0.0 + 2.0 - 1.0) / 3.0, 1e-12);
+  EXPECT_NEAR(p.z_std,
+              std::sqrt(((0.0 - 1.0 / 3) * (0.0 - 1.0 / 3) + (2.0 - 1.0 / 3) * (2.0 - 1.0 / 3) +
+                         (-1.0 - 1.0 / 3) * (-1.0 - 1.0 / 3)) /
+                        2.0),
+              1e-12);
+  EXPECT_FALSE(p.calibrated);
+  EXPECT_EQ(CoverageLabel(p), "coverage 0.50 over 4 runs: too few to judge (>= 20)");
+  const CoverageRow& q = rows[1];
+  EXPECT_EQ(q.runs, 4);
+  EXPECT_EQ(q.with_interval, 0);
+  EXPECT_TRUE(std::isnan(q.coverage_95));
+  EXPECT_TRUE(std::isnan(q.mean_reported_std));
+  EXPECT_FALSE(q.calibrated);
+  EXPECT_EQ(CoverageLabel(q), "no interval reported (4 runs)");
+  EXPECT_EQ(FindCoverageRow(rows, "", "est", "q"), &rows[1]);
+  EXPECT_EQ(FindCoverageRow(rows, "", "est", "r"), nullptr);
+}
+
+TEST(MonteCarloTest, CalibratedNeedsTwentyRunsAndCoverageInBand) {
+  EXPECT_FALSE(IsCalibrated(1.0, 19));
+  EXPECT_TRUE(IsCalibrated(1.0, 20));
+  EXPECT_TRUE(IsCalibrated(0.85, 20));
+  EXPECT_FALSE(IsCalibrated(0.84, 50));
+  EXPECT_FALSE(IsCalibrated(std::nan(""), 50));
+}
+
+TEST(MonteCarloTest, CsvStartsWithTheRequiredColumns) {
+  CoverageRow row;
+  row.scenario = "sim2";
+  row.estimator = "saekf";
+  row.parameter = "b_rad";
+  row.runs = 3;
+  row.coverage_95 = std::nan("");
+  const std::string csv = FormatCoverageCsv({row});
+  EXPECT_EQ(csv.rfind("estimator,parameter,runs,bias,spread,mean_reported_std,coverage_95,"
+                      "calibrated,",
+                      0),
+            0u);
+  EXPECT_NE(csv.find("\nsaekf,b_rad,3,"), std::string::npos);
+  EXPECT_NE(csv.find(",sim2 saekf b_rad\n"), std::string::npos);
+}
+
+TEST(MonteCarloTest, CoverageCsvRoundTrips) {
+  MonteCarloOptions options;
+  options.num_seeds = 25;
+  options.num_threads = 1;
+  std::vector<MonteCarloRun> runs;
+  std::string error;
+  ASSERT_TRUE(RunMonteCarlo(2, Regression(2.0), options, &runs, &error)) << error;
+  const std::vector<CoverageRow> rows = SummarizeCoverage(runs, {"honest", "halved"});
+  const std::string path = ::testing::TempDir() + "/monte_carlo_test_coverage.csv";
+  {
+    std::ofstream out(path);
+    out << FormatCoverageCsv(rows);
+  }
+  std::vector<CoverageRow> back;
+  ASSERT_TRUE(ReadCoverageCsv(path, &back, &error)) << error;
+  EXPECT_EQ(FormatCoverageCsv(back), FormatCoverageCsv(rows));
+  {
+    std::ofstream out(path);
+    out << FormatCoverageCsv(rows) << "ls,a,x,1,1,1,1,1,s,1,1,1,1,0,1,1,l\n";
+  }
+  EXPECT_FALSE(ReadCoverageCsv(path, &back, &error));
+  EXPECT_NE(error.find("monte_carlo_test_coverage.csv:6: a number or count is malformed"),
+            std::string::npos)
+      << error;
+  {
+    std::ofstream out(path);
+    out << "estimator,parameter\n";
+  }
+  EXPECT_FALSE(ReadCoverageCsv(path, &back, &error));
+  EXPECT_NE(error.find(":1: not a coverage.csv header"), std::string::npos) << error;
+}
+
+TEST(MonteCarloTest, ATrialErrorStopsTheRunAndNamesTheSeed) {
+  MonteCarloOptions options;
+  options.num_seeds = 10;
+  options.first_seed = 100;
+  options.num_threads = 1;
+  const MonteCarloTrial failing = [](int, std::uint64_t seed, std::vector<MonteCarloEstimate>*,
+                                     std::string* error) {
+    if (seed == 103) {
+      *error = "solver exploded";
+      return false;
+    }
+    return true;
+  };
+  std::vector<MonteCarloRun> runs;
+  std::string error;
+  EXPECT_FALSE(RunMonteCarlo(1, failing, options, &runs, &error));
+  EXPECT_EQ(error, "scenario 0, seed 103: solver exploded");
+  options.num_seeds = 0;
+  EXPECT_FALSE(RunMonteCarlo(1, failing, options, &runs, &error));
+  EXPECT_NE(error.find("num_seeds must be >= 1"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dynid::solvers
