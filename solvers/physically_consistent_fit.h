@@ -13,8 +13,11 @@
 // data cost is convex in θ_std, so a stationary point with an invertible D = ∂θ_std/∂φ is a global
 // minimiser over the consistent set (Rucker & Wensing (2022) make the same point); where the
 // optimum lies on the boundary (a friction that the data put at or below zero, a link that
-// wants to be flat) the unknowns run towards −∞ and the solve ends on its function tolerance with
-// the term reported in `at_bound`.
+// wants to be flat) the unknowns run towards −∞, the steps shrink, and the solve ends on its
+// function tolerance or its iteration cap with the term reported in `at_bound` — short of the
+// boundary optimum by a fraction of σ in the tests, and far from it when the start was far from
+// the data (solvers/README.md, "Starting point and its limits"). The fit is therefore run from two
+// starts (warm_start_from_least_squares) and keeps the lower cost.
 //
 // Covariance (delta method). With J_φ = M D the Jacobian of all residuals (data and prior) and
 // σ̂² = ResidualVarianceFactor(data cost, m, r) — m the rows of non-zero weight, r the rank of the
