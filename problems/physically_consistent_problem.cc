@@ -95,6 +95,7 @@ PhysicalParameterization::PhysicalParameterization(const models::SerialRobot& ro
       case ParameterKind::kCoupledFv:
       case ParameterKind::kFc:
       case ParameterKind::kCoupledFc:
+      case ParameterKind::kFs:  // the Stribeck excess: static minus Coulomb friction, >= 0
         non_negative_[i] = 1;
         names_[i] = "ln_" + info.name;
         kind_[i] = (info.kind == ParameterKind::kIa || info.kind == ParameterKind::kCoupledIa) ? 0
@@ -107,8 +108,16 @@ PhysicalParameterization::PhysicalParameterization(const models::SerialRobot& ro
       case ParameterKind::kOffset:
         names_[i] = info.name;
         break;
-      default:
-        break;  // xy … m: named with their link above
+      case ParameterKind::kXY:
+      case ParameterKind::kXZ:
+      case ParameterKind::kYY:
+      case ParameterKind::kYZ:
+      case ParameterKind::kZZ:
+      case ParameterKind::kMX:
+      case ParameterKind::kMY:
+      case ParameterKind::kMZ:
+      case ParameterKind::kM:
+        break;  // named with their link above
     }
   }
   for (int j = 0; j < robot.num_joints(); ++j) CHECK_GE(link_index_[j], 0) << "link " << j + 1;

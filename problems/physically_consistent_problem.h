@@ -104,7 +104,7 @@ class PhysicalParameterization {
   std::vector<int> link_index_;
   std::vector<std::string> names_, standard_names_;
   std::vector<char> non_negative_;
-  std::vector<int> kind_;  // 0 ia, 1 fv, 2 fc for non-negative terms, −1 otherwise
+  std::vector<int> kind_;  // 0 ia, 1 fv, 2 fc or fs for non-negative terms, −1 otherwise
   std::vector<CouplingTerm> coupling_;
 };
 
