@@ -50,10 +50,10 @@ int main(int argc, char** argv) {
     return dynid::cli::Fail(2, "--duration_s and --repeats must be positive");
   }
   std::string error;
-  dynid::data::Tx40ExperimentOptions options;
+  dynid::tx40_study::Tx40ExperimentOptions options;
   options.duration_s = FLAGS_duration_s;
-  dynid::data::Tx40Experiment experiment;
-  CHECK(dynid::data::SimulateTx40Experiment(options, &experiment, &error)) << error;
+  dynid::tx40_study::Tx40Experiment experiment;
+  CHECK(dynid::tx40_study::SimulateTx40Experiment(options, &experiment, &error)) << error;
   const dynid::models::SerialRobot robot = dynid::models::MakeTx40();
   solvers::IdimModel model;
   CHECK(solvers::IdimModel::Create(robot, experiment.base, {}, &model, &error)) << error;
