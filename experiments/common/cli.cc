@@ -21,9 +21,13 @@ namespace {
 
 std::string g_program = "dynid";
 
-// Folder of a source file name as gflags records it (the __FILE__ of the DEFINE).
+// Folder of a source file name as gflags records it (the __FILE__ of the DEFINE), as its last two
+// components ("experiments/scara_study"): __FILE__ is absolute or relative to the build folder
+// depending on how each file was compiled (a compiler cache may make it relative), so only the
+// end of the path identifies the folder.
 std::string FolderOf(const std::string& file) {
-  return std::filesystem::path(file).parent_path().lexically_normal().string();
+  const std::filesystem::path folder = std::filesystem::path(file).parent_path().lexically_normal();
+  return (folder.parent_path().filename() / folder.filename()).string();
 }
 
 void PrintFlag(const gflags::CommandLineFlagInfo& flag) {
