@@ -16,6 +16,7 @@
 #include <limits>
 
 #include "dynid/data/output.h"
+#include "dynid/data/parallel_for.h"
 
 namespace dynid::data {
 namespace {
@@ -540,27 +541,40 @@ std::string FormatCsv(const std::vector<std::string>& header, const Eigen::Matri
 }
 
 bool WriteCsvColumns(const std::string& path, const std::vector<CsvColumn>& columns,
-                     Eigen::Index rows, std::string* error) {
+                     Eigen::Index rows, std::string* error, int num_threads) {
   for (const CsvColumn& column : columns) {
     CHECK(rows == 0 || column.data != nullptr) << "WriteCsvColumns: column '" << column.name
                                                << "' has no data";
   }
   AtomicFileWriter file;
   if (!file.Open(path, error)) return false;
-  std::string block = HeaderLine(columns);
+  const std::string header = HeaderLine(columns);
+  if (!file.Write(header.data(), header.size(), error)) return false;
+  // Rounds of one block per thread: formatted in parallel, written in order.
   const Eigen::Index block_rows = BlockRows(columns.size());
-  for (Eigen::Index begin = 0; begin < rows; begin += block_rows) {
-    FormatRows(columns, begin, std::min(rows, begin + block_rows), &block);
-    if (!file.Write(block.data(), block.size(), error)) return false;
-    block.clear();
+  const Eigen::Index num_blocks = (rows + block_rows - 1) / block_rows;
+  const int threads =
+      ParallelForThreads(num_threads, static_cast<int>(std::min<Eigen::Index>(num_blocks, 64)));
+  std::vector<std::string> blocks(static_cast<size_t>(threads));
+  for (Eigen::Index first = 0; first < num_blocks; first += threads) {
+    const int round = static_cast<int>(std::min<Eigen::Index>(threads, num_blocks - first));
+    ParallelFor(0, round, threads, [&](int i) {
+      const Eigen::Index begin = (first + i) * block_rows;
+      std::string* block = &blocks[static_cast<size_t>(i)];
+      block->clear();
+      FormatRows(columns, begin, std::min(rows, begin + block_rows), block);
+    });
+    for (int i = 0; i < round; ++i) {
+      const std::string& block = blocks[static_cast<size_t>(i)];
+      if (!file.Write(block.data(), block.size(), error)) return false;
+    }
   }
-  if (!block.empty() && !file.Write(block.data(), block.size(), error)) return false;
   return file.Commit(error);
 }
 
 bool WriteCsv(const std::string& path, const std::vector<std::string>& header,
-              const Eigen::MatrixXd& values, std::string* error) {
-  return WriteCsvColumns(path, MatrixColumns(header, values), values.rows(), error);
+              const Eigen::MatrixXd& values, std::string* error, int num_threads) {
+  return WriteCsvColumns(path, MatrixColumns(header, values), values.rows(), error, num_threads);
 }
 
 bool WriteTimeSeriesCsv(const std::string& path, const TimeSeries& series, std::string* error,

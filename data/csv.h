@@ -82,9 +82,10 @@ char* FormatNumber(double value, char* out);
 std::string FormatCsv(const std::vector<std::string>& header, const Eigen::MatrixXd& values);
 
 // Writes CSV atomically (temporary file + rename), so a failure never leaves half a file. The
-// text is formatted and written in blocks of about 1 MB, never held whole in memory.
+// text is formatted and written in blocks of about 1 MB, never held whole in memory; with
+// num_threads != 1 (0 = all cores) consecutive blocks are formatted in parallel (the same text).
 bool WriteCsv(const std::string& path, const std::vector<std::string>& header,
-              const Eigen::MatrixXd& values, std::string* error);
+              const Eigen::MatrixXd& values, std::string* error, int num_threads = 1);
 
 // A column of a table held elsewhere: value r is data[r * stride] (not owned; it must outlive
 // the write). For a vector or a column-major matrix column, `data` is its .data().
@@ -96,7 +97,7 @@ struct CsvColumn {
 
 // Like WriteCsv for `rows` rows of `columns`, without gathering them into one matrix first.
 bool WriteCsvColumns(const std::string& path, const std::vector<CsvColumn>& columns,
-                     Eigen::Index rows, std::string* error);
+                     Eigen::Index rows, std::string* error, int num_threads = 1);
 
 // Writes a time series with its time column first (named `time_column_name`).
 bool WriteTimeSeriesCsv(const std::string& path, const TimeSeries& series,

@@ -103,7 +103,9 @@ bool WriteOutputs(const Record& record, const std::vector<CaseResult>& cases,
   data::FigureTables tables;  // the figures' numbers, from memory
   for (const CaseResult& r : cases) {
     case_files.push_back(r.file);
-    if (!data::WriteCsv(stage.Path(r.file), r.header, r.table, error)) return false;
+    if (!data::WriteCsv(stage.Path(r.file), r.header, r.table, error, /*num_threads=*/0)) {
+      return false;
+    }
     data::FigureTable& table = tables[r.file];
     table.rows = r.table.rows();
     for (size_t c = 0; c < r.header.size(); ++c) {

@@ -51,7 +51,7 @@ DEFINE_string(criterion, "gcv", "NVR criterion when --nvr=auto: gcv or ml (maxim
 DEFINE_double(gcv_gamma, 1.4, "modified-GCV factor (>= 1; 1 = classical GCV), see nvr_fit.h");
 DEFINE_string(out_dir, "out/irw_smooth", "output folder");
 DEFINE_bool(figures, true, "render smoothed.png (needs python3 + matplotlib)");
-DEFINE_int32(threads, 0, "threads for the channels (0 = all cores)");
+DEFINE_int32(threads, 0, "threads for the channels and the CSV output (0 = all cores)");
 
 namespace {
 
@@ -263,7 +263,7 @@ int main(int argc, char** argv) {
   dynid::cli::Stage writing("writing smoothed.csv");
   if (!stage.Open(FLAGS_out_dir, &error) ||
       !dynid::data::WriteCsvColumns(stage.Path("smoothed.csv"), table, series.num_samples(),
-                                    &error)) {
+                                    &error, FLAGS_threads)) {
     return Fail(1, error);
   }
   writing.End();

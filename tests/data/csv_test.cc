@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -265,6 +266,18 @@ TEST(CsvTest, WritesColumnsHeldElsewhereAndReadsThemBack) {
   EXPECT_TRUE(table.values.col(1) == pairs.col(1));
   EXPECT_TRUE(table.values.col(2) == single);
   EXPECT_EQ(table.line_numbers.back(), rows + 1);
+  // Formatted on several threads: the same text.
+  const std::string parallel_path = path + ".parallel";
+  ASSERT_TRUE(WriteCsvColumns(parallel_path,
+                              {{"t", pairs.data(), 2}, {"s", pairs.data() + 1, 2},
+                               {"e", single.data()}},
+                              rows, &error, /*num_threads=*/3))
+      << error;
+  std::ifstream serial_file(path), parallel_file(parallel_path);
+  std::stringstream serial_text, parallel_text;
+  serial_text << serial_file.rdbuf();
+  parallel_text << parallel_file.rdbuf();
+  EXPECT_EQ(serial_text.str(), parallel_text.str());
   // A failed write leaves nothing behind.
   EXPECT_FALSE(WriteCsvColumns("/nonexistent_dynid_dir/x.csv", {{"t", single.data()}}, rows,
                                &error));
