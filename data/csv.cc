@@ -2,14 +2,21 @@
 
 #include <glog/logging.h>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
+#include <cstring>
+#include <limits>
 
 #include "dynid/data/output.h"
+#include "dynid/data/parallel_for.h"
 
 namespace dynid::data {
 namespace {
@@ -89,22 +96,85 @@ std::string Unquote(std::string_view cell) {
 
 }  // namespace
 
+namespace {
+
+// True when a line holds only blanks (' ', '\t', '\r'): what Trim() reduces to nothing.
+bool IsBlankLine(std::string_view raw) {
+  for (const char c : raw) {
+    if (c != ' ' && c != '\t' && c != '\r') return false;
+  }
+  return true;
+}
+
+// The end of the line starting at `position` (the '\n' or the end of the text).
+size_t LineEnd(std::string_view text, size_t position) {
+  const void* newline = std::memchr(text.data() + position, '\n', text.size() - position);
+  return newline ? static_cast<size_t>(static_cast<const char*>(newline) - text.data())
+                 : text.size();
+}
+
+// The fast path of a data line: `cols` numbers into out[0..cols). It accepts exactly what
+// ParseDataLine accepts, with the same values (cells trimmed of ' ', '\t' and a trailing '\r',
+// an optional '+', then std::from_chars over the whole cell, finite results only); on anything
+// else it returns false and the caller asks ParseDataLine what is wrong.
+bool ParseDataLineFast(const char* p, const char* end, size_t cols, double* out) {
+  for (size_t c = 0; c < cols; ++c) {
+    while (p < end && (*p == ' ' || *p == '\t')) ++p;
+    if (p < end && *p == '+') ++p;
+    const auto result = std::from_chars(p, end, out[c]);
+    if (result.ec != std::errc() || result.ptr == p || !std::isfinite(out[c])) return false;
+    p = result.ptr;
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\r')) ++p;
+    if (c + 1 < cols) {
+      if (p == end || *p != ',') return false;
+      ++p;
+    } else if (p != end) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The strict path of a data line (Trim()med, not blank): the values, or false with the message.
+bool ParseDataLine(std::string_view line, const std::string& source_name, int line_number,
+                   const std::vector<std::string>& header, double* out, std::string* error) {
+  if (line.find('\0') != std::string_view::npos) {
+    *error = Where(source_name, line_number) + ": binary data (NUL byte) in a CSV file";
+    return false;
+  }
+  const std::vector<std::string_view> cells = SplitCells(line);
+  if (cells.size() != header.size()) {
+    *error = Where(source_name, line_number) + ": ragged row: " + std::to_string(cells.size()) +
+             " cells, the header has " + std::to_string(header.size());
+    return false;
+  }
+  for (size_t c = 0; c < cells.size(); ++c) {
+    std::string what;
+    if (!ParseNumber(cells[c], &out[c], &what)) {
+      *error = Where(source_name, line_number, static_cast<int>(c + 1), header) + ": " + what;
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 bool ParseCsv(std::string_view text, const std::string& source_name, CsvTable* table,
               std::string* error) {
   CHECK(table != nullptr && error != nullptr);
   table->header.clear();
   table->line_numbers.clear();
-  std::vector<double> flat;
+  table->values.resize(0, 0);
   int line_number = 0;
   size_t position = 0;
   bool have_header = false;
-  int blank_line = 0;  // first blank line seen after data started (0 = none)
   // Spreadsheet programs often start UTF-8 files with a byte-order mark; it is not part of the
   // first column's name.
   if (text.substr(0, 3) == "\xEF\xBB\xBF") position = 3;
-  while (position < text.size()) {
-    size_t newline = text.find('\n', position);
-    if (newline == std::string_view::npos) newline = text.size();
+  // Comments and blank lines, then the header.
+  while (position < text.size() && !have_header) {
+    const size_t newline = LineEnd(text, position);
     const std::string_view raw = text.substr(position, newline - position);
     position = newline + 1;
     ++line_number;
@@ -113,97 +183,136 @@ bool ParseCsv(std::string_view text, const std::string& source_name, CsvTable* t
       *error = Where(source_name, line_number) + ": binary data (NUL byte) in a CSV file";
       return false;
     }
-    if (line.empty()) {
-      if (have_header && blank_line == 0) blank_line = line_number;
-      continue;
+    if (line.empty() || line.front() == '#') continue;
+    // A header without commas but with ';' or tabs comes from a locale or a program that
+    // uses another separator: say so instead of reading one oddly named column.
+    if (line.find(',') == std::string_view::npos) {
+      for (const char separator : {';', '\t'}) {
+        if (line.find(separator) == std::string_view::npos) continue;
+        // The column here is the character position of the first separator.
+        const size_t column = raw.find(separator) + 1;
+        *error = Where(source_name, line_number) + ":" + std::to_string(column) + ": uses " +
+                 (separator == ';' ? std::string("';'") : std::string("tab")) +
+                 " as separator; dynid reads comma-separated values";
+        return false;
+      }
     }
-    if (!have_header) {
-      if (line.front() == '#') continue;
-      // A header without commas but with ';' or tabs comes from a locale or a program that
-      // uses another separator: say so instead of reading one oddly named column.
-      if (line.find(',') == std::string_view::npos) {
-        for (const char separator : {';', '\t'}) {
-          if (line.find(separator) == std::string_view::npos) continue;
-          // The column here is the character position of the first separator.
-          const size_t column = raw.find(separator) + 1;
-          *error = Where(source_name, line_number) + ":" + std::to_string(column) + ": uses " +
-                   (separator == ';' ? std::string("';'") : std::string("tab")) +
-                   " as separator; dynid reads comma-separated values";
-          return false;
-        }
+    const std::vector<std::string_view> cells = SplitCells(line);
+    for (size_t c = 0; c < cells.size(); ++c) {
+      std::string name = Unquote(cells[c]);
+      if (name.empty()) {
+        *error = Where(source_name, line_number) + ":" + std::to_string(c + 1) +
+                 ": empty column name in the header";
+        return false;
       }
-      const std::vector<std::string_view> cells = SplitCells(line);
-      for (size_t c = 0; c < cells.size(); ++c) {
-        std::string name = Unquote(cells[c]);
-        if (name.empty()) {
+      for (const std::string& previous : table->header) {
+        if (previous == name) {
           *error = Where(source_name, line_number) + ":" + std::to_string(c + 1) +
-                   ": empty column name in the header";
+                   ": duplicate column name '" + name + "' in the header";
           return false;
         }
-        for (const std::string& previous : table->header) {
-          if (previous == name) {
-            *error = Where(source_name, line_number) + ":" + std::to_string(c + 1) +
-                     ": duplicate column name '" + name + "' in the header";
-            return false;
-          }
-        }
-        table->header.push_back(std::move(name));
       }
-      have_header = true;
-      table->header_line = line_number;
+      table->header.push_back(std::move(name));
+    }
+    have_header = true;
+    table->header_line = line_number;
+  }
+  if (!have_header) {
+    *error = source_name + ": empty file (no header row)";
+    return false;
+  }
+  // The data rows are the non-blank lines after the header (a blank line between two of them
+  // is an error below): counted first, so the table is allocated once at its final size.
+  const size_t data_start = position;
+  Eigen::Index rows = 0;
+  for (size_t at = data_start; at < text.size();) {
+    const size_t newline = LineEnd(text, at);
+    const char first = text[at];
+    if (at < newline && ((first != ' ' && first != '\t' && first != '\r') ||
+                         !IsBlankLine(text.substr(at, newline - at)))) {
+      ++rows;
+    }
+    at = newline + 1;
+  }
+  if (rows == 0) {
+    *error = source_name + ": no data rows after the header";
+    return false;
+  }
+  const size_t cols = table->header.size();
+  if (rows > std::numeric_limits<int>::max()) {
+    *error = source_name + ": more than " + std::to_string(std::numeric_limits<int>::max()) +
+             " data rows";
+    return false;
+  }
+  table->values.resize(rows, static_cast<Eigen::Index>(cols));
+  table->line_numbers.reserve(static_cast<size_t>(rows));
+  double* const values = table->values.data();
+  std::vector<double> row(cols);
+  int blank_line = 0;  // first blank line seen after data started (0 = none)
+  Eigen::Index r = 0;
+  while (position < text.size()) {
+    const size_t newline = LineEnd(text, position);
+    const std::string_view raw = text.substr(position, newline - position);
+    position = newline + 1;
+    ++line_number;
+    if (IsBlankLine(raw)) {
+      if (blank_line == 0) blank_line = line_number;
       continue;
     }
     if (blank_line != 0) {
       *error = Where(source_name, blank_line) + ": blank line inside the data";
       return false;
     }
-    const std::vector<std::string_view> cells = SplitCells(line);
-    if (cells.size() != table->header.size()) {
-      *error = Where(source_name, line_number) + ": ragged row: " +
-               std::to_string(cells.size()) + " cells, the header has " +
-               std::to_string(table->header.size());
+    if (!ParseDataLineFast(raw.data(), raw.data() + raw.size(), cols, row.data()) &&
+        !ParseDataLine(Trim(raw), source_name, line_number, table->header, row.data(), error)) {
       return false;
     }
-    for (size_t c = 0; c < cells.size(); ++c) {
-      double value = 0.0;
-      std::string what;
-      if (!ParseNumber(cells[c], &value, &what)) {
-        *error = Where(source_name, line_number, static_cast<int>(c + 1), table->header) + ": " +
-                 what;
-        return false;
-      }
-      flat.push_back(value);
-    }
+    for (size_t c = 0; c < cols; ++c) values[c * static_cast<size_t>(rows) + r] = row[c];
     table->line_numbers.push_back(line_number);
+    ++r;
   }
-  if (!have_header) {
-    *error = source_name + ": empty file (no header row)";
-    return false;
-  }
-  if (table->line_numbers.empty()) {
-    *error = source_name + ": no data rows after the header";
-    return false;
-  }
-  const Eigen::Index rows = static_cast<Eigen::Index>(table->line_numbers.size());
-  const Eigen::Index cols = static_cast<Eigen::Index>(table->header.size());
-  table->values = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic,
-                                                 Eigen::RowMajor>>(flat.data(), rows, cols);
+  CHECK_EQ(r, rows);
   return true;
 }
 
 bool ReadCsv(const std::string& path, CsvTable* table, std::string* error) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat status;
+  if (fd < 0 || ::fstat(fd, &status) != 0 || S_ISDIR(status.st_mode)) {
+    if (fd >= 0) ::close(fd);
     *error = path + ": cannot open file (missing or unreadable)";
     return false;
   }
-  std::ostringstream contents;
-  contents << file.rdbuf();
-  if (file.bad()) {
-    *error = path + ": read error";
-    return false;
+  // A regular file is mapped (no copy of the text in memory); anything else is read.
+  if (S_ISREG(status.st_mode) && status.st_size > 0) {
+    const size_t size = static_cast<size_t>(status.st_size);
+    void* mapped = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    ::close(fd);
+    if (mapped == MAP_FAILED) {
+      *error = path + ": read error";
+      return false;
+    }
+    ::madvise(mapped, size, MADV_SEQUENTIAL);
+    const bool ok =
+        ParseCsv(std::string_view(static_cast<const char*>(mapped), size), path, table, error);
+    ::munmap(mapped, size);
+    return ok;
   }
-  return ParseCsv(contents.str(), path, table, error);
+  std::string contents;
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t got = ::read(fd, buffer, sizeof(buffer));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      ::close(fd);
+      *error = path + ": read error";
+      return false;
+    }
+    if (got == 0) break;
+    contents.append(buffer, static_cast<size_t>(got));
+  }
+  ::close(fd);
+  return ParseCsv(contents, path, table, error);
 }
 
 bool BindColumns(const CsvTable& table, const std::string& path,
@@ -359,44 +468,122 @@ bool ReadTimeSeriesCsv(const std::string& path, const std::string& time_column, 
   return true;
 }
 
-std::string FormatCsv(const std::vector<std::string>& header, const Eigen::MatrixXd& values) {
-  CHECK_EQ(static_cast<Eigen::Index>(header.size()), values.cols())
-      << "FormatCsv: header has " << header.size() << " names for " << values.cols()
-      << " columns";
-  std::string text;
-  text.reserve(static_cast<size_t>(values.size()) * 24 + 64);
-  for (size_t c = 0; c < header.size(); ++c) {
-    if (c) text += ',';
-    text += header[c];
+namespace {
+
+// Longest text of a double in the shortest round-trip form ("-2.2250738585072014e-308" has 24).
+constexpr size_t kMaxNumberChars = 32;
+// Rows are formatted into blocks of about this many bytes.
+constexpr size_t kBlockBytes = size_t{1} << 20;
+
+std::string HeaderLine(const std::vector<CsvColumn>& columns) {
+  std::string line;
+  for (size_t c = 0; c < columns.size(); ++c) {
+    if (c) line += ',';
+    line += columns[c].name;
   }
-  text += '\n';
-  char buffer[40];
-  for (Eigen::Index r = 0; r < values.rows(); ++r) {
-    for (Eigen::Index c = 0; c < values.cols(); ++c) {
-      if (c) text += ',';
-      const int length = std::snprintf(buffer, sizeof(buffer), "%.17g", values(r, c));
-      text.append(buffer, static_cast<size_t>(length));
+  line += '\n';
+  return line;
+}
+
+// Appends rows [begin, end) of `columns` to `out`.
+void FormatRows(const std::vector<CsvColumn>& columns, Eigen::Index begin, Eigen::Index end,
+                std::string* out) {
+  const size_t cols = columns.size();
+  const size_t old_size = out->size();
+  out->resize(old_size + static_cast<size_t>(end - begin) * (cols * (kMaxNumberChars + 1) + 1));
+  char* p = out->data() + old_size;
+  for (Eigen::Index r = begin; r < end; ++r) {
+    for (size_t c = 0; c < cols; ++c) {
+      p = FormatNumber(columns[c].data[r * columns[c].stride], p);
+      *p++ = ',';
     }
-    text += '\n';
+    if (cols > 0) --p;
+    *p++ = '\n';
+  }
+  out->resize(static_cast<size_t>(p - out->data()));
+}
+
+// Rows per block: at most kBlockBytes of text in the worst case.
+Eigen::Index BlockRows(size_t columns) {
+  const size_t bytes_per_row = columns * (kMaxNumberChars + 1) + 1;
+  return std::max<Eigen::Index>(1, static_cast<Eigen::Index>(kBlockBytes / bytes_per_row));
+}
+
+std::vector<CsvColumn> MatrixColumns(const std::vector<std::string>& header,
+                                     const Eigen::MatrixXd& values) {
+  CHECK_EQ(static_cast<Eigen::Index>(header.size()), values.cols())
+      << "CSV: header has " << header.size() << " names for " << values.cols() << " columns";
+  std::vector<CsvColumn> columns;
+  columns.reserve(header.size());
+  for (size_t c = 0; c < header.size(); ++c) {
+    columns.push_back({header[c], values.data() + c * static_cast<size_t>(values.rows())});
+  }
+  return columns;
+}
+
+}  // namespace
+
+char* FormatNumber(double value, char* out) {
+  return std::to_chars(out, out + kMaxNumberChars, value).ptr;
+}
+
+std::string FormatCsv(const std::vector<std::string>& header, const Eigen::MatrixXd& values) {
+  const std::vector<CsvColumn> columns = MatrixColumns(header, values);
+  std::string text = HeaderLine(columns);
+  std::string block;
+  const Eigen::Index block_rows = BlockRows(columns.size());
+  for (Eigen::Index begin = 0; begin < values.rows(); begin += block_rows) {
+    FormatRows(columns, begin, std::min(values.rows(), begin + block_rows), &block);
+    text += block;
+    block.clear();
   }
   return text;
 }
 
+bool WriteCsvColumns(const std::string& path, const std::vector<CsvColumn>& columns,
+                     Eigen::Index rows, std::string* error, int num_threads) {
+  for (const CsvColumn& column : columns) {
+    CHECK(rows == 0 || column.data != nullptr) << "WriteCsvColumns: column '" << column.name
+                                               << "' has no data";
+  }
+  AtomicFileWriter file;
+  if (!file.Open(path, error)) return false;
+  const std::string header = HeaderLine(columns);
+  if (!file.Write(header.data(), header.size(), error)) return false;
+  // Rounds of one block per thread: formatted in parallel, written in order.
+  const Eigen::Index block_rows = BlockRows(columns.size());
+  const Eigen::Index num_blocks = (rows + block_rows - 1) / block_rows;
+  const int threads =
+      ParallelForThreads(num_threads, static_cast<int>(std::min<Eigen::Index>(num_blocks, 64)));
+  std::vector<std::string> blocks(static_cast<size_t>(threads));
+  for (Eigen::Index first = 0; first < num_blocks; first += threads) {
+    const int round = static_cast<int>(std::min<Eigen::Index>(threads, num_blocks - first));
+    ParallelFor(0, round, threads, [&](int i) {
+      const Eigen::Index begin = (first + i) * block_rows;
+      std::string* block = &blocks[static_cast<size_t>(i)];
+      block->clear();
+      FormatRows(columns, begin, std::min(rows, begin + block_rows), block);
+    });
+    for (int i = 0; i < round; ++i) {
+      const std::string& block = blocks[static_cast<size_t>(i)];
+      if (!file.Write(block.data(), block.size(), error)) return false;
+    }
+  }
+  return file.Commit(error);
+}
+
 bool WriteCsv(const std::string& path, const std::vector<std::string>& header,
-              const Eigen::MatrixXd& values, std::string* error) {
-  return WriteFileAtomically(path, FormatCsv(header, values), error);
+              const Eigen::MatrixXd& values, std::string* error, int num_threads) {
+  return WriteCsvColumns(path, MatrixColumns(header, values), values.rows(), error, num_threads);
 }
 
 bool WriteTimeSeriesCsv(const std::string& path, const TimeSeries& series, std::string* error,
                         const std::string& time_column_name) {
-  std::vector<std::string> header = {time_column_name};
-  Eigen::MatrixXd values(series.num_samples(), series.num_columns() + 1);
-  values.col(0) = series.time();
+  std::vector<CsvColumn> columns = {{time_column_name, series.time().data()}};
   for (int c = 0; c < series.num_columns(); ++c) {
-    header.push_back(series.names()[c]);
-    values.col(c + 1) = series.Column(c);
+    columns.push_back({series.names()[c], series.Column(c).data()});
   }
-  return WriteCsv(path, header, values, error);
+  return WriteCsvColumns(path, columns, series.num_samples(), error);
 }
 
 std::vector<std::string> SplitList(const std::string& text, char separator) {

@@ -71,12 +71,33 @@ bool ReadTimeSeriesCsv(const std::string& path, const std::string& time_column, 
                        const std::vector<std::string>& columns, TimeSeries* series,
                        std::string* error);
 
-// Formats a numeric table as CSV text (full double precision, "%.17g").
+// Numbers are written in the shortest form that reads back to the same double (std::to_chars:
+// "0.1", "1e+300", "-0"), so a written table reads back exactly.
+
+// Writes the shortest round-trip text of `value` at `out` (room for 32 characters) and returns
+// the end of what was written.
+char* FormatNumber(double value, char* out);
+
+// Formats a numeric table as CSV text.
 std::string FormatCsv(const std::vector<std::string>& header, const Eigen::MatrixXd& values);
 
-// Writes CSV atomically (temporary file + rename), so a failure never leaves half a file.
+// Writes CSV atomically (temporary file + rename), so a failure never leaves half a file. The
+// text is formatted and written in blocks of about 1 MB, never held whole in memory; with
+// num_threads != 1 (0 = all cores) consecutive blocks are formatted in parallel (the same text).
 bool WriteCsv(const std::string& path, const std::vector<std::string>& header,
-              const Eigen::MatrixXd& values, std::string* error);
+              const Eigen::MatrixXd& values, std::string* error, int num_threads = 1);
+
+// A column of a table held elsewhere: value r is data[r * stride] (not owned; it must outlive
+// the write). For a vector or a column-major matrix column, `data` is its .data().
+struct CsvColumn {
+  std::string name;
+  const double* data = nullptr;
+  Eigen::Index stride = 1;
+};
+
+// Like WriteCsv for `rows` rows of `columns`, without gathering them into one matrix first.
+bool WriteCsvColumns(const std::string& path, const std::vector<CsvColumn>& columns,
+                     Eigen::Index rows, std::string* error, int num_threads = 1);
 
 // Writes a time series with its time column first (named `time_column_name`).
 bool WriteTimeSeriesCsv(const std::string& path, const TimeSeries& series,

@@ -1,18 +1,29 @@
 // Figures: a small JSON description rendered to PNG by data/plot_figure.py (matplotlib).
 //
 // Every study writes its figures this way, from CSV files it has already written, so the
-// numbers in a figure are exactly those in the CSV beside it. A figure that cannot be rendered
-// (python3 or matplotlib missing, the script failing) is an error: a program asked for figures
-// fails rather than committing a result set without them (programs offer --figures=false).
-// When the renderer is ended by SIGINT/SIGTERM (Ctrl-C reaches the whole process group, but
-// std::system ignores SIGINT in the caller while it waits), the same signal is raised in the
-// caller so that the interruption ends the program too.
+// numbers in a figure are exactly those in the CSV beside it (a program may hand the same
+// numbers from memory instead of having the file read again, see FigureTables). One renderer
+// process (python3 plot_figure.py --serve) draws every figure of a run: it is started at the
+// first figure (or earlier by StartFigureRenderer) and fed compact binary data; a series of more
+// than kMaxFigurePoints samples is reduced to its min/max envelope (kMaxFigurePoints / 2 buckets
+// of consecutive samples, each keeping its smallest and largest value), so spikes of a long
+// record stay visible. `<stem>.figure.json` beside the PNG still names the CSV columns:
+// `python3 plot_figure.py <stem>.figure.json` draws the figure again from the files.
+//
+// A figure that cannot be rendered (python3 or matplotlib missing, the script failing) is an
+// error: a program asked for figures fails rather than committing a result set without them
+// (programs offer --figures=false). When the renderer is ended by SIGINT/SIGTERM/SIGHUP (Ctrl-C
+// reaches the whole process group), the same signal is raised in the caller so that the
+// interruption ends the program too.
 #ifndef DYNID_DATA_FIGURE_H_
 #define DYNID_DATA_FIGURE_H_
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "dynid/data/csv.h"
 
 namespace dynid::data {
 
@@ -55,16 +66,58 @@ struct Figure {
 
 nlohmann::json ToJson(const Figure& figure);
 
-// Writes `<stem>.figure.json` into `directory` and renders `<stem>.png` there.
-// Returns true when the PNG was written; false (with `error` set) otherwise.
-bool RenderFigure(const Figure& figure, const std::string& directory, const std::string& stem,
-                  std::string* error);
+// Longest series sent to the renderer; longer ones are reduced to their min/max envelope.
+inline constexpr int kMaxFigurePoints = 10000;
 
-// Runs the runtime script `script_name` (e.g. "plot_heatmap.py") with python3 and `arguments`
-// (each quoted), output discarded. True when it exited with status 0; a signal that ended it is
-// raised again in the caller (see above).
+// Tables a figure's series refer to, held in memory by the program: CSV file name (as in
+// Series::csv) → its columns, the same numbers as the file (which is then not read again).
+struct FigureTable {
+  std::vector<CsvColumn> columns;
+  Eigen::Index rows = 0;
+};
+using FigureTables = std::map<std::string, FigureTable>;
+
+// Writes `<stem>.figure.json` into `directory` and renders `<stem>.png` there. The CSV files the
+// series name are read from `directory`, unless `tables` holds them. Returns true when the PNG
+// was written; false (with `error` set) otherwise.
+bool RenderFigure(const Figure& figure, const std::string& directory, const std::string& stem,
+                  std::string* error, const FigureTables* tables = nullptr);
+
+// Runs main() of the runtime script `script_name` (e.g. "plot_heatmap.py", beside
+// plot_figure.py) with `arguments` in the renderer process. True when it returned 0 (or None);
+// a signal that ended the renderer is raised again in the caller (see above).
 bool RunPythonScript(const std::string& script_name, const std::vector<std::string>& arguments,
                      std::string* error);
+
+// Starts the renderer process now, so that it imports matplotlib (about 0.5 s) while the
+// program computes. Optional (the first figure starts it otherwise); errors show at that figure.
+void StartFigureRenderer();
+
+// A column of values: value k is data[k * stride].
+struct StridedColumn {
+  const double* data = nullptr;
+  Eigen::Index stride = 1;
+  double operator[](Eigen::Index k) const { return data[k * stride]; }
+};
+
+// A band about a series: lower bound lo[k] − scale·error[k], upper bound hi[k] + scale·error[k]
+// (without `error`, just lo[k] and hi[k]).
+struct EnvelopeBand {
+  StridedColumn lo;
+  StridedColumn hi;
+  StridedColumn error;
+  double scale = 0.0;
+};
+
+// The samples of a series y[0..n) to draw: with n <= max_points all of them; otherwise its
+// min/max envelope, max_points / 2 buckets of consecutive samples each keeping the index of its
+// smallest and of its largest y (in increasing order; one index for a bucket of NaNs). For each
+// band b, (*band_lo)[b][i] and (*band_hi)[b][i] are the smallest lower and the largest upper
+// bound over the bucket of the i-th kept index (over that sample alone without reduction).
+std::vector<Eigen::Index> MinMaxEnvelope(StridedColumn y, Eigen::Index n, int max_points,
+                                         const std::vector<EnvelopeBand>& bands,
+                                         std::vector<std::vector<double>>* band_lo,
+                                         std::vector<std::vector<double>>* band_hi);
 
 }  // namespace dynid::data
 

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
@@ -162,29 +163,66 @@ bool CheckOutputDirectory(const std::string& out_dir, std::string* error) {
   return true;
 }
 
-bool WriteFileAtomically(const std::string& path, const std::string& contents, std::string* error) {
-  const std::string temporary = path + ".tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
-    if (!file) {
-      *error = path + ": cannot create file (" + std::strerror(errno) + ")";
-      return false;
-    }
-    file.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-    file.flush();
-    if (!file) {
-      *error = path + ": write failed (" + std::strerror(errno) + ")";
-      file.close();
-      std::remove(temporary.c_str());
-      return false;
-    }
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    *error = path + ": cannot rename temporary file (" + std::strerror(errno) + ")";
-    std::remove(temporary.c_str());
+AtomicFileWriter::~AtomicFileWriter() { Discard(); }
+
+void AtomicFileWriter::Discard() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  if (!temporary_.empty()) std::remove(temporary_.c_str());
+  temporary_.clear();
+}
+
+bool AtomicFileWriter::Open(const std::string& path, std::string* error) {
+  Discard();
+  path_ = path;
+  temporary_ = path + ".tmp-" + std::to_string(::getpid());
+  fd_ = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd_ < 0) {
+    *error = path + ": cannot create file (" + std::strerror(errno) + ")";
+    temporary_.clear();
     return false;
   }
   return true;
+}
+
+bool AtomicFileWriter::Write(const char* data, size_t size, std::string* error) {
+  CHECK_GE(fd_, 0) << "AtomicFileWriter::Write without Open";
+  while (size > 0) {
+    const ssize_t written = ::write(fd_, data, size);
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0) {
+      *error = path_ + ": write failed (" + std::strerror(written < 0 ? errno : EIO) + ")";
+      Discard();
+      return false;
+    }
+    data += written;
+    size -= static_cast<size_t>(written);
+  }
+  return true;
+}
+
+bool AtomicFileWriter::Commit(std::string* error) {
+  CHECK_GE(fd_, 0) << "AtomicFileWriter::Commit without Open";
+  const int closed = ::close(fd_);
+  fd_ = -1;
+  if (closed != 0) {
+    *error = path_ + ": write failed (" + std::strerror(errno) + ")";
+    Discard();
+    return false;
+  }
+  if (std::rename(temporary_.c_str(), path_.c_str()) != 0) {
+    *error = path_ + ": cannot rename temporary file (" + std::strerror(errno) + ")";
+    Discard();
+    return false;
+  }
+  temporary_.clear();
+  return true;
+}
+
+bool WriteFileAtomically(const std::string& path, const std::string& contents, std::string* error) {
+  AtomicFileWriter writer;
+  return writer.Open(path, error) && writer.Write(contents.data(), contents.size(), error) &&
+         writer.Commit(error);
 }
 
 bool WriteJson(const std::string& path, const nlohmann::json& json, std::string* error) {

@@ -23,6 +23,27 @@ namespace dynid::data {
 // Writes `contents` to `path` via "<path>.tmp-<pid>" + rename.
 bool WriteFileAtomically(const std::string& path, const std::string& contents, std::string* error);
 
+// The same for output produced piece by piece (large files never held whole in memory): Open
+// creates "<path>.tmp-<pid>", Write appends, Commit renames it to `path`; without Commit (an
+// error, or the writer destroyed first) the temporary file is removed. Errors name `path`.
+class AtomicFileWriter {
+ public:
+  AtomicFileWriter() = default;
+  ~AtomicFileWriter();
+  AtomicFileWriter(const AtomicFileWriter&) = delete;
+  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
+
+  bool Open(const std::string& path, std::string* error);
+  bool Write(const char* data, size_t size, std::string* error);
+  bool Commit(std::string* error);
+
+ private:
+  void Discard();
+  std::string path_;
+  std::string temporary_;
+  int fd_ = -1;
+};
+
 // Writes JSON (indented by 2) atomically.
 bool WriteJson(const std::string& path, const nlohmann::json& json, std::string* error);
 

@@ -146,14 +146,20 @@ bool IdimModel::IsFrictionOrOffset(int i) const {
 }
 
 void IdimModel::Regressor(const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd,
-                          const Eigen::MatrixXd& qdd, Eigen::MatrixXd* x) const {
+                          const Eigen::MatrixXd& qdd, Eigen::MatrixXd* x,
+                          const std::vector<int>* rows) const {
   const int n = num_joints();
   CHECK_EQ(q.cols(), n) << "q: expected " << n << " columns";
   CHECK(qd.rows() == q.rows() && qdd.rows() == q.rows() && qd.cols() == n && qdd.cols() == n)
       << "q, qd, qdd: expected equal shapes";
   const Eigen::Index ns = q.rows();
   const int b = num_parameters();
-  x->resize(n * ns, b);
+  if (rows != nullptr) {
+    CHECK(std::is_sorted(rows->begin(), rows->end()) &&
+          (rows->empty() || (rows->front() >= 0 && rows->back() < n * ns)))
+        << "Regressor: rows must be increasing stacked-row indices";
+  }
+  x->resize(rows != nullptr ? static_cast<Eigen::Index>(rows->size()) : n * ns, b);
   // Chunks keep the (n·chunk × p) standard regressor small; one workspace serves them all.
   constexpr Eigen::Index kChunk = 2048;
   Eigen::MatrixXd chunk_x;
@@ -163,8 +169,21 @@ void IdimModel::Regressor(const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd,
     robot_.StackedRegressor(q.middleRows(start, m), qd.middleRows(start, m),
                             qdd.middleRows(start, m), &data, &chunk_x);
     for (int j = 0; j < n; ++j) {
+      if (rows == nullptr) {
+        for (int i = 0; i < b; ++i) {
+          x->col(i).segment(j * ns + start, m) =
+              chunk_x.col(standard_index_[i]).segment(j * m, m);
+        }
+        continue;
+      }
+      // The selected rows of joint j within this chunk: stacked rows j·Ns + [start, start + m).
+      const auto first = std::lower_bound(rows->begin(), rows->end(), j * ns + start);
+      const auto last = std::lower_bound(first, rows->end(), j * ns + start + m);
+      const Eigen::Index out = first - rows->begin();
       for (int i = 0; i < b; ++i) {
-        x->col(i).segment(j * ns + start, m) = chunk_x.col(standard_index_[i]).segment(j * m, m);
+        const double* in = chunk_x.col(standard_index_[i]).data() + j * m - (j * ns + start);
+        double* column = x->col(i).data() + out;
+        for (auto row = first; row != last; ++row) *column++ = in[*row];
       }
     }
   }
@@ -448,30 +467,36 @@ bool ProcessLikeSystem(const IdimModel& model, const IdimSystem& system, const E
              std::to_string(system.num_samples);
     return false;
   }
-  // The full-rate regressor (n·Ns × b, ~90 MB for the 7 s TX40 record) goes to the caller's
-  // workspace when given, so that repeated calls reuse its pages.
-  Eigen::MatrixXd local;
-  Eigen::MatrixXd& full = workspace != nullptr ? *workspace : local;
-  model.Regressor(q, qd, qdd, &full);
-  Eigen::MatrixXd decimated;
-  if (factor > 1 &&
-      !data::DecimateStacked(full, n, kOrder, factor, system.options.num_threads, &decimated,
-                             error)) {
-    return false;
-  }
-  const Eigen::MatrixXd& x_all = factor > 1 ? decimated : full;
   const std::vector<int>& rows = system.kept_rows;
-  const bool all = static_cast<Eigen::Index>(rows.size()) == x_all.rows();
-  // Column by column (same result as data::KeepRows, cache-friendly for ~200 000 rows); x's
-  // storage is reused when it already has the shape.
-  x->resize(static_cast<Eigen::Index>(rows.size()), x_all.cols());
-  for (Eigen::Index c = 0; c < x_all.cols(); ++c) {
-    const double* in = x_all.col(c).data();
-    double* out = x->col(c).data();
-    if (all) {
-      std::copy(in, in + x_all.rows(), out);
-    } else {
-      for (size_t i = 0; i < rows.size(); ++i) out[i] = in[rows[i]];
+  // n·(decimated length) rows before the selection (checked above).
+  const bool all = static_cast<Eigen::Index>(rows.size()) ==
+                   static_cast<Eigen::Index>(n) * system.num_samples;
+  if (factor == 1) {
+    // Without decimation the kept rows are computed directly into x (its storage is reused when
+    // it already has the shape): the full-rate stack is never formed.
+    model.Regressor(q, qd, qdd, x, all ? nullptr : &rows);
+  } else {
+    // The full-rate regressor (n·Ns × b, ~90 MB for the 7 s TX40 record) goes to the caller's
+    // workspace when given, so that repeated calls reuse its pages.
+    Eigen::MatrixXd local;
+    Eigen::MatrixXd& full = workspace != nullptr ? *workspace : local;
+    model.Regressor(q, qd, qdd, &full);
+    Eigen::MatrixXd decimated;
+    if (!data::DecimateStacked(full, n, kOrder, factor, system.options.num_threads, &decimated,
+                               error)) {
+      return false;
+    }
+    // Column by column (same result as data::KeepRows, cache-friendly for ~200 000 rows); x's
+    // storage is reused when it already has the shape.
+    x->resize(static_cast<Eigen::Index>(rows.size()), decimated.cols());
+    for (Eigen::Index c = 0; c < decimated.cols(); ++c) {
+      const double* in = decimated.col(c).data();
+      double* out = x->col(c).data();
+      if (all) {
+        std::copy(in, in + decimated.rows(), out);
+      } else {
+        for (size_t i = 0; i < rows.size(); ++i) out[i] = in[rows[i]];
+      }
     }
   }
   if (tau_stacked != nullptr) {

@@ -103,9 +103,10 @@ class IdimModel {
   bool IsFrictionOrOffset(int i) const;
 
   // X ((n·Ns) × b, joint-major) at the states q, qd, qdd (Ns × n each), built in chunks so that
-  // the full standard regressor is never held for all samples.
+  // the full standard regressor is never held for all samples. With `rows` (increasing indices
+  // of the n·Ns stacked rows), only those rows, in that order: the stack is never formed.
   void Regressor(const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd, const Eigen::MatrixXd& qdd,
-                 Eigen::MatrixXd* x) const;
+                 Eigen::MatrixXd* x, const std::vector<int>* rows = nullptr) const;
   // The identified values of a standard parameter vector: (K θ_std)(columns).
   Eigen::VectorXd FromStandard(const Eigen::VectorXd& theta_standard) const;
   // The robot whose torques are X θ: all standard parameters zero except the kept standard
@@ -142,8 +143,9 @@ bool BuildIdimSystem(const IdimModel& model, const Eigen::MatrixXd& q_measured,
 
 // Steps 2–4 for exact states (no differentiation): the instruments of IDIM-IV. x and tau_stacked
 // have the rows of `system` (same decimation, same kept rows). tau may be empty (then only x).
-// `workspace` (optional) holds the full-rate regressor; pass the same matrix to repeated calls
-// (the IV iteration) so that its ~90 MB are allocated once.
+// `workspace` (optional) holds the full-rate regressor of a decimated system; pass the same
+// matrix to repeated calls (the IV iteration) so that its ~90 MB are allocated once. Without
+// decimation the kept rows are computed directly into x (no full-rate stack).
 bool ProcessLikeSystem(const IdimModel& model, const IdimSystem& system, const Eigen::MatrixXd& q,
                        const Eigen::MatrixXd& qd, const Eigen::MatrixXd& qdd,
                        const Eigen::MatrixXd& tau, Eigen::MatrixXd* x, Eigen::VectorXd* tau_stacked,

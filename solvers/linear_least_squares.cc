@@ -778,6 +778,9 @@ IvIterationSummary IterateInstrumentalVariables(const Eigen::MatrixXd& X,
   summary.theta_history.push_back(theta);
   Eigen::MatrixXd Z, Z_new;  // swapped each iteration, so their storage is reused
   Eigen::VectorXd torque, torque_new;
+  // Where the instruments of the last successful solve are (0: none, 1: Z, 2: Z_new after the
+  // swap), moved to *final_instruments at the end rather than copied at every iteration.
+  int solved_in = 0;
   std::string error;
   if (!simulate(theta, &Z, &torque, &error)) {
     summary.message = "auxiliary model failed for the initial estimate: " + error;
@@ -791,7 +794,7 @@ IvIterationSummary IterateInstrumentalVariables(const Eigen::MatrixXd& X,
           "IV solve failed at iteration " + std::to_string(it) + ": " + summary.estimate.message;
       break;
     }
-    if (final_instruments != nullptr) *final_instruments = Z;
+    solved_in = 1;
     const Eigen::VectorXd theta_new = summary.estimate.theta;
     summary.theta_history.push_back(theta_new);
     summary.parameter_change.push_back(RelativeChange(theta_new, theta));
@@ -802,6 +805,7 @@ IvIterationSummary IterateInstrumentalVariables(const Eigen::MatrixXd& X,
     summary.torque_change.push_back(RelativeChange(torque_new, torque));
     theta = theta_new;
     Z.swap(Z_new);
+    solved_in = 2;
     torque.swap(torque_new);
     if (summary.torque_change.back() <= iteration_options.torque_tolerance &&
         summary.parameter_change.back() <= iteration_options.parameter_tolerance) {
@@ -818,6 +822,9 @@ IvIterationSummary IterateInstrumentalVariables(const Eigen::MatrixXd& X,
             << summary.parameter_change.back() << " (tolerance "
             << iteration_options.parameter_tolerance << ")";
     summary.message = message.str();
+  }
+  if (final_instruments != nullptr && solved_in != 0) {
+    *final_instruments = std::move(solved_in == 1 ? Z : Z_new);
   }
   summary.time_s = SecondsSince(start);
   return summary;

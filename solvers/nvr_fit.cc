@@ -1,5 +1,6 @@
 #include "dynid/solvers/nvr_fit.h"
 
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -176,10 +177,21 @@ bool FitNvr(const Eigen::VectorXd& y, const NvrFitOptions& options, NvrFitSummar
   }
   // The objective is minimised; ML minimises the negative log-likelihood, GCV its log score.
   const bool ml = options.criterion == NvrCriterion::kMaximumLikelihood;
+  const auto start = std::chrono::steady_clock::now();
+  int evaluations = 0;
   auto objective = [&](double log10_nvr) {
     const double nvr = std::pow(10.0, log10_nvr);
-    if (ml) return -IrwLogLikelihood(y, options.model, nvr);
-    return std::log(IrwGcvScore(y, options.model, nvr, options.gcv_gamma));
+    const double value = ml ? -IrwLogLikelihood(y, options.model, nvr)
+                            : std::log(IrwGcvScore(y, options.model, nvr, options.gcv_gamma));
+    if (options.progress) {
+      IterationProgress progress;
+      progress.iteration = ++evaluations;
+      progress.cost = value;
+      progress.elapsed_s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      options.progress(progress);
+    }
+    return value;
   };
   *summary = NvrFitSummary();
   const double lo = options.log10_nvr_min;

@@ -28,6 +28,7 @@
 #include <Eigen/Core>
 
 #include "dynid/solvers/irw_smoother.h"
+#include "dynid/solvers/solver_summary.h"
 
 namespace dynid::solvers {
 
@@ -44,6 +45,9 @@ struct NvrFitOptions {
   double grid_step_log10 = 2.0;   // coarse grid spacing before Brent's refinement
   double tolerance_log10 = 1e-3;  // Brent's stopping tolerance on log10 NVR (0.23 % in NVR)
   double gcv_gamma = 1.4;         // modified-GCV factor (>= 1) for criterion kGcv
+  // Called after every evaluation of the criterion (`iteration` = evaluations so far, `cost` =
+  // the value minimised: −log-likelihood or log GCV score); may be empty.
+  ProgressCallback progress;
   bool IsValid(std::string* why) const;
 };
 

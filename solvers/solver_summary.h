@@ -1,7 +1,9 @@
 // What every iterative solver of dynid reports: progress after each iteration (to a callback
 // and, at a chosen period, to the log) and a summary at the end. The batch estimators built on
 // Ceres (the weighted-residual smoother, the backlash smoother) share these types, so that a
-// program reports the progress and the outcome of any of them the same way.
+// program reports the progress and the outcome of any of them the same way. Long computations
+// that are counted in work items rather than iterations (samples of a filter pass, evaluations
+// of a fit, runs) report through the same callback, with `iteration` the items done of `total`.
 #ifndef DYNID_SOLVERS_SOLVER_SUMMARY_H_
 #define DYNID_SOLVERS_SOLVER_SUMMARY_H_
 
@@ -13,6 +15,7 @@ namespace dynid::solvers {
 // The state after one iteration of an iterative solver.
 struct IterationProgress {
   int iteration = 0;               // 0 = the starting point; runs on across a solver's phases
+  int total = 0;                   // iterations or items it will take (0 = unknown)
   double cost = 0.0;               // the objective (Ceres' ½‖r‖²)
   double gradient_max_norm = 0.0;  // max-norm of the gradient
   double elapsed_s = 0.0;          // wall time since the solve began

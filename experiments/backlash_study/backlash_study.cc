@@ -57,6 +57,7 @@
 #include <string>
 #include <vector>
 
+#include "dynid/data/figure.h"
 #include "dynid/data/output.h"
 #include "experiments/backlash_study/backlash_case.h"
 #include "experiments/backlash_study/backlash_coverage.h"
@@ -66,6 +67,7 @@
 #include "experiments/backlash_study/backlash_output.h"
 #include "experiments/backlash_study/backlash_qpp_scan.h"
 #include "experiments/common/cli.h"
+#include "experiments/common/progress.h"
 
 int main(int argc, char** argv) {
   namespace study = dynid::backlash_study;
@@ -81,6 +83,7 @@ int main(int argc, char** argv) {
   std::vector<study::Case> cases, scan_cases;
   std::vector<double> qpp_factors;
   if (!study::ValidateFlags(&cases, &scan_cases, &qpp_factors, &error)) return Fail(2, error);
+  if (FLAGS_figures) dynid::data::StartFigureRenderer();  // loads while the study computes
   // --monte_carlo: every case over many noise seeds and the coverage of the intervals. One seed
   // per thread already uses the cores, so the dead-zone bootstrap runs on one thread unless
   // --fit_threads says otherwise (its intervals are the same for any count).
@@ -101,7 +104,9 @@ int main(int argc, char** argv) {
   summary["flags"] = study::FlagsJson();
   std::string results_csv = study::ResultsCsvHeader();
   study::PrintTableHeader(cases.size());
+  dynid::cli::Stage steps("study", static_cast<int64_t>(cases.size()) + 1);
   for (const study::Case& config : cases) {
+    steps.Next("case " + config.name);
     const int samples = FLAGS_samples > 0 ? FLAGS_samples : config.default_samples;
     study::CaseRun run;
     if (!study::RunCase(config, samples, config.tau_noise_intensity, study::NoiseSeed(config.name),
@@ -113,11 +118,13 @@ int main(int argc, char** argv) {
   }
 
   // The Q_pp scan, then results.csv and summary.json.
+  steps.Next("Q_pp scan");
   if (!study::RunQppScan(qpp_factors, scan_cases, &stage, &summary, &error)) return Fail(1, error);
   if (!stage.WriteText("results.csv", results_csv, &error) ||
       !stage.WriteJson("summary.json", summary, &error) || !stage.Commit(&error)) {
     return Fail(1, error);
   }
+  steps.End();
   std::printf("backlash_study: wrote %s\n", FLAGS_out_dir.c_str());
   return 0;
 }

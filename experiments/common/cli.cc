@@ -14,6 +14,7 @@
 
 #include "dynid/data/csv.h"
 #include "dynid/data/output.h"
+#include "experiments/common/progress.h"
 
 namespace dynid::cli {
 
@@ -41,14 +42,20 @@ void PrintFlag(const gflags::CommandLineFlagInfo& flag) {
   std::vector<gflags::CommandLineFlagInfo> flags;
   gflags::GetAllFlags(&flags);  // sorted by file, then name
   const std::string own_folder = FolderOf(main_file);
+  const std::string shared_folder = FolderOf(__FILE__);  // experiments/common: every program's
   std::cout << g_program << ": " << gflags::ProgramUsage() << "\n\nFlags of " << g_program << ":\n";
   for (const auto& flag : flags) {
     if (FolderOf(flag.filename) == own_folder) PrintFlag(flag);
   }
+  for (const auto& flag : flags) {
+    if (FolderOf(flag.filename) == shared_folder && shared_folder != own_folder) PrintFlag(flag);
+  }
   if (full) {
     std::string file;
     for (const auto& flag : flags) {
-      if (FolderOf(flag.filename) == own_folder) continue;
+      if (FolderOf(flag.filename) == own_folder || FolderOf(flag.filename) == shared_folder) {
+        continue;
+      }
       if (flag.filename != file) {
         file = flag.filename;
         std::cout << "\nFlags from " << file << ":\n";
@@ -122,6 +129,8 @@ int Fail(int code, const std::string& message) {
   return code;
 }
 
+const std::string& ProgramName() { return g_program; }
+
 void Warn(const std::string& message) {
   std::cerr << g_program << ": warning: " << message << "\n";
 }
@@ -145,6 +154,7 @@ void ParseFlags(int* argc, char*** argv, const std::string& usage, const char* m
   }
   google::InitGoogleLogging((*argv)[0]);
   data::InstallStagingCleanupHandlers();
+  ProgressEnabled();  // decided once for the run (and links --progress into every program)
 }
 
 bool CheckOutDir(const std::string& out_dir, std::string* error) {

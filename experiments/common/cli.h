@@ -23,10 +23,14 @@ int Fail(int code, const std::string& message);
 // Prints "<program>: warning: <message>" to stderr.
 void Warn(const std::string& message);
 
+// The program's name (of argv[0], once ParseFlags has run; "dynid" before).
+const std::string& ProgramName();
+
 // Parses the command line with gflags after checking it, initialises glog and installs the
 // handlers that remove staging folders on SIGINT/SIGTERM/SIGHUP. Exits 0 after --help (the
-// flags defined in the folder of `main_file`, the program's own, then a pointer to --helpfull)
-// or --helpfull (all flags, the program's first); exits 2 naming the flag on an unknown flag or
+// flags defined in the folder of `main_file`, the program's own, and those every program shares
+// (experiments/common: --progress), then a pointer to --helpfull) or --helpfull (all flags, the
+// program's first); exits 2 naming the flag on an unknown flag or
 // a malformed value and on a positional argument (gflags alone would exit 1 on those), and when
 // the program has an --out_dir flag that CheckOutDir rejects.
 // `main_file` defaults to the caller's source file.

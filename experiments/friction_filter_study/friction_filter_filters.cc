@@ -46,7 +46,11 @@ FilterSetup MakeFilterSetup(const Settings& settings) {
 }
 
 bool RunFilters(const FilterSetup& setup, const Eigen::VectorXd& times,
-                const Eigen::MatrixXd& measurements, FilterRuns* runs, std::string* error) {
+                const Eigen::MatrixXd& measurements, FilterRuns* runs, std::string* error,
+                const std::function<void(int done)>& filter_done) {
+  auto done = [&filter_done](int count) {
+    if (filter_done) filter_done(count);
+  };
   const models::UnknownForceMass& model = setup.model;
   const solvers::SlidingSurfaceFilterOptions& sliding_options = setup.sliding_options;
   const Eigen::Vector3d& x0 = setup.x0;
@@ -63,6 +67,7 @@ bool RunFilters(const FilterSetup& setup, const Eigen::VectorXd& times,
     *error = "sliding-surface filter: " + sliding_summary.message;
     return false;
   }
+  done(1);
   solvers::SlidingSurfaceFilterOptions sigma_options = sliding_options;
   sigma_options.sigma = Eigen::Vector4d::Constant(FLAGS_sigma_demo);
   if (!solvers::RunSlidingSurfaceFilter(model, sliding_data, sigma_options, x0, pbar0,
@@ -70,6 +75,7 @@ bool RunFilters(const FilterSetup& setup, const Eigen::VectorXd& times,
     *error = "sliding-surface filter (sigma): " + sliding_sigma_summary.message;
     return false;
   }
+  done(2);
   // Linear optimal filter.
   problems::WeightedResidualData optimal_data{times, measurements};
   solvers::LinearOptimalFilterResult& optimal = runs->optimal;
@@ -83,6 +89,7 @@ bool RunFilters(const FilterSetup& setup, const Eigen::VectorXd& times,
   }
   runs->optimal_time_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - optimal_start).count();
+  done(3);
   return true;
 }
 

@@ -6,6 +6,7 @@
 #define DYNID_EXPERIMENTS_FRICTION_FILTER_STUDY_FRICTION_FILTER_FILTERS_H_
 
 #include <Eigen/Core>
+#include <functional>
 #include <string>
 
 #include "dynid/models/unknown_force_mass.h"
@@ -38,8 +39,11 @@ struct FilterRuns {
 FilterSetup MakeFilterSetup(const Settings& settings);
 
 // Both filters on the measurements [s, a, f] at `times`; false with a message naming the filter.
+// `filter_done` (may be empty) is called after each of the three filter runs with how many are
+// done.
 bool RunFilters(const FilterSetup& setup, const Eigen::VectorXd& times,
-                const Eigen::MatrixXd& measurements, FilterRuns* runs, std::string* error);
+                const Eigen::MatrixXd& measurements, FilterRuns* runs, std::string* error,
+                const std::function<void(int done)>& filter_done = {});
 
 }  // namespace dynid::friction_filter_study
 

@@ -13,6 +13,7 @@
 #include "dynid/data/csv.h"
 #include "dynid/data/figure.h"
 #include "dynid/data/output.h"
+#include "experiments/common/progress.h"
 #include "experiments/friction_filter_study/friction_filter_flags.h"
 #include "experiments/friction_filter_study/friction_filter_measures.h"
 
@@ -99,10 +100,16 @@ bool WriteOutputs(const Record& record, const std::vector<CaseResult>& cases,
     return false;
   }
   std::vector<std::string> case_files;
+  data::FigureTables tables;  // the figures' numbers, from memory
   for (const CaseResult& r : cases) {
     case_files.push_back(r.file);
-    if (!stage.WriteText(r.file, data::FormatCsv(r.header, r.table), error)) {
+    if (!data::WriteCsv(stage.Path(r.file), r.header, r.table, error, /*num_threads=*/0)) {
       return false;
+    }
+    data::FigureTable& table = tables[r.file];
+    table.rows = r.table.rows();
+    for (size_t c = 0; c < r.header.size(); ++c) {
+      table.columns.push_back({r.header[c], r.table.col(static_cast<Eigen::Index>(c)).data()});
     }
   }
   if (FLAGS_figures) {
@@ -211,9 +218,12 @@ bool WriteOutputs(const Record& record, const std::vector<CaseResult>& cases,
                                           {"w_plus_inertia_error", "w + (m - m_f) a"},
                                           {"a", "acceleration"}})}));
     }
+    cli::Stage drawing("figures", static_cast<int64_t>(figures.size()));
     for (const auto& [stem, fig] : figures) {
-      if (!data::RenderFigure(fig, stage.Path(""), stem, error)) return false;
+      if (!data::RenderFigure(fig, stage.Path(""), stem, error, &tables)) return false;
+      drawing.Add();
     }
+    drawing.End();
   }
   if (!stage.WriteJson("summary.json", summary, error) || !stage.Commit(error)) {
     return false;

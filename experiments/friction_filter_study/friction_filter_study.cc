@@ -43,7 +43,9 @@
 #include <string>
 #include <vector>
 
+#include "dynid/data/figure.h"
 #include "experiments/common/cli.h"
+#include "experiments/common/progress.h"
 #include "experiments/friction_filter_study/friction_filter_case.h"
 #include "experiments/friction_filter_study/friction_filter_filters.h"
 #include "experiments/friction_filter_study/friction_filter_flags.h"
@@ -58,26 +60,33 @@ int main(int argc, char** argv) {
   FLAGS_logtostderr = true;
   std::string error;
   if (!study::ValidateFlags(&error)) return Fail(2, error);
+  if (FLAGS_figures) dynid::data::StartFigureRenderer();  // loads while the study computes
 
   // The measured record (read before anything is written) or the simulation's time grid; the
   // list flags and the filters' options.
   study::Settings settings;
   study::Record record;
+  dynid::cli::Stage loading(FLAGS_measurements_csv.empty() ? "the record"
+                                                           : "reading " + FLAGS_measurements_csv);
   if (!study::LoadRecord(&record, &error)) return Fail(2, error);
+  loading.End();
   if (!study::ParseSettings(&settings, &error)) return Fail(2, error);
   const study::FilterSetup setup = study::MakeFilterSetup(settings);
 
   // Per case (each true mass, or the measured record): both filters, their errors or levels.
   std::vector<study::CaseResult> cases;
   const size_t num_cases = record.measured ? 1 : settings.true_masses.size();
+  dynid::cli::Stage filtering("filter runs", 3 * static_cast<int64_t>(num_cases));
   for (size_t c = 0; c < num_cases; ++c) {
     const study::CaseRecord case_record = study::MakeCaseRecord(record, settings.true_masses, c);
     study::FilterRuns runs;
-    if (!study::RunFilters(setup, record.times, case_record.measurements, &runs, &error)) {
+    if (!study::RunFilters(setup, record.times, case_record.measurements, &runs, &error,
+                           [&](int done) { filtering.Set(3 * static_cast<int64_t>(c) + done); })) {
       return Fail(1, error);
     }
     cases.push_back(study::EvaluateCase(record, case_record, runs));
   }
+  filtering.End();
 
   // The table on the console, results.csv/.md, summary.json, time series and figures.
   std::ostringstream csv, markdown;

@@ -31,6 +31,7 @@
 #include "dynid/solvers/irw_smoother.h"
 #include "dynid/solvers/nvr_fit.h"
 #include "experiments/common/cli.h"
+#include "experiments/common/progress.h"
 
 DEFINE_string(input_csv, "",
               "CSV file with a header row (default: the shipped example signal, "
@@ -50,7 +51,7 @@ DEFINE_string(criterion, "gcv", "NVR criterion when --nvr=auto: gcv or ml (maxim
 DEFINE_double(gcv_gamma, 1.4, "modified-GCV factor (>= 1; 1 = classical GCV), see nvr_fit.h");
 DEFINE_string(out_dir, "out/irw_smooth", "output folder");
 DEFINE_bool(figures, true, "render smoothed.png (needs python3 + matplotlib)");
-DEFINE_int32(threads, 0, "threads for the channels (0 = all cores)");
+DEFINE_int32(threads, 0, "threads for the channels and the CSV output (0 = all cores)");
 
 namespace {
 
@@ -132,6 +133,8 @@ int main(int argc, char** argv) {
     return Fail(2, "give either --time_column or --dt, not both (use --time_column= with --dt)");
   }
 
+  // The figure renderer starts (importing matplotlib) while the data are read and smoothed.
+  if (FLAGS_figures) dynid::data::StartFigureRenderer();
   if (FLAGS_input_csv.empty() &&
       !dynid::data::FindRuntimeFile("examples/encoder_positions.csv", &FLAGS_input_csv, &error)) {
     return Fail(1, error);
@@ -139,10 +142,12 @@ int main(int argc, char** argv) {
   dynid::data::TimeSeries series;
   std::vector<std::string> wanted = dynid::data::SplitList(FLAGS_columns);
   wanted.insert(wanted.end(), reference_columns.begin(), reference_columns.end());
+  dynid::cli::Stage reading("reading " + FLAGS_input_csv);
   if (!dynid::data::ReadTimeSeriesCsv(FLAGS_input_csv, FLAGS_time_column, FLAGS_dt, wanted,
                                       &series, &error)) {
     return Fail(2, error);
   }
+  reading.End();
   if (!series.IsUniform(1e-3)) {
     return Fail(2, FLAGS_input_csv +
                        ": the time column is not uniformly sampled (IRW smoothing "
@@ -176,9 +181,12 @@ int main(int argc, char** argv) {
       fit_options.model = model;
       fit_options.criterion = criterion;
       fit_options.gcv_gamma = FLAGS_gcv_gamma;
+      dynid::cli::Stage fitting("NVR fit of " + series.names()[c] + ", evaluations");
+      fit_options.progress = fitting.Callback();
       if (!solvers::FitNvr(columns.col(c), fit_options, &fits[c], &error)) {
         return Fail(1, "column '" + series.names()[c] + "': " + error);
       }
+      fitting.End();
       options[c].nvr = fits[c].nvr;
       std::printf("  [%d/%d] %-12s NVR %.4g (%s, %d evaluations)%s\n", c + 1, channels,
                   series.names()[c].c_str(), fits[c].nvr, solvers::NvrCriterionName(criterion),
@@ -198,9 +206,11 @@ int main(int argc, char** argv) {
     }
   }
   std::vector<solvers::IrwSmootherResult> results;
+  dynid::cli::Stage smoothing("smoothing " + std::to_string(channels) + " channel(s)");
   if (!solvers::SmoothIrwColumns(columns, ts, options, &results, &error, FLAGS_threads)) {
     return Fail(1, error);
   }
+  smoothing.End();
   for (int c = 0; c < channels; ++c) {
     // A NaN here is a numerical failure, not a value: never write it as a result.
     if (!AllFinite(results[c])) {
@@ -214,9 +224,7 @@ int main(int argc, char** argv) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   // Outputs: staged, committed only when everything is written.
-  std::vector<std::string> header = {"t"};
-  Eigen::MatrixXd table(series.num_samples(), 1 + 6 * channels);
-  table.col(0) = series.time();
+  std::vector<dynid::data::CsvColumn> table = {{"t", series.time().data()}};
   nlohmann::json summary;
   summary["input_csv"] = FLAGS_input_csv;
   summary["model"] = solvers::IrwModelName(model);
@@ -228,16 +236,12 @@ int main(int argc, char** argv) {
   for (int c = 0; c < channels; ++c) {
     const std::string& name = series.names()[c];
     const solvers::IrwSmootherResult& r = results[c];
-    for (const char* suffix : {"", "_velocity", "_acceleration", "_std", "_velocity_std",
-                               "_acceleration_std"}) {
-      header.push_back(name + suffix);
-    }
-    table.col(1 + 6 * c) = r.position;
-    table.col(2 + 6 * c) = r.velocity;
-    table.col(3 + 6 * c) = r.acceleration;
-    table.col(4 + 6 * c) = r.position_std;
-    table.col(5 + 6 * c) = r.velocity_std;
-    table.col(6 + 6 * c) = r.acceleration_std;
+    table.insert(table.end(), {{name, r.position.data()},
+                               {name + "_velocity", r.velocity.data()},
+                               {name + "_acceleration", r.acceleration.data()},
+                               {name + "_std", r.position_std.data()},
+                               {name + "_velocity_std", r.velocity_std.data()},
+                               {name + "_acceleration_std", r.acceleration_std.data()}});
     nlohmann::json channel = {{"nvr", r.nvr},
                               {"sigma2", r.sigma2},
                               {"log_likelihood", r.log_likelihood},
@@ -256,10 +260,13 @@ int main(int argc, char** argv) {
                 r.acceleration_std[r.acceleration_std.size() / 2]);
   }
   dynid::data::OutputStage stage;
+  dynid::cli::Stage writing("writing smoothed.csv");
   if (!stage.Open(FLAGS_out_dir, &error) ||
-      !stage.WriteText("smoothed.csv", dynid::data::FormatCsv(header, table), &error)) {
+      !dynid::data::WriteCsvColumns(stage.Path("smoothed.csv"), table, series.num_samples(),
+                                    &error, FLAGS_threads)) {
     return Fail(1, error);
   }
+  writing.End();
   if (FLAGS_figures) {
     dynid::data::Figure figure;
     figure.title = "IRW smoothing (" + std::string(solvers::IrwModelName(model)) +
@@ -285,9 +292,13 @@ int main(int argc, char** argv) {
                                                      name + "_acceleration_std", "acceleration"));
       figure.panels.insert(figure.panels.end(), {position, velocity, acceleration, sigma});
     }
-    if (!dynid::data::RenderFigure(figure, stage.Path(""), "smoothed", &error)) {
+    // The figure's numbers are smoothed.csv's, from memory.
+    const dynid::data::FigureTables tables = {{"smoothed.csv", {table, series.num_samples()}}};
+    dynid::cli::Stage drawing("figure smoothed.png");
+    if (!dynid::data::RenderFigure(figure, stage.Path(""), "smoothed", &error, &tables)) {
       return Fail(1, error);
     }
+    drawing.End();
   }
   if (!stage.WriteJson("summary.json", summary, &error) || !stage.Commit(&error)) {
     return Fail(1, error);

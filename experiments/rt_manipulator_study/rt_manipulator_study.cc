@@ -45,8 +45,10 @@
 #include <string>
 #include <vector>
 
+#include "dynid/data/figure.h"
 #include "dynid/models/rt_manipulator.h"
 #include "experiments/common/cli.h"
+#include "experiments/common/progress.h"
 #include "experiments/rt_manipulator_study/rt_manipulator_estimates.h"
 #include "experiments/rt_manipulator_study/rt_manipulator_flags.h"
 #include "experiments/rt_manipulator_study/rt_manipulator_monte_carlo.h"
@@ -61,6 +63,7 @@ int main(int argc, char** argv) {
   FLAGS_logtostderr = true;
   std::string error;
   if (!study::ValidateFlags(&error)) return Fail(2, error);
+  if (FLAGS_figures) dynid::data::StartFigureRenderer();  // loads while the study computes
 
   const dynid::models::RtManipulatorParameters parameters = study::ModelParameters();
   // --monte_carlo: the simulation over many noise seeds and the coverage of the intervals.
@@ -70,7 +73,8 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  // The record: the flexible "true system" simulated, or measured.
+  dynid::cli::Stage steps("study", 3);
+  steps.Next("the record");  // the flexible "true system" simulated, or measured
   study::Record record;
   if (!study::LoadRecord(parameters, &record, &error)) return Fail(2, error);
   const dynid::models::RtManipulatorRigid model(parameters);
@@ -82,6 +86,7 @@ int main(int argc, char** argv) {
 
   // For each weighting: the linearised optimal filter (on-line) and the smoother (off-line).
   std::vector<study::Estimate> estimates;
+  steps.Next("filters and smoothers");
   const auto start = std::chrono::steady_clock::now();
   if (!study::RunEstimates(model, record.data, weightings, &estimates, &error)) {
     return Fail(1, error);
@@ -91,9 +96,11 @@ int main(int argc, char** argv) {
 
   // The table on the console; rt_study.csv, figures and summary.json.
   study::PrintTable(record, estimates, elapsed_s);
+  steps.Next(FLAGS_figures ? "outputs and figures" : "outputs");
   if (!study::WriteOutputs(model, record, weightings, estimates, elapsed_s, &error)) {
     return Fail(1, error);
   }
+  steps.End();
   std::printf("wrote %s\n", FLAGS_out_dir.c_str());
   return 0;
 }

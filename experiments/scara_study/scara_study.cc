@@ -54,8 +54,10 @@
 #include <chrono>
 #include <string>
 
+#include "dynid/data/figure.h"
 #include "dynid/data/output.h"
 #include "experiments/common/cli.h"
+#include "experiments/common/progress.h"
 #include "experiments/scara_study/scara_ekf_diagnosis.h"
 #include "experiments/scara_study/scara_estimators.h"
 #include "experiments/scara_study/scara_flags.h"
@@ -84,11 +86,14 @@ int main(int argc, char** argv) {
       (measured && !study::ReadMeasuredColumns(FLAGS_measurements_csv, &columns, &error))) {
     return Fail(2, error);
   }
+  if (FLAGS_figures) dynid::data::StartFigureRenderer();  // loads while the study computes
   dynid::data::OutputStage stage;
   if (!stage.Open(FLAGS_out_dir, &error)) return Fail(1, error);
   const auto wall_start = std::chrono::steady_clock::now();
 
   // The record: the simulated closed loop, or the measured one.
+  dynid::cli::Stage steps("study", 5);
+  steps.Next(measured ? "the record" : "simulating the record");
   const study::MultisineReference reference(FLAGS_duration_s);
   study::Record record;
   if (measured ? !study::MakeMeasuredRecord(columns, torque_noise, measured_std, &record, &error)
@@ -100,13 +105,17 @@ int main(int argc, char** argv) {
 
   // The estimators on it, the EKF diagnosis, the validation of every estimate.
   study::EstimatorRuns runs(record);
+  steps.Next("estimators");
   if (!study::RunEstimators(record, &runs, &results, &error)) return Fail(1, error);
+  steps.Next("EKF diagnosis");
   const int ukf_seed_failures = study::DiagnoseEkf(record, runs, &results);
+  steps.Next("validation");
   if (!study::Validate(record, reference, runs, &results, &error)) return Fail(1, error);
 
   // Tables, acceptance, figures, summary.json, the digest.
   study::TabulateResults(record, runs, &results);
   study::JudgeAcceptance(record, runs, ukf_seed_failures, &results);
+  steps.Next(FLAGS_figures ? "outputs and figures" : "outputs");
   if (!study::WriteCsvFiles(results.csv, &stage, &error) ||
       (FLAGS_figures &&
        !study::RenderFigures(stage, !measured, results.csv.torque_prediction_methods, &error))) {
@@ -117,6 +126,7 @@ int main(int argc, char** argv) {
   if (!stage.WriteJson("summary.json", results.summary, &error) || !stage.Commit(&error)) {
     return Fail(1, error);
   }
+  steps.End();
   study::PrintDigest(record, results);
   return 0;
 }

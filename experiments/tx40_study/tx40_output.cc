@@ -17,6 +17,7 @@
 #include "dynid/data/parallel_for.h"
 #include "dynid/models/tx40.h"
 #include "dynid/solvers/essential_parameters.h"
+#include "experiments/common/progress.h"
 #include "experiments/tx40_study/prior_knowledge.h"
 #include "experiments/tx40_study/tx40_published.h"
 
@@ -356,9 +357,9 @@ bool WriteOutputs(const Settings& settings, const solvers::IdimModel& model, con
     const std::string torques_name = "torques_" + scenario + ".csv";
     const std::string acf_name = "autocorrelation_" + scenario + ".csv";
     const std::string est_name = "estimates_" + scenario + ".csv";
-    if (!stage.WriteText(torques_name, data::FormatCsv(header, torque_table), error) ||
-        !stage.WriteText(acf_name, data::FormatCsv(acf_header, acf), error) ||
-        !stage.WriteText(est_name, data::FormatCsv(est_header, est), error)) {
+    if (!data::WriteCsv(stage.Path(torques_name), header, torque_table, error) ||
+        !data::WriteCsv(stage.Path(acf_name), acf_header, acf, error) ||
+        !data::WriteCsv(stage.Path(est_name), est_header, est, error)) {
       return false;
     }
     if (!settings.figures) continue;
@@ -420,31 +421,33 @@ bool WriteOutputs(const Settings& settings, const solvers::IdimModel& model, con
     estimates.panels.push_back(panel);
     figures.push_back({estimates, "estimates_" + scenario});
   }
-  // Each figure is an independent python process: render them on the worker threads.
-  // A figure that fails fails the run; the first failure is reported.
+  // One renderer process draws the figures one after the other; the worker threads prepare the
+  // next figure's data meanwhile. A figure that fails fails the run; the first failure is
+  // reported.
   std::string figure_error;
+  cli::Stage drawing("figures", static_cast<int64_t>(figures.size()));
   data::ParallelFor(0, static_cast<int>(figures.size()), threads, [&](int i) {
     std::string why;
     if (!data::RenderFigure(figures[i].first, stage.Path(""), figures[i].second, &why)) {
       std::lock_guard<std::mutex> lock(print_mutex);
       if (figure_error.empty()) figure_error = why;
     }
+    drawing.Add();
   });
   if (!figure_error.empty()) {
     *error = figure_error;
     return false;
   }
+  drawing.End();
   if (!real && settings.write_measurements) {
     const data::RobotSimulation& sim = experiment.simulation;
     const std::vector<std::string> motor = {"m1", "m2", "m3", "m4", "m5", "m6"};
     const Eigen::MatrixXd motor_reference =
         sim.q_reference * models::Tx40MotorFromJoint().transpose();
-    if (!stage.WriteText("measured_motor_positions.csv", data::FormatCsv(motor, sim.q_motor),
-                         error) ||
-        !stage.WriteText("measured_motor_torques.csv", data::FormatCsv(motor, sim.tau_motor),
-                         error) ||
-        !stage.WriteText("reference_motor_positions.csv", data::FormatCsv(motor, motor_reference),
-                         error)) {
+    if (!data::WriteCsv(stage.Path("measured_motor_positions.csv"), motor, sim.q_motor, error) ||
+        !data::WriteCsv(stage.Path("measured_motor_torques.csv"), motor, sim.tau_motor, error) ||
+        !data::WriteCsv(stage.Path("reference_motor_positions.csv"), motor, motor_reference,
+                        error)) {
       return false;
     }
   }

@@ -15,6 +15,7 @@
 #include "dynid/data/signal.h"
 #include "dynid/models/tx40.h"
 #include "dynid/solvers/idim.h"
+#include "experiments/common/progress.h"
 #include "experiments/tx40_study/tx40_experiment.h"
 #include "experiments/tx40_study/tx40_flags.h"
 
@@ -88,7 +89,9 @@ int LoadRecord(const Settings& settings, const models::SerialRobot& robot,
     std::printf("tx40_study: simulating the TX40 experiment (%.1f s at %.0f Hz, seed %d)...\n",
                 options.duration_s, fs, settings.seed);
     std::fflush(stdout);
+    cli::Stage stage("simulating the experiment");
     if (!SimulateTx40Experiment(options, &experiment, error)) return 1;
+    stage.End();
     const data::RobotSimulation& sim = experiment.simulation;
     // The recorded channels go through the real-data interface: motor side → joint side.
     models::Tx40MotorToJoint(sim.q_motor, sim.tau_motor, &q_measured, &tau_measured);
@@ -112,10 +115,13 @@ int LoadRecord(const Settings& settings, const models::SerialRobot& robot,
     data_description = text.str();
   } else {
     Eigen::MatrixXd motor_positions, motor_torques;
-    if (!ReadSixColumns(settings.positions_csv, "positions_csv", &motor_positions, error) ||
-        !ReadSixColumns(settings.torques_csv, "torques_csv", &motor_torques, error)) {
+    cli::Stage stage("reading the records, files", settings.reference_csv.empty() ? 2 : 3);
+    if (!ReadSixColumns(settings.positions_csv, "positions_csv", &motor_positions, error)) {
       return 2;
     }
+    stage.Add();
+    if (!ReadSixColumns(settings.torques_csv, "torques_csv", &motor_torques, error)) return 2;
+    stage.Add();
     if (motor_positions.rows() != motor_torques.rows()) {
       *error = settings.positions_csv + " has " + std::to_string(motor_positions.rows()) +
                " data rows but " + settings.torques_csv + " has " +
@@ -135,6 +141,7 @@ int LoadRecord(const Settings& settings, const models::SerialRobot& robot,
                  " data rows, the positions " + std::to_string(motor_positions.rows());
         return 2;
       }
+      stage.Add();
       models::Tx40MotorToJoint(motor_reference, motor_reference, &q_ref, &unused);
       Eigen::MatrixXd qd_ref(q_ref.rows(), 6), qdd_ref(q_ref.rows(), 6);
       for (int j = 0; j < 6; ++j) {
@@ -147,6 +154,7 @@ int LoadRecord(const Settings& settings, const models::SerialRobot& robot,
           data::TunePidGains(robot, q_ref.row(0).transpose(), settings.pid_bandwidth_hz);
       controller.duration_s = (q_ref.rows() - 1) / fs;
     }
+    stage.End();
     data_description = "real data: " + settings.positions_csv + ", " + settings.torques_csv + " (" +
                        std::to_string(q_measured.rows()) + " samples at " + Number(fs) +
                        " Hz, motor side → joint side by the TX40 gear/coupling matrices)";

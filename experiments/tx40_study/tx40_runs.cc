@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "dynid/data/parallel_for.h"
+#include "experiments/common/progress.h"
 #include "experiments/tx40_study/tx40_flags.h"
 #include "experiments/tx40_study/tx40_record.h"
 
@@ -84,6 +85,7 @@ bool BuildSystems(const Settings& settings, const solvers::IdimModel& model, con
   systems.resize(system_keys.size());
   std::vector<std::string> system_errors(system_keys.size());
   std::mutex print_mutex;
+  cli::Stage stage("pre-processing, systems", static_cast<int64_t>(system_keys.size()));
   data::ParallelFor(0, static_cast<int>(system_keys.size()), threads, [&](int s) {
     solvers::IdimPreprocessingOptions options = dynid::experiments::KnowledgePreprocessing(
         system_keys[s].knowledge, system_keys[s].differentiator, fs);
@@ -103,7 +105,9 @@ bool BuildSystems(const Settings& settings, const solvers::IdimModel& model, con
         dynid::experiments::PriorKnowledgeName(system_keys[s].knowledge),
         ok ? (std::to_string(systems[s].x.rows()) + " rows").c_str() : ("FAILED: " + why).c_str());
     std::fflush(stdout);
+    stage.Add();
   });
+  stage.End();
   for (size_t s = 0; s < system_keys.size(); ++s) {
     if (!system_errors[s].empty()) {
       *error = std::string("pre-processing (") +
@@ -132,7 +136,10 @@ void RunJobs(const Settings& settings, const models::SerialRobot& robot,
   }
   std::unique_ptr<solvers::ClosedLoopAuxiliaryModel> auxiliary;
   if (reference) {
-    auxiliary = std::make_unique<solvers::ClosedLoopAuxiliaryModel>(reference.get(), controller);
+    // One cached simulation: the θ^0 run every IV job starts from (each later θ is a job's own,
+    // never asked for twice; a cached simulation of a long record holds hundreds of MB).
+    auxiliary = std::make_unique<solvers::ClosedLoopAuxiliaryModel>(reference.get(), controller,
+                                                                     /*cache_capacity=*/1);
   }
 
   // Longest runs first (IDIM-IV without decimation iterates on ~200 000 rows), so that the
@@ -147,6 +154,7 @@ void RunJobs(const Settings& settings, const models::SerialRobot& robot,
   };
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return cost(a) > cost(b); });
   std::atomic<int> done{0};
+  cli::Stage stage("estimation runs", static_cast<int64_t>(jobs.size()));
   data::ParallelFor(0, static_cast<int>(jobs.size()), threads, [&](int position) {
     Job& job = jobs[order[position]];
     solvers::IdimRunOptions options;
@@ -165,7 +173,9 @@ void RunJobs(const Settings& settings, const models::SerialRobot& robot,
                              .c_str()
                        : ("FAILED: " + job.error).c_str());
     std::fflush(stdout);
+    stage.Set(done.load());
   });
+  stage.End();
 }
 
 }  // namespace dynid::tx40_study

@@ -28,6 +28,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "dynid/data/figure.h"
 #include "dynid/models/tx40.h"
 #include "dynid/solvers/idim.h"
 #include "experiments/common/cli.h"
@@ -53,6 +54,7 @@ int main(int argc, char** argv) {
   // The flags, the identified model, the record (simulated experiment or measured CSVs).
   study::Settings settings;
   if (!study::ValidateFlags(&settings, &error)) return Fail(2, error);
+  if (settings.figures) dynid::data::StartFigureRenderer();  // loads while the study computes
   const dynid::models::SerialRobot robot = dynid::models::MakeTx40();  // Gautier wrist form
   dynid::solvers::IdimModel model;
   if (!study::BuildModel(robot, settings.parameters, &model, &error)) return Fail(1, error);

@@ -22,7 +22,6 @@ DEFINE_int32(max_iterations, 50, "solver iterations per point");
 DEFINE_string(transcription, "shooting", "shooting or collocation");
 DEFINE_string(out_dir, "out/weight_sweep", "output folder");
 DEFINE_bool(figures, true, "render PNG figures (needs python3 + matplotlib)");
-DEFINE_bool(progress, true, "progress bar on stderr");
 DEFINE_bool(list_weights, false, "print the case's weight names and base values, then exit");
 DEFINE_bool(observability, true, "run the observability / identifiability analysis");
 

@@ -27,7 +27,6 @@ DECLARE_int32(max_iterations);
 DECLARE_string(transcription);
 DECLARE_string(out_dir);
 DECLARE_bool(figures);
-DECLARE_bool(progress);
 DECLARE_bool(list_weights);
 DECLARE_bool(observability);
 

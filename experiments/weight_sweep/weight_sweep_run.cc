@@ -12,6 +12,7 @@
 #include <mpi.h>
 #endif
 
+#include "experiments/common/progress.h"
 #include "experiments/weight_sweep/grid_journal.h"
 #include "experiments/weight_sweep/grid_text.h"
 
@@ -112,7 +113,7 @@ bool RunSweep(const SweepSetup& setup, const Ranks& ranks, SweepRun* run, int* e
   };
   int done_count = 0;
   double last_bar = -1.0;
-  const bool show_progress = FLAGS_progress && ranks.rank == 0;
+  const bool show_progress = dynid::cli::ProgressEnabled() && ranks.rank == 0;
   auto on_result = [&](const solvers::GridPointResult& r, std::string* why) {
     if (!journal.Append(r, why)) return false;
     ++done_count;

@@ -48,7 +48,9 @@
 #include <string>
 #include <vector>
 
+#include "dynid/data/figure.h"
 #include "experiments/common/cli.h"
+#include "experiments/common/progress.h"
 #include "experiments/xy_table_study/xy_table_evaluation.h"
 #include "experiments/xy_table_study/xy_table_flags.h"
 #include "experiments/xy_table_study/xy_table_output.h"
@@ -65,15 +67,19 @@ int main(int argc, char** argv) {
   std::string error;
   std::vector<double> scan;
   if (!study::ValidateFlags(&scan, &error)) return Fail(2, error);
+  if (FLAGS_figures) dynid::data::StartFigureRenderer();  // loads while the study computes
   const auto start_time = std::chrono::steady_clock::now();
 
   // The record (simulated or measured) and its identification interval.
+  dynid::cli::Stage steps("study", 6);
+  steps.Next("the record");
   study::Record record;
   if (!study::LoadRecord(&record, &error)) return Fail(2, error);
 
   // Stages 1–3: rigid, flexible, flexible with accelerations; their tables.
   std::vector<study::StageResult> stages;
   std::vector<dynid::problems::WeightedResidualWeights> weights;
+  steps.Next("identification stages 1-3");
   if (!study::RunIdentificationStages(record, &stages, &weights, &error)) return Fail(1, error);
   nlohmann::json summary;
   summary["flags"] = study::FlagsJson(record.simulated);
@@ -84,6 +90,7 @@ int main(int argc, char** argv) {
 
   // The acceleration-weight scan (the thesis's overflow above ~0.0025).
   study::ScanResult scan_result;
+  steps.Next("acceleration-weight scan");
   if (!study::RunAccelerationWeightScan(record, stages, scan, &scan_result, &error)) {
     return Fail(1, error);
   }
@@ -92,10 +99,12 @@ int main(int argc, char** argv) {
   // The identified model beyond the fit: open-loop simulation, path reconstruction.
   const Eigen::VectorXd theta_final = stages[2].theta;
   study::Evaluation evaluation;
+  steps.Next("open-loop evaluation");
   if (!study::EvaluateIdentifiedModel(record, theta_final, &md, &summary, &evaluation, &error)) {
     return Fail(2, error);
   }
   study::Reconstruction path;
+  steps.Next("path reconstruction");
   if (!study::ReconstructPath(record, weights[2], theta_final, &md, &summary, &path, &error)) {
     return Fail(1, error);
   }
@@ -103,9 +112,11 @@ int main(int argc, char** argv) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
 
   // tables.md, summary.json, CSV files and figures; the tables on the console.
+  steps.Next(FLAGS_figures ? "outputs and figures" : "outputs");
   if (!study::WriteOutputs(record, stages, scan_result, evaluation, path, md, summary, &error)) {
     return Fail(1, error);
   }
+  steps.End();
   std::cout << md.str();
   return 0;
 }

@@ -1,7 +1,10 @@
 #include "dynid/data/csv.h"
 
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -189,6 +192,96 @@ TEST(CsvTest, WriteThenReadRoundTripsExactly) {
   CsvTable table;
   ASSERT_TRUE(ReadCsv(path, &table, &error)) << error;
   EXPECT_EQ(table.values, values);
+}
+
+TEST(CsvTest, NumbersAreWrittenInTheShortestRoundTripForm) {
+  auto text = [](double value) {
+    char buffer[32];
+    return std::string(buffer, FormatNumber(value, buffer));
+  };
+  EXPECT_EQ(text(0.1), "0.1");
+  EXPECT_EQ(text(100.0), "100");
+  EXPECT_EQ(text(1e300), "1e+300");
+  EXPECT_EQ(text(-0.0), "-0");
+  EXPECT_EQ(text(1.0 / 3.0), "0.3333333333333333");
+  EXPECT_EQ(text(-2.2250738585072014e-308), "-2.2250738585072014e-308");
+  EXPECT_EQ(text(5e-324), "5e-324");
+  // Every double reads back exactly (a sweep over the exponents with full mantissas).
+  for (int e = -320; e <= 300; e += 7) {
+    const double value = std::ldexp(0.7853981633974483, e) * (e % 2 ? -1.0 : 1.0);
+    EXPECT_EQ(std::strtod(text(value).c_str(), nullptr), value) << text(value);
+  }
+}
+
+TEST(CsvTest, FastAndStrictReadersAgreeOnUnusualButValidCells) {
+  // Blanks, tabs and '\r' around cells, a leading '+', forms std::from_chars reads.
+  CsvTable table;
+  std::string error;
+  ASSERT_TRUE(ParseCsv("a,b,c\n \t+1 ,\t-2.5e-3\r, .5\r\n5.,+-1,1E2 \n", "f.csv", &table,
+                       &error))
+      << error;
+  ASSERT_EQ(table.values.rows(), 2);
+  EXPECT_EQ(table.values(0, 0), 1.0);
+  EXPECT_EQ(table.values(0, 1), -2.5e-3);
+  EXPECT_EQ(table.values(0, 2), 0.5);
+  EXPECT_EQ(table.values(1, 0), 5.0);
+  EXPECT_EQ(table.values(1, 1), -1.0);  // '+' then from_chars("-1"), as the reader always did
+  EXPECT_EQ(table.values(1, 2), 100.0);
+  // What the fast path rejects is reported by the strict path, with the usual location.
+  EXPECT_EQ(ParseError("a,b\n1,2\n1,2,\n"), "f.csv:3: ragged row: 3 cells, the header has 2");
+  EXPECT_EQ(ParseError("a,b\n1,2\n1,1e\n"), "f.csv:3:2 (column 'b'): non-numeric cell '1e'");
+  EXPECT_EQ(ParseError("a,b\n1,2\n1,1e-999\n"),
+            "f.csv:3:2 (column 'b'): number out of range '1e-999'");
+  EXPECT_EQ(ParseError(std::string("a,b\n1,2\n1,2\0\n", 13)),
+            "f.csv:3: binary data (NUL byte) in a CSV file");
+  EXPECT_EQ(ParseError("a,b\n1,2\n+,2\n"), "f.csv:3:1 (column 'a'): non-numeric cell '+'");
+  EXPECT_EQ(ParseError("a,b\n1,2\n1,-inf\n"), "f.csv:3:2 (column 'b'): Inf is not allowed");
+  EXPECT_EQ(ParseError("a\n\n1\n"), "f.csv:2: blank line inside the data");
+  EXPECT_EQ(ParseError("a\n \r\n"), "f.csv: no data rows after the header");
+}
+
+TEST(CsvTest, WritesColumnsHeldElsewhereAndReadsThemBack) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "dynid_columns.csv").string();
+  // A row-major block (stride 2) and a vector, 50 000 rows: several write blocks.
+  const Eigen::Index rows = 50000;
+  Eigen::Matrix<double, Eigen::Dynamic, 2, Eigen::RowMajor> pairs(rows, 2);
+  Eigen::VectorXd single(rows);
+  for (Eigen::Index k = 0; k < rows; ++k) {
+    pairs(k, 0) = 1e-3 * static_cast<double>(k);
+    pairs(k, 1) = std::sin(static_cast<double>(k)) / 3.0;
+    single[k] = -std::exp(-1e-4 * static_cast<double>(k));
+  }
+  std::string error;
+  ASSERT_TRUE(WriteCsvColumns(path,
+                              {{"t", pairs.data(), 2}, {"s", pairs.data() + 1, 2},
+                               {"e", single.data()}},
+                              rows, &error))
+      << error;
+  CsvTable table;
+  ASSERT_TRUE(ReadCsv(path, &table, &error)) << error;
+  EXPECT_THAT(table.header, ::testing::ElementsAre("t", "s", "e"));
+  ASSERT_EQ(table.values.rows(), rows);
+  EXPECT_TRUE(table.values.col(0) == pairs.col(0));
+  EXPECT_TRUE(table.values.col(1) == pairs.col(1));
+  EXPECT_TRUE(table.values.col(2) == single);
+  EXPECT_EQ(table.line_numbers.back(), rows + 1);
+  // Formatted on several threads: the same text.
+  const std::string parallel_path = path + ".parallel";
+  ASSERT_TRUE(WriteCsvColumns(parallel_path,
+                              {{"t", pairs.data(), 2}, {"s", pairs.data() + 1, 2},
+                               {"e", single.data()}},
+                              rows, &error, /*num_threads=*/3))
+      << error;
+  std::ifstream serial_file(path), parallel_file(parallel_path);
+  std::stringstream serial_text, parallel_text;
+  serial_text << serial_file.rdbuf();
+  parallel_text << parallel_file.rdbuf();
+  EXPECT_EQ(serial_text.str(), parallel_text.str());
+  // A failed write leaves nothing behind.
+  EXPECT_FALSE(WriteCsvColumns("/nonexistent_dynid_dir/x.csv", {{"t", single.data()}}, rows,
+                               &error));
+  EXPECT_THAT(error, HasSubstr("/nonexistent_dynid_dir/x.csv: cannot create file"));
 }
 
 TEST(CsvTest, SplitListTrims) {
