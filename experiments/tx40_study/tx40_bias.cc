@@ -33,6 +33,7 @@
 #include "dynid/data/csv.h"
 #include "dynid/models/tx40.h"
 #include "dynid/solvers/idim.h"
+#include "experiments/common/progress.h"
 #include "experiments/tx40_study/prior_knowledge.h"
 #include "experiments/tx40_study/tx40_experiment.h"
 
@@ -213,7 +214,9 @@ int main(int argc, char** argv) {
   solvers::ClosedLoopAuxiliaryModel auxiliary(&reference, controller);
   std::printf("noise %.3g N m, quantise %d, coulomb x%.2g, %s knowledge, %.1f s\n", FLAGS_noise,
               FLAGS_quantise, FLAGS_coulomb_scale, FLAGS_knowledge.c_str(), FLAGS_duration_s);
+  dynid::cli::Stage stage("methods", static_cast<int64_t>(methods.size()));
   for (const std::string& key : methods) {
+    stage.Next(key);
     solvers::IdimDifferentiator differentiator = solvers::IdimDifferentiator::kConventional;
     if (key.find("irwsm1") != std::string::npos)
       differentiator = solvers::IdimDifferentiator::kIrw1;
@@ -335,5 +338,6 @@ int main(int argc, char** argv) {
       Print("  same, HAC σ", model, hac, truth, extra);
     }
   }
+  stage.End();
   return 0;
 }

@@ -165,6 +165,25 @@ TEST(IdimTest, RegressorAndAuxiliaryRobotReproduceInverseDynamics) {
   EXPECT_NE(error.find("'nope' is not a base parameter"), std::string::npos);
 }
 
+TEST(IdimTest, RegressorRowsAreTheRowsOfTheWholeStack) {
+  // More samples than one chunk (2048), rows of every joint, the first and the last.
+  const Fixture& f = GetFixture();
+  const int ns = 5000;
+  const Eigen::MatrixXd q = f.experiment.simulation.q.topRows(ns);
+  const Eigen::MatrixXd qd = f.experiment.simulation.qd.topRows(ns);
+  const Eigen::MatrixXd qdd = f.experiment.simulation.qdd.topRows(ns);
+  Eigen::MatrixXd whole, selected;
+  f.model.Regressor(q, qd, qdd, &whole);
+  std::vector<int> rows;
+  for (int r = 0; r < 6 * ns; r += (r % 7 == 0 ? 1 : 13)) rows.push_back(r);
+  rows.push_back(6 * ns - 1);
+  f.model.Regressor(q, qd, qdd, &selected, &rows);
+  ASSERT_EQ(selected.rows(), static_cast<Eigen::Index>(rows.size()));
+  for (size_t i = 0; i < rows.size(); ++i) {
+    ASSERT_TRUE(selected.row(static_cast<Eigen::Index>(i)) == whole.row(rows[i])) << rows[i];
+  }
+}
+
 TEST(IdimTest, SampledTrajectoryIsExactAtSamplesAndLinearBetween) {
   Eigen::MatrixXd q(3, 1), qd(3, 1), qdd(3, 1);
   q << 0, 1, 4;
