@@ -162,17 +162,8 @@ bool ParseDhTable(const std::string& text, const std::string& format, const std:
                   ChainDescription* chain, std::string* error) {
   *chain = ChainDescription();
   chain->source = source;
-  internal::DocumentFormat document_format;
-  if (format == "json") {
-    document_format = internal::DocumentFormat::kJson;
-  } else if (format == "yaml") {
-    document_format = internal::DocumentFormat::kYaml;
-  } else {
-    *error = source + ": format must be 'json' or 'yaml', got '" + format + "'";
-    return false;
-  }
   DocumentNode root;
-  if (!internal::ParseDocument(text, document_format, source, &root, error)) return false;
+  if (!internal::ParseDocument(text, format, source, &root, error)) return false;
   return ParseTable(root, chain, error);
 }
 

@@ -242,17 +242,8 @@ DriveDescription DefaultDrives(const ChainDescription& chain) {
 bool ParseDriveDescription(const std::string& text, const std::string& format,
                            const std::string& source, const ChainDescription& chain,
                            DriveDescription* drives, std::string* error) {
-  internal::DocumentFormat document_format;
-  if (format == "json") {
-    document_format = internal::DocumentFormat::kJson;
-  } else if (format == "yaml") {
-    document_format = internal::DocumentFormat::kYaml;
-  } else {
-    *error = source + ": format must be 'json' or 'yaml', got '" + format + "'";
-    return false;
-  }
   DocumentNode root;
-  if (!internal::ParseDocument(text, document_format, source, &root, error)) return false;
+  if (!internal::ParseDocument(text, format, source, &root, error)) return false;
   drives->source = source;
   return ParseDrives(root, chain, drives, error);
 }

@@ -199,6 +199,20 @@ bool ParseDocument(const std::string& text, DocumentFormat format, const std::st
   return ConvertYaml(value, source, "", root, error);
 }
 
+bool ParseDocument(const std::string& text, const std::string& format_name,
+                   const std::string& source, DocumentNode* root, std::string* error) {
+  DocumentFormat format;
+  if (format_name == "json") {
+    format = DocumentFormat::kJson;
+  } else if (format_name == "yaml") {
+    format = DocumentFormat::kYaml;
+  } else {
+    *error = source + ": format must be 'json' or 'yaml', got '" + format_name + "'";
+    return false;
+  }
+  return ParseDocument(text, format, source, root, error);
+}
+
 bool ReadDocumentFile(const std::string& path, DocumentNode* root, std::string* error) {
   DocumentFormat format;
   if (!DocumentFormatFromPath(path, &format, error)) return false;

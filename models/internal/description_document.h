@@ -41,6 +41,10 @@ bool DocumentFormatFromPath(const std::string& path, DocumentFormat* format, std
 // duplicate map keys.
 bool ParseDocument(const std::string& text, DocumentFormat format, const std::string& source,
                    DocumentNode* root, std::string* error);
+// The same with the format named by `format_name` ("json" or "yaml"; anything else is an error
+// naming `source`).
+bool ParseDocument(const std::string& text, const std::string& format_name,
+                   const std::string& source, DocumentNode* root, std::string* error);
 // Reads and parses a file, the format from its extension.
 bool ReadDocumentFile(const std::string& path, DocumentNode* root, std::string* error);
 
