@@ -16,7 +16,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -173,12 +172,17 @@ std::string_view TrimCell(std::string_view s) {
 }
 
 bool LoadTable(const std::string& path, LoadedTable* table, std::string* error) {
-  std::ifstream file(path, std::ios::binary);
+  std::ifstream file(path, std::ios::binary | std::ios::ate);
   if (!file) {
     *error = path + ": cannot open file";
     return false;
   }
-  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  std::string text(static_cast<size_t>(std::max<std::streamoff>(0, file.tellg())), '\0');
+  file.seekg(0);
+  if (!file.read(text.data(), static_cast<std::streamsize>(text.size()))) {
+    *error = path + ": read error";
+    return false;
+  }
   size_t position = 0;
   if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) position = 3;
   bool have_header = false;
