@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "dynid/data/csv.h"
+#include "experiments/benchmarks/bench_timing.h"
 #include "experiments/common/cli.h"
 
 DEFINE_int64(rows, 1000000, "rows of each table");
@@ -35,25 +36,14 @@ namespace {
 
 namespace data = dynid::data;
 
-double ThreadCpuSeconds() {
-  timespec now;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
-  return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
+// The best of --repeats runs, in wall time, or in the thread's CPU time with --cpu_time.
+double BestSeconds(const std::function<void()>& work, int repeats) {
+  return dynid::benchmarks::BestSeconds(work, repeats,
+                                        FLAGS_cpu_time ? dynid::benchmarks::BenchClock::kThreadCpu
+                                                       : dynid::benchmarks::BenchClock::kWall);
 }
 
-// The best of `repeats` runs, in wall time, or in the thread's CPU time with --cpu_time.
-double BestSeconds(const std::function<void()>& work, int repeats) {
-  double best = 1e300;
-  for (int r = 0; r < repeats; ++r) {
-    const auto start = std::chrono::steady_clock::now();
-    const double cpu_start = ThreadCpuSeconds();
-    work();
-    const double wall =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    best = std::min(best, FLAGS_cpu_time ? ThreadCpuSeconds() - cpu_start : wall);
-  }
-  return best;
-}
+
 
 // A program's output: time at 5 kHz, then smooth signals plus noise (every digit significant).
 Eigen::MatrixXd OutputTable(Eigen::Index rows, int columns) {

@@ -19,6 +19,8 @@
 
 #include "dynid/models/tx40.h"
 #include "dynid/solvers/idim.h"
+#include "experiments/benchmarks/bench_timing.h"
+#include "experiments/benchmarks/tx40_bench_record.h"
 #include "experiments/common/cli.h"
 #include "experiments/tx40_study/prior_knowledge.h"
 #include "experiments/tx40_study/tx40_experiment.h"
@@ -26,20 +28,7 @@
 DEFINE_double(duration_s, 7.0, "simulated experiment length (s); 7 s = 35 000 samples");
 DEFINE_int32(repeats, 3, "timed repetitions (best reported)");
 
-namespace {
-
-double Best(const std::function<void()>& f, int repeats) {
-  double best = 1e300;
-  for (int r = 0; r < repeats; ++r) {
-    const auto start = std::chrono::steady_clock::now();
-    f();
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-                              .count());
-  }
-  return best;
-}
-
-}  // namespace
+using dynid::benchmarks::BestSeconds;
 
 int main(int argc, char** argv) {
   dynid::cli::ParseFlags(&argc, &argv,
@@ -49,28 +38,22 @@ int main(int argc, char** argv) {
     return dynid::cli::Fail(2, "--duration_s and --repeats must be positive");
   }
   std::string error;
-  dynid::tx40_study::Tx40ExperimentOptions options;
-  options.duration_s = FLAGS_duration_s;
-  dynid::tx40_study::Tx40Experiment experiment;
-  CHECK(dynid::tx40_study::SimulateTx40Experiment(options, &experiment, &error)) << error;
-  const dynid::models::SerialRobot robot = dynid::models::MakeTx40();
-  solvers::IdimModel model;
-  CHECK(solvers::IdimModel::Create(robot, experiment.base, {}, &model, &error)) << error;
-  Eigen::MatrixXd q, tau;
-  dynid::models::Tx40MotorToJoint(experiment.simulation.q_motor, experiment.simulation.tau_motor,
-                                  &q, &tau);
+  dynid::benchmarks::Tx40BenchRecord record =
+      dynid::benchmarks::MakeTx40BenchRecord(FLAGS_duration_s);
+  const dynid::tx40_study::Tx40Experiment& experiment = record.experiment;
+  const dynid::models::SerialRobot& robot = record.robot;
+  solvers::IdimModel& model = record.model;
+  const Eigen::MatrixXd& q = record.q;
+  const Eigen::MatrixXd& tau = record.tau;
   std::printf("bench_idim: TX40, %d joints × %lld samples, %d base parameters, 1 thread, best "
               "of %d\n",
               6, static_cast<long long>(q.rows()), model.num_parameters(), FLAGS_repeats);
 
-  solvers::IdimPreprocessingOptions good = dynid::experiments::KnowledgePreprocessing(
-      dynid::experiments::PriorKnowledge::kGood, solvers::IdimDifferentiator::kConventional, 5000.0);
-  good.select_samples = true;
-  good.selection.velocity_threshold = Eigen::VectorXd::Constant(1, 0.05);
+  solvers::IdimPreprocessingOptions good = dynid::benchmarks::GoodKnowledgeWithSelection();
   solvers::IdimSystem system;
   solvers::IdimResult result;
   solvers::IdimRunOptions ls;
-  const double end_to_end = Best([&] {
+  const double end_to_end = BestSeconds([&] {
     CHECK(solvers::BuildIdimSystem(model, q, tau, good, &system, &error)) << error;
     CHECK(solvers::RunIdim(model, system, ls, Eigen::VectorXd(), nullptr, &result, &error))
         << error;
@@ -80,11 +63,11 @@ int main(int argc, char** argv) {
               end_to_end, static_cast<size_t>(system.x.rows()), model.num_parameters(),
               100 * result.fit.relative_error);
   Eigen::MatrixXd x_full;
-  const double regressor = Best([&] { model.Regressor(system.q, system.qd, system.qdd, &x_full); },
+  const double regressor = BestSeconds([&] { model.Regressor(system.q, system.qd, system.qdd, &x_full); },
                                 FLAGS_repeats);
   std::printf("  observation matrix at 5 kHz (%lld × %d)            %8.4f s\n",
               static_cast<long long>(x_full.rows()), model.num_parameters(), regressor);
-  const double solve = Best([&] {
+  const double solve = BestSeconds([&] {
     CHECK(solvers::RunIdim(model, system, ls, Eigen::VectorXd(), nullptr, &result, &error));
   }, FLAGS_repeats);
   std::printf("  LS solve + covariance + whiteness                  %8.4f s\n", solve);
@@ -92,7 +75,7 @@ int main(int argc, char** argv) {
   solvers::IdimPreprocessingOptions none = dynid::experiments::KnowledgePreprocessing(
       dynid::experiments::PriorKnowledge::kNone, solvers::IdimDifferentiator::kConventional, 5000.0);
   solvers::IdimSystem system_none;
-  const double none_time = Best([&] {
+  const double none_time = BestSeconds([&] {
     CHECK(solvers::BuildIdimSystem(model, q, tau, none, &system_none, &error)) << error;
     CHECK(solvers::RunIdim(model, system_none, ls, Eigen::VectorXd(), nullptr, &result, &error));
   }, 1);
@@ -105,7 +88,7 @@ int main(int argc, char** argv) {
   irw.select_samples = true;
   irw.selection.velocity_threshold = Eigen::VectorXd::Constant(1, 0.05);
   solvers::IdimSystem system_irw;
-  const double irw_time = Best([&] {
+  const double irw_time = BestSeconds([&] {
     CHECK(solvers::BuildIdimSystem(model, q, tau, irw, &system_irw, &error)) << error;
   }, 1);
   std::printf("IRWSM1 pre-processing (ML NVR ×12, smoothing, X)   %8.4f s\n", irw_time);
@@ -113,7 +96,7 @@ int main(int argc, char** argv) {
   controller.gains = dynid::data::TunePidGains(
       robot, 0.5 * (dynid::models::Tx40JointLowerLimitRad() +
                     dynid::models::Tx40JointUpperLimitRad()),
-      options.pid_bandwidth_hz);
+      dynid::tx40_study::Tx40ExperimentOptions().pid_bandwidth_hz);
   controller.duration_s = FLAGS_duration_s;
   const dynid::data::RobotSimulation& sim = experiment.simulation;
   solvers::SampledTrajectory reference(sim.q_reference, sim.qd_reference, sim.qdd_reference,
@@ -121,7 +104,7 @@ int main(int argc, char** argv) {
   const Eigen::VectorXd theta = model.FromStandard(robot.standard_parameters());
   Eigen::MatrixXd z;
   Eigen::VectorXd tau_s;
-  const double step = Best([&] {
+  const double step = BestSeconds([&] {
     solvers::ClosedLoopAuxiliaryModel auxiliary(&reference, controller);
     std::shared_ptr<const dynid::data::RobotSimulation> simulated;
     CHECK(auxiliary.Simulate(model, theta, &simulated, &error)) << error;
@@ -132,10 +115,10 @@ int main(int argc, char** argv) {
   solvers::LinearLeastSquaresOptions ls_options;
   ls_options.row_blocks = system_irw.blocks;
   solvers::LinearLeastSquaresSummary common, fast;
-  const double common_time = Best([&] {
+  const double common_time = BestSeconds([&] {
     common = solvers::SolveInstrumentalVariables(z, system_irw.x, system_irw.y, ls_options);
   }, FLAGS_repeats);
-  const double fast_time = Best([&] {
+  const double fast_time = BestSeconds([&] {
     fast = solvers::SolveIdimIvNormalProducts(z, system_irw.x, system_irw.y, system_irw.blocks,
                                               common.condition_number);
   }, FLAGS_repeats);
@@ -153,10 +136,10 @@ int main(int argc, char** argv) {
                                      simulated->qdd, simulated->tau, &z_none, nullptr, &error));
   }
   ls_options.row_blocks = system_none.blocks;
-  const double common_none = Best([&] {
+  const double common_none = BestSeconds([&] {
     common = solvers::SolveInstrumentalVariables(z_none, system_none.x, system_none.y, ls_options);
   }, 1);
-  const double fast_none = Best([&] {
+  const double fast_none = BestSeconds([&] {
     fast = solvers::SolveIdimIvNormalProducts(z_none, system_none.x, system_none.y,
                                               system_none.blocks, common.condition_number);
   }, 1);
@@ -169,8 +152,8 @@ int main(int argc, char** argv) {
   ceres_options.row_blocks = system.blocks;
   solvers::LinearLeastSquaresSummary qr_fit, ceres_fit;
   const double qr_time =
-      Best([&] { qr_fit = solvers::SolveLeastSquares(system.x, system.y, ceres_options); }, 1);
-  const double ceres_time = Best(
+      BestSeconds([&] { qr_fit = solvers::SolveLeastSquares(system.x, system.y, ceres_options); }, 1);
+  const double ceres_time = BestSeconds(
       [&] { ceres_fit = solvers::SolveLeastSquaresCeres(system.x, system.y, ceres_options); }, 1);
   std::printf("LS: QR %.4f s, Ceres %.4f s; max |Δθ|/|θ| %.2g, max |Δσ|/σ %.2g\n", qr_time,
               ceres_time,

@@ -17,6 +17,7 @@
 #include "dynid/solvers/irw_least_squares.h"
 #include "dynid/solvers/irw_smoother.h"
 #include "dynid/solvers/nvr_fit.h"
+#include "experiments/benchmarks/bench_timing.h"
 #include "experiments/common/cli.h"
 
 DEFINE_int64(max_n, 10000000, "largest record length for the recursive smoother");
@@ -25,6 +26,7 @@ DEFINE_int32(repeats, 3, "repetitions per measurement (the best time is reported
 
 namespace {
 
+using dynid::benchmarks::BestSeconds;
 using dynid::solvers::IrwModel;
 
 Eigen::VectorXd Signal(int64_t n) {
@@ -35,16 +37,6 @@ Eigen::VectorXd Signal(int64_t n) {
   return y;
 }
 
-double BestSeconds(const std::function<void()>& work, int repeats) {
-  double best = 1e300;
-  for (int r = 0; r < repeats; ++r) {
-    const auto start = std::chrono::steady_clock::now();
-    work();
-    best = std::min(best,
-                    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  return best;
-}
 
 long PeakRssMb() {
   rusage usage;

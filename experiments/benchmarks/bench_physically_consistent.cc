@@ -20,27 +20,14 @@
 #include "dynid/models/tx40.h"
 #include "dynid/solvers/idim.h"
 #include "dynid/solvers/physically_consistent_fit.h"
+#include "experiments/benchmarks/bench_timing.h"
+#include "experiments/benchmarks/tx40_bench_record.h"
 #include "experiments/common/cli.h"
-#include "experiments/tx40_study/prior_knowledge.h"
-#include "experiments/tx40_study/tx40_experiment.h"
 
 DEFINE_double(duration_s, 7.0, "simulated experiment length (s); 7 s = 35 000 samples");
 DEFINE_int32(repeats, 3, "timed repetitions (best reported)");
 
-namespace {
-
-double Best(const std::function<void()>& f, int repeats) {
-  double best = 1e300;
-  for (int r = 0; r < repeats; ++r) {
-    const auto start = std::chrono::steady_clock::now();
-    f();
-    best = std::min(
-        best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  return best;
-}
-
-}  // namespace
+using dynid::benchmarks::BestSeconds;
 
 int main(int argc, char** argv) {
   dynid::cli::ParseFlags(&argc, &argv,
@@ -50,23 +37,13 @@ int main(int argc, char** argv) {
     return dynid::cli::Fail(2, "--duration_s and --repeats must be positive");
   }
   std::string error;
-  dynid::tx40_study::Tx40ExperimentOptions options;
-  options.duration_s = FLAGS_duration_s;
-  dynid::tx40_study::Tx40Experiment experiment;
-  CHECK(dynid::tx40_study::SimulateTx40Experiment(options, &experiment, &error)) << error;
-  const dynid::models::SerialRobot robot = dynid::models::MakeTx40();
-  solvers::IdimModel model;
-  CHECK(solvers::IdimModel::Create(robot, experiment.base, {}, &model, &error)) << error;
-  Eigen::MatrixXd q, tau;
-  dynid::models::Tx40MotorToJoint(experiment.simulation.q_motor, experiment.simulation.tau_motor,
-                                  &q, &tau);
-  solvers::IdimPreprocessingOptions good = dynid::experiments::KnowledgePreprocessing(
-      dynid::experiments::PriorKnowledge::kGood, solvers::IdimDifferentiator::kConventional,
-      5000.0);
-  good.select_samples = true;
-  good.selection.velocity_threshold = Eigen::VectorXd::Constant(1, 0.05);
+  dynid::benchmarks::Tx40BenchRecord record =
+      dynid::benchmarks::MakeTx40BenchRecord(FLAGS_duration_s);
+  const dynid::models::SerialRobot& robot = record.robot;
+  solvers::IdimModel& model = record.model;
+  solvers::IdimPreprocessingOptions good = dynid::benchmarks::GoodKnowledgeWithSelection();
   solvers::IdimSystem system;
-  CHECK(solvers::BuildIdimSystem(model, q, tau, good, &system, &error)) << error;
+  CHECK(solvers::BuildIdimSystem(model, record.q, record.tau, good, &system, &error)) << error;
 
   // The identified columns are the base parameters in the model's order: A = K restricted to them.
   const dynid::models::BaseParameterSet& base = model.base();
@@ -90,7 +67,7 @@ int main(int argc, char** argv) {
 
   solvers::PhysicallyConsistentOptions pc_options;
   solvers::PhysicallyConsistentSummary fit;
-  const double compressed = Best(
+  const double compressed = BestSeconds(
       [&] {
         CHECK(solvers::FitPhysicallyConsistent(robot, data, robot.standard_parameters(), pc_options,
                                                model.names(), &fit, &error))
@@ -107,7 +84,7 @@ int main(int argc, char** argv) {
   solvers::PhysicallyConsistentOptions raw_options = pc_options;
   raw_options.problem.compress_rows = false;
   solvers::PhysicallyConsistentSummary raw;
-  const double uncompressed = Best(
+  const double uncompressed = BestSeconds(
       [&] {
         CHECK(solvers::FitPhysicallyConsistent(robot, data, robot.standard_parameters(),
                                                raw_options, model.names(), &raw, &error))
@@ -126,7 +103,7 @@ int main(int argc, char** argv) {
   solvers::IdimRunOptions ls_options;
   ls_options.hac = false;
   solvers::IdimResult ls;
-  const double ls_time = Best(
+  const double ls_time = BestSeconds(
       [&] {
         CHECK(solvers::RunIdim(model, system, ls_options, Eigen::VectorXd(), nullptr, &ls, &error))
             << error;
