@@ -31,23 +31,12 @@ Matrix4d UnitScaleFactor(const Vector10d& eta) {
 
 Vector10d LinkInertiaVector(const LinkInertia& link) {
   Vector10d v;
-  v << link.xx, link.xy, link.xz, link.yy, link.yz, link.zz, link.mx, link.my, link.mz, link.m;
+  link.ToValues(v.data());
   return v;
 }
 
 LinkInertia LinkInertiaFromVector(const Vector10d& values) {
-  LinkInertia link;
-  link.xx = values[0];
-  link.xy = values[1];
-  link.xz = values[2];
-  link.yy = values[3];
-  link.yz = values[4];
-  link.zz = values[5];
-  link.mx = values[6];
-  link.my = values[7];
-  link.mz = values[8];
-  link.m = values[9];
-  return link;
+  return LinkInertia::FromValues(values.data());
 }
 
 Matrix4d PseudoInertiaOfVector(const Vector10d& values) {

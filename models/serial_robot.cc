@@ -308,28 +308,34 @@ void SerialRobot::SetStandardParameters(const Eigen::VectorXd& theta) {
   theta_ = theta;
 }
 
+LinkInertia LinkInertia::FromValues(const double* values) {
+  LinkInertia link;
+  link.xx = values[0];
+  link.xy = values[1];
+  link.xz = values[2];
+  link.yy = values[3];
+  link.yz = values[4];
+  link.zz = values[5];
+  link.mx = values[6];
+  link.my = values[7];
+  link.mz = values[8];
+  link.m = values[9];
+  return link;
+}
+
+void LinkInertia::ToValues(double* values) const {
+  const double v[10] = {xx, xy, xz, yy, yz, zz, mx, my, mz, m};
+  for (int k = 0; k < 10; ++k) values[k] = v[k];
+}
+
 void SerialRobot::SetLinkInertia(int joint, const LinkInertia& link) {
   CHECK(joint >= 0 && joint < n_) << "joint index: expected 0.." << n_ - 1 << ", got " << joint;
-  const double values[10] = {link.xx, link.xy, link.xz, link.yy, link.yz,
-                             link.zz, link.mx, link.my, link.mz, link.m};
-  for (int k = 0; k < 10; ++k) theta_[inertial_index_[joint] + k] = values[k];
+  link.ToValues(theta_.data() + inertial_index_[joint]);
 }
 
 LinkInertia SerialRobot::GetLinkInertia(int joint) const {
   CHECK(joint >= 0 && joint < n_) << "joint index: expected 0.." << n_ - 1 << ", got " << joint;
-  const double* p = theta_.data() + inertial_index_[joint];
-  LinkInertia link;
-  link.xx = p[0];
-  link.xy = p[1];
-  link.xz = p[2];
-  link.yy = p[3];
-  link.yz = p[4];
-  link.zz = p[5];
-  link.mx = p[6];
-  link.my = p[7];
-  link.mz = p[8];
-  link.m = p[9];
-  return link;
+  return LinkInertia::FromValues(theta_.data() + inertial_index_[joint]);
 }
 
 void SerialRobot::SetJointDrive(int joint, const JointDrive& drive) {

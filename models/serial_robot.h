@@ -124,6 +124,9 @@ struct LinkInertia {
   // Two bodies in the same frame as one (all ten parameters add).
   LinkInertia& operator+=(const LinkInertia& other);
   Eigen::Vector3d FirstMoment() const { return Eigen::Vector3d(mx, my, mz); }
+  // From / to ten values in the standard-parameter order xx xy xz yy yz zz mx my mz m.
+  static LinkInertia FromValues(const double* values);
+  void ToValues(double* values) const;
   // 4×4 pseudo-inertia [[½tr(J)I − J, h], [hᵀ, m]]; positive definite ⇔ physically consistent
   // (a positive mass distribution; Wensing et al. 2017).
   Eigen::Matrix4d PseudoInertia() const;
