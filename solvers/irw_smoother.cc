@@ -1,6 +1,7 @@
 #include "dynid/solvers/irw_smoother.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include <Eigen/Cholesky>
@@ -8,7 +9,8 @@
 #include <Eigen/StdVector>
 #include <glog/logging.h>
 
-#include "dynid/data/parallel_for.h"
+#include "dynid/solvers/internal/irw_diffuse_start.h"
+#include "dynid/solvers/internal/nvr_search.h"
 
 namespace dynid::solvers {
 namespace {
@@ -105,37 +107,21 @@ struct IrwRiccati {
   }
 };
 
-// Exact diffuse start: posterior of x(0..NX-1) given y(0..NX-1) when x(0) has a flat prior.
-// Unknowns w = [x(0); xi_0 .. xi_{NX-2}] with eta_j = sqrt(nvr) xi_j, xi ~ N(0, 1).
+// Exact diffuse start (internal/irw_diffuse_start.h) of the uniform models: every step has the
+// transition A and the noise sqrt(nvr) G, G = [0 .. 0 1]^T.
 template <int NX>
-struct DiffuseStart {
-  static constexpr int kW = 2 * NX - 1;
-  using MatW = Eigen::Matrix<double, kW, kW>;
-  using MapW = Eigen::Matrix<double, NX, kW>;
-  MapW map[NX];   // x(j) = map[j] * w
-  MatW covariance;  // posterior covariance of w (normalised units)
-  Eigen::Matrix<double, kW, NX> information_from_y;  // w_hat = information_from_y * y(0..NX-1)
+struct DiffuseStart : internal::IrwDiffuseStart<NX, 1> {
+  explicit DiffuseStart(double nvr)
+      : internal::IrwDiffuseStart<NX, 1>(Filled(TransitionMatrix<NX>()),
+                                         Filled<Vec<NX>>(std::sqrt(nvr) * Vec<NX>::Unit(NX - 1))) {}
 
-  explicit DiffuseStart(double nvr) {
-    const Mat<NX> a = TransitionMatrix<NX>();
-    map[0].setZero();
-    map[0].template leftCols<NX>().setIdentity();
-    for (int j = 0; j + 1 < NX; ++j) {
-      map[j + 1] = a * map[j];
-      map[j + 1](NX - 1, NX + j) += std::sqrt(nvr);
-    }
-    MatW information = MatW::Zero();
-    for (int j = NX; j < kW; ++j) information(j, j) = 1.0;
-    Eigen::Matrix<double, kW, NX> observation_rows;
-    for (int j = 0; j < NX; ++j) {
-      const Eigen::Matrix<double, 1, kW> row = map[j].row(0);
-      information += row.transpose() * row;
-      observation_rows.col(j) = row.transpose();
-    }
-    covariance = information.inverse();
-    information_from_y = covariance * observation_rows;
+ private:
+  template <class T>
+  static std::array<T, NX - 1> Filled(const T& value) {
+    std::array<T, NX - 1> values;
+    values.fill(value);
+    return values;
   }
-  Mat<NX> Covariance(int i, int j) const { return map[i] * covariance * map[j].transpose(); }
 };
 
 // The smoothed covariances P(k|N) (and the lag-one covariance Cov(∇x(k), ∇x(k+1) | N) used for
@@ -217,12 +203,10 @@ struct SmoothedCovariance {
       next = head[j];
     }
     // Samples before the diffuse start, through their joint posterior with x(NX-1).
-    const Mat<NX> p_start = start.Covariance(NX - 1, NX - 1);
-    const Mat<NX> p_inverse = p_start.inverse();
-    const Mat<NX> delta = At(NX - 1) - p_start;
+    const Mat<NX> delta = At(NX - 1) - start.Covariance(NX - 1, NX - 1);
     Mat<NX> gains[NX];
     gains[NX - 1].setIdentity();
-    for (int j = 0; j < NX - 1; ++j) gains[j] = start.Covariance(j, NX - 1) * p_inverse;
+    for (int j = 0; j < NX - 1; ++j) gains[j] = start.SmootherGain(j);
     if (head_end < NX - 1) {
       // Very short record: move everything into the head so the diffuse samples have slots.
       AlignedVector<Mat<NX>> all(n);
@@ -348,10 +332,7 @@ void SmoothImpl(const Eigen::VectorXd& y, double ts, const IrwSmootherOptions& o
   // Samples before the diffuse start: through their joint posterior with x(NX-1).
   {
     const Vec<NX> correction = states.col(NX - 1) - start_filtered;
-    const Mat<NX> p_inverse = p_start.inverse();
-    for (int k = 0; k < NX - 1; ++k) {
-      states.col(k) += start.Covariance(k, NX - 1) * p_inverse * correction;
-    }
+    for (int k = 0; k < NX - 1; ++k) states.col(k) += start.SmootherGain(k) * correction;
   }
   SmoothedCovariance<NX> smoothed_cov;
   if (want_std) smoothed_cov.Compute(riccati, start, n);
@@ -519,19 +500,12 @@ bool SmoothIrwColumns(const Eigen::MatrixXd& columns, double sample_period_s,
   const int channels = static_cast<int>(columns.cols());
   CHECK_EQ(static_cast<int>(options.size()), channels)
       << "SmoothIrwColumns: expected one options entry per column";
-  results->assign(channels, IrwSmootherResult());
-  std::vector<std::string> errors(channels);
-  std::vector<char> ok(channels, 0);
-  data::ParallelFor(0, channels, num_threads, [&](int c) {
-    ok[c] = SmoothIrw(columns.col(c), sample_period_s, options[c], &(*results)[c], &errors[c]);
-  });
-  for (int c = 0; c < channels; ++c) {
-    if (!ok[c]) {
-      *error = "column " + std::to_string(c + 1) + ": " + errors[c];
-      return false;
-    }
-  }
-  return true;
+  return internal::SmoothEachColumn(
+      channels, num_threads,
+      [&](int c, IrwSmootherResult* result, std::string* column_error) {
+        return SmoothIrw(columns.col(c), sample_period_s, options[c], result, column_error);
+      },
+      results, error);
 }
 
 }  // namespace dynid::solvers
