@@ -202,11 +202,6 @@ struct SmoothedCovariance {
       step(j, next, &head[j], &head_lag[j]);
       next = head[j];
     }
-    // Samples before the diffuse start, through their joint posterior with x(NX-1).
-    const Mat<NX> delta = At(NX - 1) - start.Covariance(NX - 1, NX - 1);
-    Mat<NX> gains[NX];
-    gains[NX - 1].setIdentity();
-    for (int j = 0; j < NX - 1; ++j) gains[j] = start.SmootherGain(j);
     if (head_end < NX - 1) {
       // Very short record: move everything into the head so the diffuse samples have slots.
       AlignedVector<Mat<NX>> all(n);
@@ -222,10 +217,13 @@ struct SmoothedCovariance {
       tail.clear();
       tail_lag.clear();
     }
-    for (int j = NX - 2; j >= 0; --j) {
-      head[j] = start.Covariance(j, j) + gains[j] * delta * gains[j].transpose();
-      head_lag[j] =
-          (start.Covariance(j, j + 1) + gains[j] * delta * gains[j + 1].transpose())(1, 1);
+    // Samples before the diffuse start, through their joint posterior with x(NX-1).
+    Mat<NX> smoothed[NX - 1];
+    Mat<NX> lag[NX - 1];
+    start.SmoothCovariances(At(NX - 1), smoothed, lag);
+    for (int j = 0; j < NX - 1; ++j) {
+      head[j] = smoothed[j];
+      head_lag[j] = lag[j](1, 1);
     }
   }
 
@@ -330,10 +328,7 @@ void SmoothImpl(const Eigen::VectorXd& y, double ts, const IrwSmootherOptions& o
     states.col(k) += c * (states.col(k + 1) - predicted);
   }
   // Samples before the diffuse start: through their joint posterior with x(NX-1).
-  {
-    const Vec<NX> correction = states.col(NX - 1) - start_filtered;
-    for (int k = 0; k < NX - 1; ++k) states.col(k) += start.SmootherGain(k) * correction;
-  }
+  start.SmoothStates(start_filtered, states);
   SmoothedCovariance<NX> smoothed_cov;
   if (want_std) smoothed_cov.Compute(riccati, start, n);
 

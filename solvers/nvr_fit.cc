@@ -138,16 +138,9 @@ bool SmoothColumnsWithFittedNvr(const Eigen::MatrixXd& columns, double sample_pe
                                 std::vector<NvrFitSummary>* fits,
                                 std::vector<IrwSmootherResult>* results, std::string* error,
                                 int num_threads) {
-  return internal::FitThenSmoothColumns(
-      static_cast<int>(columns.cols()), fit_options, compute_standard_deviations, names,
-      [&](int c, NvrFitSummary* fit, std::string* fit_error) {
-        return FitNvr(columns.col(c), fit_options, fit, fit_error);
-      },
-      [&](int c, const IrwSmootherOptions& options, IrwSmootherResult* result,
-          std::string* smooth_error) {
-        return SmoothIrw(columns.col(c), sample_period_s, options, result, smooth_error);
-      },
-      fits, results, error, num_threads);
+  return internal::FitThenSmoothColumns(columns, nullptr, sample_period_s, fit_options,
+                                        compute_standard_deviations, names, fits, results, error,
+                                        num_threads);
 }
 
 double NvrFromTrackingError(const Eigen::VectorXd& tracking_error, double encoder_resolution,

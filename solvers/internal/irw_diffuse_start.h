@@ -61,8 +61,30 @@ struct IrwDiffuseStart {
   Mat Covariance(int i, int j) const { return map[i] * covariance * map[j].transpose(); }
 
   // Cov(x(j), x(NX-1)) P(NX-1 | NX-1)^{-1}: x̂(j|N) = x̂(j|NX-1) + gain (x̂(NX-1|N) −
-  // x̂(NX-1|NX-1)), and P(j|N) = P(j|NX-1) + gain (P(NX-1|N) − P(NX-1|NX-1)) gain^T.
+  // x̂(NX-1|NX-1)), and P(j|N) = P(j|NX-1) + gain (P(NX-1|N) − P(NX-1|NX-1)) gain^T. The later
+  // samples reach x(j) only through x(NX-1) (Markov), hence the joint posterior.
   Mat SmootherGain(int j) const { return Covariance(j, NX - 1) * start_inverse; }
+
+  // The smoother over the first NX-1 samples: states.col(NX-1) holds x̂(NX-1|N) and
+  // filtered_last x̂(NX-1|NX-1); writes x̂(j|N) into states.col(j), j < NX-1.
+  template <class States>
+  void SmoothStates(const Eigen::Matrix<double, NX, 1>& filtered_last, States& states) const {
+    const Eigen::Matrix<double, NX, 1> correction = states.col(NX - 1) - filtered_last;
+    for (int j = 0; j < NX - 1; ++j) states.col(j) += SmootherGain(j) * correction;
+  }
+
+  // From P(NX-1|N) = smoothed_last: smoothed[j] = P(j|N) and lag[j] = Cov(x(j), x(j+1) | N) for
+  // j < NX-1 (arrays of NX-1 entries).
+  void SmoothCovariances(const Mat& smoothed_last, Mat* smoothed, Mat* lag) const {
+    const Mat delta = smoothed_last - Covariance(NX - 1, NX - 1);
+    Mat gains[NX];
+    gains[NX - 1].setIdentity();
+    for (int j = 0; j < NX - 1; ++j) gains[j] = SmootherGain(j);
+    for (int j = 0; j < NX - 1; ++j) {
+      smoothed[j] = Covariance(j, j) + gains[j] * delta * gains[j].transpose();
+      lag[j] = Covariance(j, j + 1) + gains[j] * delta * gains[j + 1].transpose();
+    }
+  }
 };
 
 }  // namespace dynid::solvers::internal

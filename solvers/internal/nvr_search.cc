@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "dynid/data/parallel_for.h"
+#include "dynid/solvers/irw_irregular.h"
 
 namespace dynid::solvers::internal {
 
@@ -156,19 +157,21 @@ bool SmoothEachColumn(int channels, int num_threads,
   return true;
 }
 
-bool FitThenSmoothColumns(int channels, const NvrFitOptions& fit_options,
+bool FitThenSmoothColumns(const Eigen::MatrixXd& columns, const Eigen::VectorXd* times,
+                          double sample_period_s, const NvrFitOptions& fit_options,
                           bool compute_standard_deviations, const std::vector<std::string>& names,
-                          const std::function<bool(int c, NvrFitSummary*, std::string*)>& fit,
-                          const std::function<bool(int c, const IrwSmootherOptions&,
-                                                   IrwSmootherResult*, std::string*)>& smooth,
                           std::vector<NvrFitSummary>* fits, std::vector<IrwSmootherResult>* results,
                           std::string* error, int num_threads) {
+  const int channels = static_cast<int>(columns.cols());
   CHECK(names.empty() || static_cast<int>(names.size()) == channels)
       << "expected " << channels << " column names, got " << names.size();
   std::vector<IrwSmootherOptions> options(channels);
   fits->assign(channels, NvrFitSummary());
   for (int c = 0; c < channels; ++c) {
-    if (!fit(c, &(*fits)[c], error)) {
+    const bool fitted = times != nullptr
+                            ? FitNvrAtTimes(*times, columns.col(c), fit_options, &(*fits)[c], error)
+                            : FitNvr(columns.col(c), fit_options, &(*fits)[c], error);
+    if (!fitted) {
       const std::string name = names.empty() ? "column " + std::to_string(c + 1) : names[c];
       *error = "NVR fit of " + name + ": " + *error;
       return false;
@@ -180,7 +183,9 @@ bool FitThenSmoothColumns(int channels, const NvrFitOptions& fit_options,
   return SmoothEachColumn(
       channels, num_threads,
       [&](int c, IrwSmootherResult* result, std::string* column_error) {
-        return smooth(c, options[c], result, column_error);
+        return times != nullptr
+                   ? SmoothIrwAtTimes(*times, columns.col(c), options[c], result, column_error)
+                   : SmoothIrw(columns.col(c), sample_period_s, options[c], result, column_error);
       },
       results, error);
 }

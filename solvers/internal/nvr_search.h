@@ -4,6 +4,7 @@
 #ifndef DYNID_SOLVERS_INTERNAL_NVR_SEARCH_H_
 #define DYNID_SOLVERS_INTERNAL_NVR_SEARCH_H_
 
+#include <Eigen/Core>
 #include <functional>
 #include <string>
 #include <vector>
@@ -30,15 +31,16 @@ bool SmoothEachColumn(int channels, int num_threads,
                       const std::function<bool(int c, IrwSmootherResult*, std::string*)>& smooth,
                       std::vector<IrwSmootherResult>* results, std::string* error);
 
-// fit(c, &fits[c], &error_c) for every column one after the other (a failure is reported as
-// "NVR fit of <name>: ...", the name from `names` or "column <c>", 1-based), then
-// smooth(c, options_c, ...) for all columns in parallel (SmoothEachColumn) with options_c the
-// model of `fit_options`, the fitted NVR and `compute_standard_deviations`.
-bool FitThenSmoothColumns(int channels, const NvrFitOptions& fit_options,
+// The column calls SmoothColumnsWithFittedNvr (`times` null: uniform samples every
+// `sample_period_s`) and SmoothColumnsAtTimesWithFittedNvr (`times` the N time stamps;
+// sample_period_s unused): every column's NVR fitted one after the other (FitNvr or
+// FitNvrAtTimes; a failure is reported as "NVR fit of <name>: ...", the name from `names` or
+// "column <c>", 1-based), then all columns smoothed in parallel (SmoothEachColumn with SmoothIrw
+// or SmoothIrwAtTimes) with the model of `fit_options`, the fitted NVR and
+// `compute_standard_deviations`.
+bool FitThenSmoothColumns(const Eigen::MatrixXd& columns, const Eigen::VectorXd* times,
+                          double sample_period_s, const NvrFitOptions& fit_options,
                           bool compute_standard_deviations, const std::vector<std::string>& names,
-                          const std::function<bool(int c, NvrFitSummary*, std::string*)>& fit,
-                          const std::function<bool(int c, const IrwSmootherOptions&,
-                                                   IrwSmootherResult*, std::string*)>& smooth,
                           std::vector<NvrFitSummary>* fits, std::vector<IrwSmootherResult>* results,
                           std::string* error, int num_threads);
 
