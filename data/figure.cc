@@ -62,6 +62,7 @@ nlohmann::json ToJson(const Figure& figure) {
     p["log_x"] = panel.log_x;
     // Only when set, so that the specs of figures without it stay as they were.
     if (panel.x_tick_rotation_deg != 0.0) p["x_tick_rotation_deg"] = panel.x_tick_rotation_deg;
+    if (panel.symlog_threshold > 0.0) p["symlog_threshold"] = panel.symlog_threshold;
     p["series"] = nlohmann::json::array();
     for (const Series& s : panel.series) {
       p["series"].push_back({{"csv", s.csv},

@@ -54,6 +54,9 @@ struct Panel {
   bool log_y = false;
   bool log_x = false;
   double x_tick_rotation_deg = 0.0;  // rotates the abscissa's tick labels (long category names)
+  // > 0: symmetric-log ordinate, linear within ±threshold (values of many magnitudes and both
+  // signs, e.g. a robot's parameters side by side).
+  double symlog_threshold = 0.0;
 };
 
 struct Figure {

@@ -176,6 +176,8 @@ def render(spec, drawn_panels, out_path):
                 ax.axhline(level, color="k", ls="--", lw=0.7)
             if panel.get("log_y"):
                 ax.set_yscale("log")
+            if panel.get("symlog_threshold"):
+                ax.set_yscale("symlog", linthresh=float(panel["symlog_threshold"]))
             if panel.get("log_x"):
                 ax.set_xscale("log")
             ax.set_title(panel.get("title", ""), fontsize=9)

@@ -4,14 +4,14 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include "dynid/models/base_parameters.h"
 
+#include <glog/logging.h>
+
+#include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <random>
 #include <utility>
-
-#include <Eigen/Dense>
-#include <glog/logging.h>
 
 namespace dynid::models {
 namespace {
@@ -29,8 +29,8 @@ double SnapCoefficient(double x) { return std::abs(x) < kCoefficientZero ? 0.0 :
 // (parallel-axis theorem with a first moment): J' = R J Rᵀ + 2(P·h')I − P h'ᵀ − h' Pᵀ
 // + m(|P|²I − P Pᵀ), h' = R h + m P with R h the first moment re-expressed. Khalil's grouping
 // formulas are this transform applied to the rotationally symmetric part of link j.
-Vector10d ShiftToParent(const Matrix3d& r, const Vector3d& p, const Matrix3d& j,
-                        const Vector3d& h, double m) {
+Vector10d ShiftToParent(const Matrix3d& r, const Vector3d& p, const Matrix3d& j, const Vector3d& h,
+                        double m) {
   const Vector3d hr = r * h;
   const Matrix3d jp = r * j * r.transpose() + 2.0 * p.dot(hr) * Matrix3d::Identity() -
                       p * hr.transpose() - hr * p.transpose() +
@@ -91,8 +91,7 @@ int BaseParameterSet::Index(const std::string& name) const {
   return -1;
 }
 
-void BaseParameterSet::SelectColumns(const Eigen::MatrixXd& phi,
-                                     Eigen::MatrixXd* phi_base) const {
+void BaseParameterSet::SelectColumns(const Eigen::MatrixXd& phi, Eigen::MatrixXd* phi_base) const {
   CHECK_EQ(phi.cols(), grouping.cols()) << "regressor columns (standard parameters)";
   CHECK(phi_base != nullptr);
   phi_base->resize(phi.rows(), size());
@@ -266,6 +265,11 @@ bool NumericalBaseOptions::IsValid(std::string* why) const {
     *why = "velocity_scale, acceleration_scale and prismatic_range_m must be > 0";
     return false;
   }
+  if (!measured_joints.empty() &&
+      std::find(measured_joints.begin(), measured_joints.end(), true) == measured_joints.end()) {
+    *why = "measured_joints: no joint is measured";
+    return false;
+  }
   return true;
 }
 
@@ -314,8 +318,25 @@ bool ComputeNumericalBaseParameters(const SerialRobot& robot, const NumericalBas
   Eigen::MatrixXd q, qd, qdd, w;
   RandomRobotStates(robot, options.num_states, options.seed, options.velocity_scale,
                     options.acceleration_scale, options.prismatic_range_m, &q, &qd, &qdd);
+  const int n = robot.num_joints();
+  if (!options.measured_joints.empty() && static_cast<int>(options.measured_joints.size()) != n) {
+    *error = "measured_joints has " + std::to_string(options.measured_joints.size()) +
+             " flags for " + std::to_string(n) + " joints";
+    return false;
+  }
   SerialRobotData data(robot);
   robot.StackedRegressor(q, qd, qdd, &data, &w);
+  if (!options.measured_joints.empty()) {
+    // Joint-major stack: joint j's rows are the block j·Ns .. (j+1)·Ns − 1.
+    const int ns = options.num_states;
+    int kept_joints = 0;
+    for (int j = 0; j < n; ++j) {
+      if (!options.measured_joints[j]) continue;
+      w.middleRows(kept_joints * ns, ns) = w.middleRows(j * ns, ns);
+      ++kept_joints;
+    }
+    w.conservativeResize(kept_joints * ns, Eigen::NoChange);
+  }
   const int p = robot.num_parameters();
   if (w.rows() < p) {
     *error = "too few random states: " + std::to_string(w.rows()) + " rows for " +
@@ -392,10 +413,13 @@ bool ComputeBaseParameters(const SerialRobot& robot, const NumericalBaseOptions&
   CHECK(error != nullptr);
   BaseParameterSet numerical;
   if (!ComputeNumericalBaseParameters(robot, options, &numerical, error)) return false;
+  const bool all_measured =
+      std::find(options.measured_joints.begin(), options.measured_joints.end(), false) ==
+      options.measured_joints.end();
   BaseParameterSet closed;
   std::string why_not;
-  if (ComputeKhalilBaseParameters(robot, &closed, &why_not) && closed.kept == numerical.kept &&
-      closed.grouping.rows() == numerical.grouping.rows()) {
+  if (all_measured && ComputeKhalilBaseParameters(robot, &closed, &why_not) &&
+      closed.kept == numerical.kept && closed.grouping.rows() == numerical.grouping.rows()) {
     // Same kept columns: the groupings must then be equal (K is unique given the kept columns).
     const double scale = std::max(1.0, numerical.grouping.cwiseAbs().maxCoeff());
     if ((closed.grouping - numerical.grouping).cwiseAbs().maxCoeff() <= 1e-6 * scale) {

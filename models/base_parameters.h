@@ -75,15 +75,22 @@ struct NumericalBaseOptions {
   double acceleration_scale = 5.0;   // q'' ~ U(−s, s)
   double prismatic_range_m = 0.5;    // prismatic q ~ U(−s, s); revolute q ~ U(−pi, pi)
   ColumnChoice choice = ColumnChoice::kFirstIndependent;
+  // Joints whose equations are measured (n flags; empty = all). A real record often lacks some
+  // joints' torques: the parameters that act only in the missing equations (say a wrist's
+  // friction when only the shoulder torques are measured) then have no effect on the data, and
+  // others group differently. With some flags false only those joints' rows are stacked, so
+  // the base parameters are those of the measured equations (always the numerical method:
+  // Khalil's rules assume every joint's equation).
+  std::vector<bool> measured_joints;
   bool IsValid(std::string* why) const;
 };
 
 bool ComputeNumericalBaseParameters(const SerialRobot& robot, const NumericalBaseOptions& options,
                                     BaseParameterSet* base, std::string* error);
 
-// Base parameters of any chain (header comment): the closed form when it applies and its kept
-// columns and grouping agree with the numerical method (to 1e-6 relative), else the numerical
-// set.
+// Base parameters of any chain (header comment): the closed form when it applies (every joint
+// measured) and its kept columns and grouping agree with the numerical method (to 1e-6
+// relative), else the numerical set.
 bool ComputeBaseParameters(const SerialRobot& robot, const NumericalBaseOptions& options,
                            BaseParameterSet* base, std::string* error);
 

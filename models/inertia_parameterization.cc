@@ -19,6 +19,20 @@ using Eigen::Matrix4d;
 constexpr int kRow[10] = {-1, 0, 1, 2, 0, 1, 0, 0, 1, 2};
 constexpr int kCol[10] = {-1, 0, 1, 2, 1, 2, 2, 3, 3, 3};
 
+// Slot k of u (and of η) in U: (3, 3) for k = 0, else (kRow[k], kCol[k]).
+int SlotRow(int k) { return k == 0 ? 3 : kRow[k]; }
+int SlotColumn(int k) { return k == 0 ? 3 : kCol[k]; }
+
+Matrix4d FactorOfCholeskyCoordinates(const Vector10d& u) {
+  Matrix4d factor = Matrix4d::Zero();
+  for (int k = 0; k < 10; ++k) factor(SlotRow(k), SlotColumn(k)) = u[k];
+  return factor;
+}
+
+// U Uᵀ = J with U upper triangular and a positive diagonal: the lower Cholesky factor of the
+// reversed J, reversed. False with a message when J is not positive definite.
+bool UpperCholeskyFactor(const Vector10d& values, Matrix4d* factor, std::string* error);
+
 // U / e^α.
 Matrix4d UnitScaleFactor(const Vector10d& eta) {
   Matrix4d v = Matrix4d::Zero();
@@ -77,8 +91,50 @@ Vector10d LinkInertiaFromLogCholesky(const Vector10d& eta, Matrix10d* jacobian) 
   return values;
 }
 
+const std::array<const char*, 10>& CholeskyNames() {
+  static const std::array<const char*, 10> names = {"u44", "u11", "u22", "u33", "u12",
+                                                    "u23", "u13", "u14", "u24", "u34"};
+  return names;
+}
+
+Vector10d LinkInertiaFromCholesky(const Vector10d& u, Matrix10d* jacobian) {
+  const Matrix4d factor = FactorOfCholeskyCoordinates(u);
+  const Vector10d values = VectorOfPseudoInertia(factor * factor.transpose());
+  if (jacobian != nullptr) {
+    for (int k = 0; k < 10; ++k) {
+      // ∂J/∂u_k = E_k Uᵀ + U E_kᵀ, E_k the unit matrix of u_k's slot.
+      Matrix4d product = Matrix4d::Zero();
+      product.row(SlotRow(k)) = factor.col(SlotColumn(k)).transpose();
+      jacobian->col(k) = VectorOfPseudoInertia(product + product.transpose());
+    }
+  }
+  return values;
+}
+
+bool CholeskyFromLinkInertia(const Vector10d& values, Vector10d* u, std::string* error) {
+  CHECK(u != nullptr);
+  Matrix4d factor;
+  if (!UpperCholeskyFactor(values, &factor, error)) return false;
+  for (int k = 0; k < 10; ++k) (*u)[k] = factor(SlotRow(k), SlotColumn(k));
+  return true;
+}
+
 bool LogCholeskyFromLinkInertia(const Vector10d& values, Vector10d* eta, std::string* error) {
   CHECK(eta != nullptr);
+  Matrix4d u;
+  if (!UpperCholeskyFactor(values, &u, error)) return false;
+  const double alpha = std::log(u(3, 3));
+  const Matrix4d v = u / u(3, 3);
+  (*eta)[0] = alpha;
+  for (int k = 1; k <= 9; ++k) {
+    (*eta)[k] = k <= 3 ? std::log(v(kRow[k], kCol[k])) : v(kRow[k], kCol[k]);
+  }
+  return true;
+}
+
+namespace {
+
+bool UpperCholeskyFactor(const Vector10d& values, Matrix4d* factor, std::string* error) {
   const Matrix4d j = PseudoInertiaOfVector(values);
   // U Uᵀ with U upper triangular is the lower Cholesky factor of the reversed matrix, reversed.
   const Matrix4d reversed = j.reverse();
@@ -93,15 +149,11 @@ bool LogCholeskyFromLinkInertia(const Vector10d& values, Vector10d* eta, std::st
     }
     return false;
   }
-  const Matrix4d u = lower.reverse();
-  const double alpha = std::log(u(3, 3));
-  const Matrix4d v = u / u(3, 3);
-  (*eta)[0] = alpha;
-  for (int k = 1; k <= 9; ++k) {
-    (*eta)[k] = k <= 3 ? std::log(v(kRow[k], kCol[k])) : v(kRow[k], kCol[k]);
-  }
+  *factor = lower.reverse();
   return true;
 }
+
+}  // namespace
 
 std::string LinkConsistency::Describe() const {
   std::ostringstream out;

@@ -60,6 +60,21 @@ Vector10d LinkInertiaFromLogCholesky(const Vector10d& eta, Matrix10d* jacobian =
 // the smallest eigenvalue of J when J is not positive definite.
 bool LogCholeskyFromLinkInertia(const Vector10d& values, Vector10d* eta, std::string* error);
 
+// Cholesky coordinates (no logarithms): the 10 entries of an upper-triangular U with J = U Uᵀ,
+// u = [u44, u11, u22, u33, u12, u23, u13, u14, u24, u34] (1-based (row, column) of U; the same
+// slots as η: u44 = √m in the place of α, the diagonal in the place of d1..d3). Every u gives a
+// J ⪰ 0, and unlike η the boundary of the consistent set (a singular J: a flat link, a massless
+// one) lies at finite u (a zero diagonal entry), where a least-squares solver converges to it
+// instead of running off toward −∞. The map is not one-to-one (the signs of U's rows), which
+// does not matter to a solver. These coordinates finish a fit whose optimum lies on the boundary
+// (solvers/physically_consistent_fit.h).
+const std::array<const char*, 10>& CholeskyNames();  // "u44" "u11" … "u34"
+// The 10 standard values of J = U Uᵀ and, if `jacobian` is non-null, ∂values/∂u (exact).
+Vector10d LinkInertiaFromCholesky(const Vector10d& u, Matrix10d* jacobian = nullptr);
+// u of a consistent link (J ≻ 0; the factor with a positive diagonal). False as
+// LogCholeskyFromLinkInertia.
+bool CholeskyFromLinkInertia(const Vector10d& values, Vector10d* u, std::string* error);
+
 // How far a link's 10 values are from physical consistency ("by how much").
 struct LinkConsistency {
   double mass_kg = 0.0;

@@ -70,7 +70,10 @@ models::Vector10d ScaledVech(const Eigen::Matrix4d& s) {
 
 }  // namespace
 
-PhysicalParameterization::PhysicalParameterization(const models::SerialRobot& robot) {
+PhysicalParameterization::PhysicalParameterization(const models::SerialRobot& robot,
+                                                   PhysicalCoordinates coordinates)
+    : coordinates_(coordinates) {
+  const bool log = coordinates == PhysicalCoordinates::kLogCholesky;
   const int p = robot.num_parameters();
   standard_names_ = robot.parameter_names();
   names_.resize(p);
@@ -86,7 +89,8 @@ PhysicalParameterization::PhysicalParameterization(const models::SerialRobot& ro
         link_index_[info.joint] = i;
         for (int k = 0; k < 10; ++k) {
           names_[i + k] =
-              std::string(models::LogCholeskyNames()[k]) + "_" + std::to_string(info.joint + 1);
+              std::string(log ? models::LogCholeskyNames()[k] : models::CholeskyNames()[k]) + "_" +
+              std::to_string(info.joint + 1);
         }
         break;
       case ParameterKind::kIa:
@@ -97,7 +101,7 @@ PhysicalParameterization::PhysicalParameterization(const models::SerialRobot& ro
       case ParameterKind::kCoupledFc:
       case ParameterKind::kFs:  // the Stribeck excess: static minus Coulomb friction, >= 0
         non_negative_[i] = 1;
-        names_[i] = "ln_" + info.name;
+        names_[i] = (log ? "ln_" : "sqrt_") + info.name;
         kind_[i] = (info.kind == ParameterKind::kIa || info.kind == ParameterKind::kCoupledIa) ? 0
                    : (info.kind == ParameterKind::kFv || info.kind == ParameterKind::kCoupledFv)
                        ? 1
@@ -139,6 +143,14 @@ PhysicalParameterization::PhysicalParameterization(const models::SerialRobot& ro
   }
 }
 
+double PhysicalParameterization::Positive(double phi) const {
+  return coordinates_ == PhysicalCoordinates::kLogCholesky ? std::exp(phi) : phi * phi;
+}
+
+double PhysicalParameterization::PositiveDerivative(double phi) const {
+  return coordinates_ == PhysicalCoordinates::kLogCholesky ? std::exp(phi) : 2.0 * phi;
+}
+
 void PhysicalParameterization::ToStandard(const Eigen::VectorXd& phi, Eigen::VectorXd* theta,
                                           Eigen::MatrixXd* jacobian) const {
   const int p = size();
@@ -148,20 +160,24 @@ void PhysicalParameterization::ToStandard(const Eigen::VectorXd& phi, Eigen::Vec
   if (jacobian != nullptr) jacobian->setIdentity(p, p);
   models::Matrix10d link_jacobian;
   for (int i : link_index_) {
-    theta->segment<10>(i) = models::LinkInertiaFromLogCholesky(
-        phi.segment<10>(i), jacobian != nullptr ? &link_jacobian : nullptr);
+    models::Matrix10d* link_jacobian_or_null = jacobian != nullptr ? &link_jacobian : nullptr;
+    theta->segment<10>(i) =
+        coordinates_ == PhysicalCoordinates::kLogCholesky
+            ? models::LinkInertiaFromLogCholesky(phi.segment<10>(i), link_jacobian_or_null)
+            : models::LinkInertiaFromCholesky(phi.segment<10>(i), link_jacobian_or_null);
     if (jacobian != nullptr) jacobian->block<10, 10>(i, i) = link_jacobian;
   }
   for (int i = 0; i < p; ++i) {
     if (!non_negative_[i]) continue;
-    (*theta)[i] = std::exp(phi[i]);
-    if (jacobian != nullptr) (*jacobian)(i, i) = (*theta)[i];
+    (*theta)[i] = Positive(phi[i]);
+    if (jacobian != nullptr) (*jacobian)(i, i) = PositiveDerivative(phi[i]);
   }
   // Gautier's form: the joint-side columns also carry the coupled motors' physical terms.
   for (const CouplingTerm& term : coupling_) {
-    (*theta)[term.joint_index] += term.c2 * std::exp(phi[term.motor_index]);
+    (*theta)[term.joint_index] += term.c2 * Positive(phi[term.motor_index]);
     if (jacobian != nullptr) {
-      (*jacobian)(term.joint_index, term.motor_index) += term.c2 * std::exp(phi[term.motor_index]);
+      (*jacobian)(term.joint_index, term.motor_index) +=
+          term.c2 * PositiveDerivative(phi[term.motor_index]);
     }
   }
 }
@@ -183,7 +199,11 @@ bool PhysicalParameterization::FromStandard(const Eigen::VectorXd& theta, Eigen:
   for (int j = 0; j < num_links(); ++j) {
     models::Vector10d eta;
     std::string why;
-    if (!models::LogCholeskyFromLinkInertia(theta.segment<10>(link_index_[j]), &eta, &why)) {
+    const models::Vector10d values = theta.segment<10>(link_index_[j]);
+    const bool ok = coordinates_ == PhysicalCoordinates::kLogCholesky
+                        ? models::LogCholeskyFromLinkInertia(values, &eta, &why)
+                        : models::CholeskyFromLinkInertia(values, &eta, &why);
+    if (!ok) {
       if (error != nullptr) *error = "link " + std::to_string(j + 1) + ": " + why;
       return false;
     }
@@ -199,7 +219,8 @@ bool PhysicalParameterization::FromStandard(const Eigen::VectorXd& theta, Eigen:
       }
       return false;
     }
-    (*phi)[i] = std::log(physical[i]);
+    (*phi)[i] = coordinates_ == PhysicalCoordinates::kLogCholesky ? std::log(physical[i])
+                                                                  : std::sqrt(physical[i]);
   }
   return true;
 }

@@ -64,16 +64,32 @@ class Problem;
 
 namespace dynid::problems {
 
+// Coordinates of the unknowns φ.
+enum class PhysicalCoordinates {
+  // The header comment's: log-Cholesky per link, ln of each non-negative drive term. A
+  // diffeomorphism onto the interior of the consistent set (the delta method applies).
+  kLogCholesky,
+  // The Cholesky factor itself per link (models::LinkInertiaFromCholesky) and √ of each
+  // non-negative drive term (θ = s²): every φ is consistent as well, and the boundary (a
+  // singular pseudo-inertia, a zero friction) lies at finite φ, so a solver reaches an optimum
+  // there instead of stalling; not one-to-one (signs).
+  kCholesky,
+};
+
 // The map φ → θ_std of the header comment for one robot's parameter layout.
 class PhysicalParameterization {
  public:
-  explicit PhysicalParameterization(const models::SerialRobot& robot);
+  explicit PhysicalParameterization(
+      const models::SerialRobot& robot,
+      PhysicalCoordinates coordinates = PhysicalCoordinates::kLogCholesky);
+  PhysicalCoordinates coordinates() const { return coordinates_; }
 
   int size() const { return static_cast<int>(names_.size()); }  // p
   int num_links() const { return static_cast<int>(link_index_.size()); }
   // Standard index of link j's xx (its 10 values and its 10 η follow).
   int LinkIndex(int link) const { return link_index_[link]; }
-  // Names of the unknowns: "alpha_1", "d1_1", …, "t3_6", "ln_ia1", "ln_fvm6", "off1".
+  // Names of the unknowns: "alpha_1", "d1_1", …, "t3_6", "ln_ia1", "ln_fvm6", "off1" (Cholesky
+  // coordinates: "u44_1", …, "sqrt_ia1", …).
   const std::vector<std::string>& names() const { return names_; }
   const std::vector<std::string>& standard_names() const { return standard_names_; }
   // True for the standard parameters that must be non-negative (rotor inertias and friction).
@@ -101,6 +117,11 @@ class PhysicalParameterization {
     int joint_index;  // standard index of ia_j / fv_j
     double c2;        // c_mj²
   };
+  // A non-negative term of its unknown (e^φ or φ²) and the derivative.
+  double Positive(double phi) const;
+  double PositiveDerivative(double phi) const;
+
+  PhysicalCoordinates coordinates_;
   std::vector<int> link_index_;
   std::vector<std::string> names_, standard_names_;
   std::vector<char> non_negative_;

@@ -1,18 +1,19 @@
 #include "dynid/solvers/idim.h"
 
-#include <algorithm>
-#include <chrono>
-#include <cmath>
-#include <utility>
+#include <glog/logging.h>
 
 #include <Eigen/Cholesky>
 #include <Eigen/LU>
 #include <Eigen/QR>
 #include <Eigen/SVD>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <limits>
-#include <glog/logging.h>
+#include <utility>
 
 #include "dynid/data/signal.h"
+#include "dynid/solvers/irw_irregular.h"
 #include "dynid/solvers/irw_smoother.h"
 #include "dynid/solvers/nvr_fit.h"
 #include "dynid/solvers/parameter_covariance.h"
@@ -29,9 +30,9 @@ Eigen::VectorXd StackColumns(const Eigen::MatrixXd& m) {
 }
 
 // IRW smoothing of every column with its own ML NVR; fills position and derivative(s).
-bool SmoothColumnsMl(const Eigen::MatrixXd& signals, double dt, IrwModel irw_model,
-                     int num_threads, std::vector<double>* nvr,
-                     std::vector<IrwSmootherResult>* results, std::string* error) {
+bool SmoothColumnsMl(const Eigen::MatrixXd& signals, double dt, IrwModel irw_model, int num_threads,
+                     std::vector<double>* nvr, std::vector<IrwSmootherResult>* results,
+                     std::string* error) {
   NvrFitOptions fit_options;
   fit_options.model = irw_model;
   fit_options.criterion = NvrCriterion::kMaximumLikelihood;
@@ -51,18 +52,24 @@ bool SmoothColumnsMl(const Eigen::MatrixXd& signals, double dt, IrwModel irw_mod
 
 const char* IdimDifferentiatorName(IdimDifferentiator differentiator) {
   switch (differentiator) {
-    case IdimDifferentiator::kConventional: return "conventional";
-    case IdimDifferentiator::kIrw1: return "irwsm1";
-    case IdimDifferentiator::kIrw2: return "irwsm2";
+    case IdimDifferentiator::kConventional:
+      return "conventional";
+    case IdimDifferentiator::kIrw1:
+      return "irwsm1";
+    case IdimDifferentiator::kIrw2:
+      return "irwsm2";
   }
   return "?";
 }
 
 const char* IdimEstimatorName(IdimEstimator estimator) {
   switch (estimator) {
-    case IdimEstimator::kLeastSquares: return "LS";
-    case IdimEstimator::kWeightedLeastSquares: return "WLS";
-    case IdimEstimator::kInstrumentalVariables: return "IV";
+    case IdimEstimator::kLeastSquares:
+      return "LS";
+    case IdimEstimator::kWeightedLeastSquares:
+      return "WLS";
+    case IdimEstimator::kInstrumentalVariables:
+      return "IV";
   }
   return "?";
 }
@@ -90,6 +97,10 @@ bool IdimPreprocessingOptions::IsValid(std::string* why) const {
   }
   if (num_threads < 0) {
     *why = "num_threads must be >= 0";
+    return false;
+  }
+  if (!(rest_velocity >= 0.0) || !std::isfinite(rest_velocity)) {
+    *why = "rest_velocity must be finite and >= 0";
     return false;
   }
   if (select_samples && !selection.IsValid(why)) return false;
@@ -171,8 +182,7 @@ void IdimModel::Regressor(const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd,
     for (int j = 0; j < n; ++j) {
       if (rows == nullptr) {
         for (int i = 0; i < b; ++i) {
-          x->col(i).segment(j * ns + start, m) =
-              chunk_x.col(standard_index_[i]).segment(j * m, m);
+          x->col(i).segment(j * ns + start, m) = chunk_x.col(standard_index_[i]).segment(j * m, m);
         }
         continue;
       }
@@ -237,13 +247,14 @@ bool StackDecimate(const IdimModel& model, const Eigen::MatrixXd& q, const Eigen
   return true;
 }
 
-}  // namespace
+bool IsMeasured(const IdimPreprocessingOptions& options, int joint) {
+  return options.measured_joints.empty() || options.measured_joints[joint];
+}
 
-bool BuildIdimSystem(const IdimModel& model, const Eigen::MatrixXd& q_measured,
-                     const Eigen::MatrixXd& tau_measured, const IdimPreprocessingOptions& options,
-                     IdimSystem* system, std::string* error) {
-  CHECK(system != nullptr);
-  CHECK(error != nullptr);
+// Sizes, length and finiteness of a record (shared by both entry points).
+bool CheckRecord(const IdimModel& model, const Eigen::MatrixXd& q_measured,
+                 const Eigen::MatrixXd& tau_measured, const IdimPreprocessingOptions& options,
+                 std::string* error) {
   const int n = model.num_joints();
   if (!options.IsValid(error)) return false;
   if (q_measured.cols() != n || tau_measured.cols() != n) {
@@ -256,6 +267,11 @@ bool BuildIdimSystem(const IdimModel& model, const Eigen::MatrixXd& q_measured,
              std::to_string(tau_measured.rows());
     return false;
   }
+  if (!options.measured_joints.empty() && static_cast<int>(options.measured_joints.size()) != n) {
+    *error = "measured_joints has " + std::to_string(options.measured_joints.size()) +
+             " flags for " + std::to_string(n) + " joints";
+    return false;
+  }
   const int ns = static_cast<int>(q_measured.rows());
   const int factor = options.decimation_factor;
   // Enough samples for the filters and for more rows than parameters after decimation.
@@ -265,10 +281,184 @@ bool BuildIdimSystem(const IdimModel& model, const Eigen::MatrixXd& q_measured,
              std::to_string(factor) + " (need at least " + std::to_string(min_samples) + ")";
     return false;
   }
-  if (!q_measured.allFinite() || !tau_measured.allFinite()) {
-    *error = "positions or torques contain NaN or Inf";
+  bool finite = q_measured.allFinite();
+  for (int j = 0; j < n; ++j)
+    finite = finite && (!IsMeasured(options, j) || tau_measured.col(j).allFinite());
+  if (!finite) {
+    *error = "positions or measured torques contain NaN or Inf";
     return false;
   }
+  return true;
+}
+
+// Steps 2–4 on the differentiated states system->q, qd, qdd.
+bool AssembleSystem(const IdimModel& model, const Eigen::MatrixXd& tau_in,
+                    const IdimPreprocessingOptions& options, IdimSystem* system,
+                    std::string* error) {
+  const int n = model.num_joints();
+  const int ns = static_cast<int>(system->q.rows());
+  const int factor = options.decimation_factor;
+  if (options.rest_velocity > 0.0) {
+    system->qd = (system->qd.array().abs() < options.rest_velocity).select(0.0, system->qd);
+  }
+  const Eigen::MatrixXd& q = system->q;
+  const Eigen::MatrixXd& qd = system->qd;
+  const Eigen::MatrixXd& qdd = system->qdd;
+  // Unmeasured torque columns may hold NaN: zero them (their rows are dropped below).
+  Eigen::MatrixXd tau_zeroed;
+  if (!options.measured_joints.empty()) {
+    tau_zeroed = tau_in;
+    for (int j = 0; j < n; ++j) {
+      if (!IsMeasured(options, j)) tau_zeroed.col(j).setZero();
+    }
+  }
+  const Eigen::MatrixXd& tau_measured = options.measured_joints.empty() ? tau_in : tau_zeroed;
+
+  // 2–3. Observation matrix, parallel decimation.
+  Eigen::MatrixXd x;
+  Eigen::VectorXd y;
+  if (!StackDecimate(model, q, qd, qdd, tau_measured, factor, options.num_threads, &x, &y, error)) {
+    return false;
+  }
+  system->num_samples = data::DecimatedLength(ns, factor);
+  system->sample_rate_hz = options.sample_rate_hz / factor;
+  RowBlocks blocks = RowBlocks::Stacked(kOrder, n, system->num_samples);
+
+  // 4. Sample selection on the decimated velocities.
+  system->selection_report.clear();
+  if (options.select_samples) {
+    Eigen::MatrixXd qd_decimated;
+    if (factor == 1) {
+      qd_decimated = qd;
+    } else if (!data::DecimateColumns(qd, factor, options.num_threads, &qd_decimated, error)) {
+      return false;
+    }
+    data::SampleSelection selection;
+    if (!data::SelectSamples(qd_decimated, kOrder, options.selection, &selection, error)) {
+      return false;
+    }
+    // A coupled motor's Coulomb term sign(cᵀq') has the same standstill problem on every
+    // joint it acts on, so those rows are also dropped where |cᵀq'| is below the threshold.
+    std::vector<int> kept;
+    kept.reserve(selection.kept_rows.size());
+    const Eigen::VectorXd& threshold = options.selection.velocity_threshold;
+    int coupled_dropped = 0;
+    int unmeasured_dropped = 0;
+    for (int row : selection.kept_rows) {
+      const int j = row / system->num_samples;
+      const int k = row % system->num_samples;
+      if (!IsMeasured(options, j)) {
+        ++unmeasured_dropped;
+        continue;
+      }
+      bool drop = false;
+      for (const models::CoupledMotor& motor : model.robot().coupled_motors()) {
+        const double limit = threshold.size() == 1 ? threshold[0] : threshold[j];
+        if (motor.coupling[j] != 0.0 && std::abs(qd_decimated.row(k).dot(motor.coupling)) < limit) {
+          drop = true;
+        }
+      }
+      if (drop) {
+        ++coupled_dropped;
+      } else {
+        kept.push_back(row);
+      }
+    }
+    const size_t kept_before_guard = kept.size();
+    int guard_dropped = 0;
+    const int guard = std::max(
+        options.selection_guard_rows,
+        static_cast<int>(std::ceil(options.selection_guard_s * system->sample_rate_hz - 1e-9)));
+    if (guard > 0) {
+      const int ns_d = system->num_samples;
+      std::vector<char> is_kept(static_cast<size_t>(n) * ns_d, 0);
+      for (int row : kept) is_kept[row] = 1;
+      // Per joint: distance to the nearest excluded sample, by two passes.
+      std::vector<int> distance(ns_d);
+      std::vector<int> guarded;
+      guarded.reserve(kept.size());
+      for (int j = 0; j < n; ++j) {
+        const char* k_j = is_kept.data() + static_cast<size_t>(j) * ns_d;
+        int last = -ns_d - guard - 1;
+        for (int k = 0; k < ns_d; ++k) {
+          if (!k_j[k]) last = k;
+          distance[k] = k - last;
+        }
+        last = 2 * ns_d + guard + 1;
+        for (int k = ns_d - 1; k >= 0; --k) {
+          if (!k_j[k]) last = k;
+          distance[k] = std::min(distance[k], last - k);
+        }
+        for (int k = 0; k < ns_d; ++k) {
+          if (!k_j[k]) continue;
+          if (distance[k] > guard) {
+            guarded.push_back(j * ns_d + k);
+          } else {
+            ++guard_dropped;
+          }
+        }
+      }
+      kept = std::move(guarded);
+    }
+    if (kept.size() <= static_cast<size_t>(model.num_parameters())) {
+      *error = "sample selection leaves " + std::to_string(kept.size()) + " rows for " +
+               std::to_string(model.num_parameters()) + " parameters";
+      return false;
+    }
+    system->kept_rows = kept;
+    system->selection_report = selection.report;
+    if (unmeasured_dropped > 0) {
+      system->selection_report += "\nunmeasured joints: their " +
+                                  std::to_string(unmeasured_dropped) + " selected rows left out";
+    }
+    if (!model.robot().coupled_motors().empty()) {
+      system->selection_report += "\ncoupled motors: " + std::to_string(coupled_dropped) +
+                                  " further rows of the coupled joints excluded where the motor "
+                                  "velocity |c'q'| is below the threshold; " +
+                                  std::to_string(kept_before_guard) + " of " +
+                                  std::to_string(x.rows()) + " rows used";
+    }
+    if (guard > 0) {
+      system->selection_report += "\nguard band: " + std::to_string(guard_dropped) +
+                                  " further rows within " + std::to_string(guard) +
+                                  " decimated rows of an excluded row of the same joint "
+                                  "excluded; " +
+                                  std::to_string(kept.size()) + " of " + std::to_string(x.rows()) +
+                                  " rows used";
+    }
+    system->x = data::KeepRows(x, kept);
+    system->y = data::KeepRows(y, kept);
+    system->blocks = blocks.Subset(kept);
+  } else if (!options.measured_joints.empty()) {
+    std::vector<int> kept;
+    for (int r = 0; r < static_cast<int>(x.rows()); ++r) {
+      if (IsMeasured(options, r / system->num_samples)) kept.push_back(r);
+    }
+    system->kept_rows = kept;
+    system->x = data::KeepRows(x, kept);
+    system->y = data::KeepRows(y, kept);
+    system->blocks = blocks.Subset(kept);
+  } else {
+    system->kept_rows.resize(x.rows());
+    for (int r = 0; r < static_cast<int>(x.rows()); ++r) system->kept_rows[r] = r;
+    system->x = std::move(x);
+    system->y = std::move(y);
+    system->blocks = std::move(blocks);
+  }
+  if (system->x.rows() <= model.num_parameters()) {
+    *error = std::to_string(system->x.rows()) + " rows remain for " +
+             std::to_string(model.num_parameters()) + " parameters";
+    return false;
+  }
+  return true;
+}
+
+// Step 1 on a uniform record.
+bool DifferentiateUniform(const Eigen::MatrixXd& q_measured,
+                          const IdimPreprocessingOptions& options, IdimSystem* system,
+                          std::string* error) {
+  const int n = static_cast<int>(q_measured.cols());
+  const int ns = static_cast<int>(q_measured.rows());
   const double dt = 1.0 / options.sample_rate_hz;
   system->options = options;
   system->nvr_position.clear();
@@ -332,126 +522,103 @@ bool BuildIdimSystem(const IdimModel& model, const Eigen::MatrixXd& q_measured,
     }
   }
 
-  // 2–3. Observation matrix, parallel decimation.
-  Eigen::MatrixXd x;
-  Eigen::VectorXd y;
-  if (!StackDecimate(model, q, qd, qdd, tau_measured, factor, options.num_threads, &x, &y,
-                     error)) {
-    return false;
-  }
-  system->num_samples = data::DecimatedLength(ns, factor);
-  system->sample_rate_hz = options.sample_rate_hz / factor;
-  RowBlocks blocks = RowBlocks::Stacked(kOrder, n, system->num_samples);
-
-  // 4. Sample selection on the decimated velocities.
-  system->selection_report.clear();
-  if (options.select_samples) {
-    Eigen::MatrixXd qd_decimated;
-    if (factor == 1) {
-      qd_decimated = qd;
-    } else if (!data::DecimateColumns(qd, factor, options.num_threads, &qd_decimated, error)) {
-      return false;
-    }
-    data::SampleSelection selection;
-    if (!data::SelectSamples(qd_decimated, kOrder, options.selection, &selection, error)) {
-      return false;
-    }
-    // A coupled motor's Coulomb term sign(cᵀq') has the same standstill problem on every
-    // joint it acts on, so those rows are also dropped where |cᵀq'| is below the threshold.
-    std::vector<int> kept;
-    kept.reserve(selection.kept_rows.size());
-    const Eigen::VectorXd& threshold = options.selection.velocity_threshold;
-    int coupled_dropped = 0;
-    for (int row : selection.kept_rows) {
-      const int j = row / system->num_samples;
-      const int k = row % system->num_samples;
-      bool drop = false;
-      for (const models::CoupledMotor& motor : model.robot().coupled_motors()) {
-        const double limit = threshold.size() == 1 ? threshold[0] : threshold[j];
-        if (motor.coupling[j] != 0.0 &&
-            std::abs(qd_decimated.row(k).dot(motor.coupling)) < limit) {
-          drop = true;
-        }
-      }
-      if (drop) {
-        ++coupled_dropped;
-      } else {
-        kept.push_back(row);
-      }
-    }
-    const size_t kept_before_guard = kept.size();
-    int guard_dropped = 0;
-    const int guard = std::max(
-        options.selection_guard_rows,
-        static_cast<int>(std::ceil(options.selection_guard_s * system->sample_rate_hz - 1e-9)));
-    if (guard > 0) {
-      const int ns_d = system->num_samples;
-      std::vector<char> is_kept(static_cast<size_t>(n) * ns_d, 0);
-      for (int row : kept) is_kept[row] = 1;
-      // Per joint: distance to the nearest excluded sample, by two passes.
-      std::vector<int> distance(ns_d);
-      std::vector<int> guarded;
-      guarded.reserve(kept.size());
-      for (int j = 0; j < n; ++j) {
-        const char* k_j = is_kept.data() + static_cast<size_t>(j) * ns_d;
-        int last = -ns_d - guard - 1;
-        for (int k = 0; k < ns_d; ++k) {
-          if (!k_j[k]) last = k;
-          distance[k] = k - last;
-        }
-        last = 2 * ns_d + guard + 1;
-        for (int k = ns_d - 1; k >= 0; --k) {
-          if (!k_j[k]) last = k;
-          distance[k] = std::min(distance[k], last - k);
-        }
-        for (int k = 0; k < ns_d; ++k) {
-          if (!k_j[k]) continue;
-          if (distance[k] > guard) {
-            guarded.push_back(j * ns_d + k);
-          } else {
-            ++guard_dropped;
-          }
-        }
-      }
-      kept = std::move(guarded);
-    }
-    if (kept.size() <= static_cast<size_t>(model.num_parameters())) {
-      *error = "sample selection leaves " + std::to_string(kept.size()) + " rows for " +
-               std::to_string(model.num_parameters()) + " parameters";
-      return false;
-    }
-    system->kept_rows = kept;
-    system->selection_report = selection.report;
-    if (!model.robot().coupled_motors().empty()) {
-      system->selection_report += "\ncoupled motors: " + std::to_string(coupled_dropped) +
-                                  " further rows of the coupled joints excluded where the motor "
-                                  "velocity |c'q'| is below the threshold; " +
-                                  std::to_string(kept_before_guard) + " of " +
-                                  std::to_string(x.rows()) + " rows used";
-    }
-    if (guard > 0) {
-      system->selection_report += "\nguard band: " + std::to_string(guard_dropped) +
-                                  " further rows within " + std::to_string(guard) +
-                                  " decimated rows of an excluded row of the same joint "
-                                  "excluded; " + std::to_string(kept.size()) + " of " +
-                                  std::to_string(x.rows()) + " rows used";
-    }
-    system->x = data::KeepRows(x, kept);
-    system->y = data::KeepRows(y, kept);
-    system->blocks = blocks.Subset(kept);
-  } else {
-    system->kept_rows.resize(x.rows());
-    for (int r = 0; r < static_cast<int>(x.rows()); ++r) system->kept_rows[r] = r;
-    system->x = std::move(x);
-    system->y = std::move(y);
-    system->blocks = std::move(blocks);
-  }
-  if (system->x.rows() <= model.num_parameters()) {
-    *error = std::to_string(system->x.rows()) + " rows remain for " +
-             std::to_string(model.num_parameters()) + " parameters";
-    return false;
-  }
   return true;
+}
+
+}  // namespace
+
+bool BuildIdimSystem(const IdimModel& model, const Eigen::MatrixXd& q_measured,
+                     const Eigen::MatrixXd& tau_measured, const IdimPreprocessingOptions& options,
+                     IdimSystem* system, std::string* error) {
+  CHECK(system != nullptr);
+  CHECK(error != nullptr);
+  if (!CheckRecord(model, q_measured, tau_measured, options, error)) return false;
+  system->options = options;
+  return DifferentiateUniform(q_measured, options, system, error) &&
+         AssembleSystem(model, tau_measured, options, system, error);
+}
+
+bool BuildIdimSystemAtTimes(const IdimModel& model, const Eigen::VectorXd& time_s,
+                            const Eigen::MatrixXd& q_measured, const Eigen::MatrixXd& tau_measured,
+                            const IdimPreprocessingOptions& options, IdimSystem* system,
+                            std::string* error) {
+  CHECK(system != nullptr);
+  CHECK(error != nullptr);
+  const Eigen::Index ns = q_measured.rows();
+  if (time_s.size() != ns) {
+    *error =
+        "expected " + std::to_string(ns) + " time stamps, got " + std::to_string(time_s.size());
+    return false;
+  }
+  if (ns < 2 || !time_s.allFinite()) {
+    *error = "time stamps: need at least 2 finite values";
+    return false;
+  }
+  for (Eigen::Index k = 1; k < ns; ++k) {
+    if (!(time_s[k] > time_s[k - 1])) {
+      *error = "time stamps not strictly increasing at sample " + std::to_string(k + 1);
+      return false;
+    }
+  }
+  const Eigen::VectorXd steps = time_s.tail(ns - 1) - time_s.head(ns - 1);
+  const double mean_step = (time_s[ns - 1] - time_s[0]) / static_cast<double>(ns - 1);
+  IdimPreprocessingOptions adjusted = options;
+  if ((steps.array() - mean_step).abs().maxCoeff() <= 1e-6 * mean_step) {
+    adjusted.sample_rate_hz = 1.0 / mean_step;
+    return BuildIdimSystem(model, q_measured, tau_measured, adjusted, system, error);
+  }
+  std::vector<double> sorted(steps.data(), steps.data() + steps.size());
+  std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+  adjusted.sample_rate_hz = 1.0 / sorted[sorted.size() / 2];
+  if (options.differentiator == IdimDifferentiator::kConventional) {
+    *error = "the record's time steps are not uniform (" + std::to_string(steps.minCoeff()) +
+             " to " + std::to_string(steps.maxCoeff()) +
+             " s): the conventional differentiator needs a uniform record; use irwsm1 or irwsm2";
+    return false;
+  }
+  if (options.decimation_factor != 1) {
+    *error = "the record's time steps are not uniform: decimation (factor " +
+             std::to_string(options.decimation_factor) + ") needs a uniform record; use 1";
+    return false;
+  }
+  if (!CheckRecord(model, q_measured, tau_measured, adjusted, error)) return false;
+  system->options = adjusted;
+  system->nvr_position.clear();
+  system->nvr_velocity.clear();
+  const int n = model.num_joints();
+  system->q.resize(ns, n);
+  system->qd.resize(ns, n);
+  system->qdd.resize(ns, n);
+  NvrFitOptions fit_options;
+  fit_options.criterion = NvrCriterion::kMaximumLikelihood;
+  fit_options.model =
+      options.differentiator == IdimDifferentiator::kIrw2 ? IrwModel::kIrw2 : IrwModel::kIrw1;
+  std::vector<std::string> names;
+  for (int j = 0; j < n; ++j) names.push_back("joint " + std::to_string(j + 1));
+  std::vector<NvrFitSummary> fits;
+  std::vector<IrwSmootherResult> results;
+  if (!SmoothColumnsAtTimesWithFittedNvr(time_s, q_measured, fit_options, false, names, &fits,
+                                         &results, error, options.num_threads)) {
+    return false;
+  }
+  for (int j = 0; j < n; ++j) {
+    system->nvr_position.push_back(fits[j].nvr);
+    system->q.col(j) = results[j].position;
+    system->qd.col(j) = results[j].velocity;
+    if (fit_options.model == IrwModel::kIrw2) system->qdd.col(j) = results[j].acceleration;
+  }
+  if (fit_options.model == IrwModel::kIrw1) {
+    // Brunot et al. (2018) §3.4: IRWSM1 applied a second time, to the velocity.
+    if (!SmoothColumnsAtTimesWithFittedNvr(time_s, system->qd, fit_options, false, names, &fits,
+                                           &results, error, options.num_threads)) {
+      return false;
+    }
+    for (int j = 0; j < n; ++j) {
+      system->nvr_velocity.push_back(fits[j].nvr);
+      system->qdd.col(j) = results[j].velocity;
+    }
+  }
+  return AssembleSystem(model, tau_measured, adjusted, system, error);
 }
 
 bool ProcessLikeSystem(const IdimModel& model, const IdimSystem& system, const Eigen::MatrixXd& q,
@@ -469,8 +636,8 @@ bool ProcessLikeSystem(const IdimModel& model, const IdimSystem& system, const E
   }
   const std::vector<int>& rows = system.kept_rows;
   // n·(decimated length) rows before the selection (checked above).
-  const bool all = static_cast<Eigen::Index>(rows.size()) ==
-                   static_cast<Eigen::Index>(n) * system.num_samples;
+  const bool all =
+      static_cast<Eigen::Index>(rows.size()) == static_cast<Eigen::Index>(n) * system.num_samples;
   if (factor == 1) {
     // Without decimation the kept rows are computed directly into x (its storage is reused when
     // it already has the shape): the full-rate stack is never formed.
@@ -596,9 +763,11 @@ bool ClosedLoopAuxiliaryModel::Simulate(const IdimModel& model, const Eigen::Vec
     robot.MassMatrix(q, &data, &mass);
     Eigen::LLT<Eigen::MatrixXd> llt(mass);
     if (llt.info() != Eigen::Success || !(llt.matrixLLT().diagonal().array() > 0.0).all()) {
-      *error = "the estimate gives a mass matrix that is not positive definite along the "
-               "reference (t = " + std::to_string(reference_->duration() * c / checks) +
-               " s); the auxiliary model cannot be simulated";
+      *error =
+          "the estimate gives a mass matrix that is not positive definite along the "
+          "reference (t = " +
+          std::to_string(reference_->duration() * c / checks) +
+          " s); the auxiliary model cannot be simulated";
       return false;
     }
   }
@@ -632,16 +801,16 @@ LinearLeastSquaresSummary SolveIdimIvNormalProducts(const Eigen::MatrixXd& z,
   summary.num_parameters = b;
   summary.iterations = 1;
   if (rows <= b) {
-    summary.message = "IV: " + std::to_string(rows) + " rows for " + std::to_string(b) +
-                      " parameters";
+    summary.message =
+        "IV: " + std::to_string(rows) + " rows for " + std::to_string(b) + " parameters";
     return summary;
   }
   const Eigen::MatrixXd ztx = z.transpose() * x;
   const Eigen::FullPivLU<Eigen::MatrixXd> lu(ztx);
   summary.rank = static_cast<int>(lu.rank());
   if (!lu.isInvertible()) {
-    summary.message = "IV: ZᵀX is singular (rank " + std::to_string(lu.rank()) + " of " +
-                      std::to_string(b) + ")";
+    summary.message =
+        "IV: ZᵀX is singular (rank " + std::to_string(lu.rank()) + " of " + std::to_string(b) + ")";
     return summary;
   }
   summary.theta = lu.solve(z.transpose() * y);
@@ -692,14 +861,13 @@ LinearLeastSquaresSummary SolveIdimIvNormalProducts(const Eigen::MatrixXd& z,
   summary.condition_number = condition_number_x;
   summary.success = true;
   summary.message = "IV by normal products";
-  summary.time_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  summary.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return summary;
 }
 
 bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOptions& options,
-             const Eigen::VectorXd& theta0, ClosedLoopAuxiliaryModel* auxiliary,
-             IdimResult* result, std::string* error) {
+             const Eigen::VectorXd& theta0, ClosedLoopAuxiliaryModel* auxiliary, IdimResult* result,
+             std::string* error) {
   CHECK(result != nullptr);
   CHECK(error != nullptr);
   const auto start = std::chrono::steady_clock::now();
@@ -744,16 +912,15 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
       // The fast path's solve needs cond(X) once.
       const double condition = options.iv_common_path ? 0.0 : ConditionNumber(system.x);
       const IvIterationSummary iv =
-          options.iv_common_path
-              ? IterateInstrumentalVariables(system.x, system.y, theta0, generator, options.iv,
-                                             ls_options)
-              : IterateInstrumentalVariables(
-                    system.x, theta0, generator, options.iv,
-                    [&](const Eigen::MatrixXd& z) {
-                      return SolveIdimIvNormalProducts(z, system.x, system.y, system.blocks,
-                                                       condition);
-                    },
-                    &instruments);
+          options.iv_common_path ? IterateInstrumentalVariables(system.x, system.y, theta0,
+                                                                generator, options.iv, ls_options)
+                                 : IterateInstrumentalVariables(
+                                       system.x, theta0, generator, options.iv,
+                                       [&](const Eigen::MatrixXd& z) {
+                                         return SolveIdimIvNormalProducts(z, system.x, system.y,
+                                                                          system.blocks, condition);
+                                       },
+                                       &instruments);
       result->fit = iv.estimate;
       result->converged = iv.converged;
       result->iterations = iv.iterations;
@@ -762,8 +929,8 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
       result->simulations = simulations;
       result->message = iv.message;
       if (!iv.estimate.success) {
-        *error = "IDIM-IV: " + iv.message + (iv.estimate.message.empty() ? "" : "; " +
-                                                                                iv.estimate.message);
+        *error = "IDIM-IV: " + iv.message +
+                 (iv.estimate.message.empty() ? "" : "; " + iv.estimate.message);
         result->success = false;
         return false;
       }
@@ -771,18 +938,18 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
     }
   }
   if (!result->fit.success) {
-    *error = std::string("IDIM-") + IdimEstimatorName(options.estimator) + ": " +
-             result->fit.message;
+    *error =
+        std::string("IDIM-") + IdimEstimatorName(options.estimator) + ": " + result->fit.message;
     return false;
   }
   if (result->message.empty()) result->message = result->fit.message;
-  result->whiteness = AnalyseResidualWhiteness(result->fit.residual, system.blocks,
-                                               options.whiteness);
+  result->whiteness =
+      AnalyseResidualWhiteness(result->fit.residual, system.blocks, options.whiteness);
   if (options.hac) {
     switch (options.estimator) {
       case IdimEstimator::kLeastSquares:
-        result->hac = ComputeHacCovariance(system.x, system.x, result->fit.residual,
-                                           system.blocks, options.hac_lags);
+        result->hac = ComputeHacCovariance(system.x, system.x, result->fit.residual, system.blocks,
+                                           options.hac_lags);
         break;
       case IdimEstimator::kWeightedLeastSquares: {
         Eigen::MatrixXd weighted = system.x;
@@ -790,8 +957,8 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
           const double sigma = result->fit.block_sigma[system.blocks.BlockOf(static_cast<int>(r))];
           weighted.row(r) /= sigma * sigma;
         }
-        result->hac = ComputeHacCovariance(weighted, system.x, result->fit.residual,
-                                           system.blocks, options.hac_lags);
+        result->hac = ComputeHacCovariance(weighted, system.x, result->fit.residual, system.blocks,
+                                           options.hac_lags);
         break;
       }
       case IdimEstimator::kInstrumentalVariables:
@@ -805,8 +972,7 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
     }
   }
   result->success = true;
-  result->time_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result->time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return true;
 }
 

@@ -81,6 +81,18 @@ struct IdimPreprocessingOptions {
   int selection_guard_rows = 5;
   double selection_guard_s = 0.04;
   int num_threads = 1;  // threads for the per-column filters and IRW smoothers
+  // Joints whose torque is measured (n flags; empty = all). The rows of the other joints are
+  // left out of the system (their torque columns are ignored and may hold NaN); real records
+  // often lack some joints' efforts. Identify the base parameters of the measured equations
+  // (models::NumericalBaseOptions::measured_joints), or some columns are undetermined.
+  std::vector<bool> measured_joints;
+  // Rest detection, after step 1: a differentiated velocity of magnitude below rest_velocity
+  // [rad/s, or m/s for a prismatic joint] is set to zero, so the joint counts as at rest. A
+  // smoothed velocity never vanishes exactly, and at rest its sign follows the smoother's noise,
+  // so that the Coulomb column sign(q') jumps between ±1 where the torque holding the joint is
+  // stiction, anywhere within ±fc; with sign(0) = 0 those rows predict the offset instead (the
+  // mean of stiction). 0 = off.
+  double rest_velocity = 0.0;
   bool IsValid(std::string* why) const;
 };
 
@@ -140,6 +152,20 @@ struct IdimSystem {
 bool BuildIdimSystem(const IdimModel& model, const Eigen::MatrixXd& q_measured,
                      const Eigen::MatrixXd& tau_measured, const IdimPreprocessingOptions& options,
                      IdimSystem* system, std::string* error);
+
+// The same for a record with its own time stamps time_s (Ns, strictly increasing), as real logs
+// have: their steps jitter. When every step is within 1e-6 of the mean step the record is
+// uniform and this is BuildIdimSystem at the rate 1 / mean step. Otherwise step 1 runs the IRW
+// smoothers on the time stamps (solvers/irw_irregular.h: the integrated Wiener process sampled
+// at the stamps, NVR per joint by maximum likelihood; IRWSM1's acceleration by smoothing its
+// velocity once more at the same stamps), so no resampling error enters; the conventional
+// differentiator (a zero-phase Butterworth filter and central differences) and the decimation
+// filter need a uniform record and are refused with a message, and options.sample_rate_hz is
+// replaced by 1 / median step (IdimSystem::sample_rate_hz, used by the selection's guard band).
+bool BuildIdimSystemAtTimes(const IdimModel& model, const Eigen::VectorXd& time_s,
+                            const Eigen::MatrixXd& q_measured, const Eigen::MatrixXd& tau_measured,
+                            const IdimPreprocessingOptions& options, IdimSystem* system,
+                            std::string* error);
 
 // Steps 2–4 for exact states (no differentiation): the instruments of IDIM-IV. x and tau_stacked
 // have the rows of `system` (same decimation, same kept rows). tau may be empty (then only x).

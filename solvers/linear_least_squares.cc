@@ -422,6 +422,10 @@ LinearLeastSquaresSummary SolveWeightedLeastSquares(const Eigen::MatrixXd& X,
     // Gautier: LS on joint j's own equations, restricted to the columns that appear in them.
     for (int j = 0; j < num_blocks; ++j) {
       const std::vector<int>& block_rows = rows_of_block[j];
+      if (block_rows.empty()) {  // a joint without measured rows carries no weight
+        sigma(j) = kNaN;
+        continue;
+      }
       std::vector<int> columns;
       for (Eigen::Index c = 0; c < b; ++c) {
         for (int i : block_rows) {

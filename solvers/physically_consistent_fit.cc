@@ -109,7 +109,9 @@ bool PhysicallyConsistentOptions::IsValid(std::string* why) const {
     return false;
   };
   if (!problem.IsValid(why)) return false;
-  if (max_iterations < 1) return fail("max_iterations must be >= 1");
+  if (max_iterations < 1 || finish_max_iterations < 1) {
+    return fail("max_iterations and finish_max_iterations must be >= 1");
+  }
   if (!(function_tolerance >= 0.0) || !(gradient_tolerance >= 0.0) ||
       !(parameter_tolerance >= 0.0)) {
     return fail("tolerances must be >= 0");
@@ -208,19 +210,29 @@ bool FitPhysicallyConsistent(const models::SerialRobot& robot,
   SolverSummary& s = summary->solver;
   double best_cost = std::numeric_limits<double>::infinity();
   int total_iterations = 0;
-  for (const Eigen::VectorXd& candidate : candidates) {
-    const Eigen::VectorXd start =
-        parameterization.ProjectToConsistent(candidate, options.start_floor);
-    Eigen::VectorXd phi;
-    CHECK(parameterization.FromStandard(start, &phi, &why)) << why;
+  // One Levenberg–Marquardt solve from *phi in the coordinates of `coordinates`; its data +
+  // prior cost, or false when Ceres failed (or the problem could not be built: *built false).
+  auto solve = [&](const problems::PhysicalParameterization& coordinates, Eigen::VectorXd* phi,
+                   ceres::Solver::Summary* ceres_summary, double* cost, bool* built) {
     ceres::Problem problem;
-    if (!problems::BuildPhysicallyConsistentProblem(&parameterization, data, options.problem, &phi,
-                                                    &problem, error, &rows)) {
-      return false;
-    }
+    *built = problems::BuildPhysicallyConsistentProblem(&coordinates, data, options.problem, phi,
+                                                        &problem, error, &rows);
+    if (!*built) return false;
+    const bool finish = coordinates.coordinates() == problems::PhysicalCoordinates::kCholesky;
     ceres::Solver::Options solver_options;
-    solver_options.linear_solver_type = ceres::DENSE_QR;
-    solver_options.max_num_iterations = options.max_iterations;
+    // The compressed problem is small (c + 1 rows, plus the prior and the regulariser) and the
+    // Levenberg–Marquardt damping keeps its normal equations well posed: Cholesky of JᵀJ costs
+    // half of a QR of J per iteration.
+    solver_options.linear_solver_type = ceres::DENSE_NORMAL_CHOLESKY;
+    if (finish) {
+      // Near a boundary optimum the Gauss–Newton model misses the curvature that holds the
+      // solution there (Σ r_i ∇²r_i: θ is quadratic in the Cholesky factor), so a trust-region
+      // Gauss–Newton step keeps overshooting; BFGS learns that curvature from the gradients.
+      solver_options.minimizer_type = ceres::LINE_SEARCH;
+      solver_options.line_search_direction_type = ceres::BFGS;
+    }
+    solver_options.max_num_iterations =
+        finish ? options.finish_max_iterations : options.max_iterations;
     solver_options.function_tolerance = options.function_tolerance;
     solver_options.gradient_tolerance = options.gradient_tolerance;
     solver_options.parameter_tolerance = options.parameter_tolerance;
@@ -228,22 +240,18 @@ bool FitPhysicallyConsistent(const models::SerialRobot& robot,
     internal::CeresProgress callback("physically consistent fit", options.progress, start_time);
     callback.set_iteration_offset(total_iterations);
     solver_options.callbacks.push_back(&callback);
-    ceres::Solver::Summary ceres_summary;
-    ceres::Solve(solver_options, &problem, &ceres_summary);
-    const int iterations = std::max(0, static_cast<int>(ceres_summary.iterations.size()) - 1);
-    total_iterations += iterations;
-    const bool ok = ceres_summary.termination_type != ceres::FAILURE &&
-                    ceres_summary.termination_type != ceres::USER_FAILURE;
+    ceres::Solve(solver_options, &problem, ceres_summary);
+    total_iterations += std::max(0, static_cast<int>(ceres_summary->iterations.size()) - 1);
     Eigen::VectorXd theta;
-    parameterization.ToStandard(phi, &theta);
-    double cost = 0.5 * (rows.data_matrix * theta - rows.data_target).squaredNorm();
+    coordinates.ToStandard(*phi, &theta);
+    *cost = 0.5 * (rows.data_matrix * theta - rows.data_target).squaredNorm();
     if (rows.prior_matrix.rows() > 0) {
-      cost += 0.5 * (rows.prior_matrix * theta - rows.prior_target).squaredNorm();
+      *cost += 0.5 * (rows.prior_matrix * theta - rows.prior_target).squaredNorm();
     }
-    if (!ok || !(cost < best_cost)) continue;
-    best_cost = cost;
-    summary->start_theta = start;
-    summary->phi = phi;
+    return ceres_summary->termination_type != ceres::FAILURE &&
+           ceres_summary->termination_type != ceres::USER_FAILURE;
+  };
+  auto accept = [&](const ceres::Solver::Summary& ceres_summary, const std::string& from) {
     s.initial_cost = ceres_summary.initial_cost;
     s.final_cost = ceres_summary.final_cost;
     s.linear_solver_time_s = ceres_summary.linear_solver_time_in_seconds;
@@ -251,12 +259,62 @@ bool FitPhysicallyConsistent(const models::SerialRobot& robot,
     s.converged = ceres_summary.termination_type == ceres::CONVERGENCE;
     s.message = ceres_summary.message;
     summary->success = true;
+    const int iterations = std::max(0, static_cast<int>(ceres_summary.iterations.size()) - 1);
     summary->message = std::string(s.converged ? "converged after " : "stopped after ") +
-                       std::to_string(iterations) + " iterations from the " +
-                       (&candidate == &candidates.back() ? "given" : "least-squares-shifted") +
-                       " start: " + ceres_summary.message;
+                       std::to_string(iterations) + " iterations " + from + ": " +
+                       ceres_summary.message;
+  };
+  for (const Eigen::VectorXd& candidate : candidates) {
+    const Eigen::VectorXd start =
+        parameterization.ProjectToConsistent(candidate, options.start_floor);
+    Eigen::VectorXd phi;
+    CHECK(parameterization.FromStandard(start, &phi, &why)) << why;
+    ceres::Solver::Summary ceres_summary;
+    double cost = 0.0;
+    bool built = false;
+    const bool ok = solve(parameterization, &phi, &ceres_summary, &cost, &built);
+    if (!built) return false;
+    if (!ok || !(cost < best_cost)) continue;
+    best_cost = cost;
+    summary->start_theta = start;
+    summary->phi = phi;
+    accept(ceres_summary,
+           std::string("from the ") +
+               (&candidate == &candidates.back() ? "given" : "least-squares-shifted") + " start");
+  }
+  // The finish in Cholesky coordinates, from the best log-Cholesky point (strictly inside the
+  // consistent set). Where that point is the optimum it ends at once; where the optimum lies on
+  // the boundary it reaches it, since the boundary lies at finite coordinates there.
+  const problems::PhysicalParameterization cholesky(robot,
+                                                    problems::PhysicalCoordinates::kCholesky);
+  const problems::PhysicalParameterization* final_coordinates = &parameterization;
+  if (summary->success && options.finish_in_cholesky_coordinates) {
+    Eigen::VectorXd theta_best, u;
+    parameterization.ToStandard(summary->phi, &theta_best);
+    // A point that stalled next to the boundary can be singular to round-off: lift its
+    // eigenvalues to 1e-12 of the largest so that the Cholesky factor exists (a change far below
+    // any σ), then let the solve move it back.
+    if (cholesky.FromStandard(parameterization.ProjectToConsistent(theta_best, 1e-12), &u, &why)) {
+      ceres::Solver::Summary ceres_summary;
+      double cost = 0.0;
+      bool built = false;
+      const bool ok = solve(cholesky, &u, &ceres_summary, &cost, &built);
+      if (!built) return false;
+      if (ok && cost <= best_cost) {
+        best_cost = cost;
+        summary->phi = u;
+        final_coordinates = &cholesky;
+        accept(
+            ceres_summary,
+            "in Cholesky coordinates after " +
+                std::to_string(total_iterations -
+                               std::max(0, static_cast<int>(ceres_summary.iterations.size()) - 1)) +
+                " log-Cholesky iterations");
+      }
+    }
   }
   s.iterations = total_iterations;
+  summary->coordinates = final_coordinates->coordinates();
   summary->start_projected =
       (summary->start_theta - theta_start).norm() > 1e-12 * std::max(theta_start.norm(), 1e-300);
   if (!summary->success) {
@@ -268,7 +326,7 @@ bool FitPhysicallyConsistent(const models::SerialRobot& robot,
 
   // Estimate, residuals and the delta-method covariance at the solution.
   Eigen::MatrixXd d;
-  parameterization.ToStandard(phi, &summary->theta, &d);
+  final_coordinates->ToStandard(phi, &summary->theta, &d);
   const Eigen::VectorXd& theta = summary->theta;
   summary->data_cost = 0.5 * (rows.data_matrix * theta - rows.data_target).squaredNorm();
   summary->prior_cost = rows.prior_matrix.rows() > 0

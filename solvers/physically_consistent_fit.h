@@ -4,20 +4,21 @@
 // exponentials), with the delta-method covariance of the standard and of the column (base)
 // parameters, and the consistency diagnostics of ordinary estimates.
 //
-// Solve. Levenberg–Marquardt (Ceres, DENSE_QR on the compressed rows) from a consistent starting
-// point: the caller's θ_std (description values, or an LS estimate), by default first shifted by
-// the smallest change that gives it the LS columns (warm_start_from_least_squares), then projected
-// onto the consistent set when it is not strictly inside it
-// (PhysicalParameterization::ProjectToConsistent). The
-// change of unknowns φ → θ_std is a diffeomorphism onto the interior of the consistent set and the
-// data cost is convex in θ_std, so a stationary point with an invertible D = ∂θ_std/∂φ is a global
-// minimiser over the consistent set (Rucker & Wensing (2022) make the same point); where the
-// optimum lies on the boundary (a friction that the data put at or below zero, a link that
-// wants to be flat) the unknowns run towards −∞, the steps shrink, and the solve ends on its
-// function tolerance or its iteration cap with the term reported in `at_bound` — short of the
-// boundary optimum by a fraction of σ in the tests, and far from it when the start was far from
-// the data (solvers/README.md, "Starting point and its limits"). The fit is therefore run from two
-// starts (warm_start_from_least_squares) and keeps the lower cost.
+// Solve, in two phases (solvers/README.md, "Optima on the boundary"). First Levenberg–Marquardt
+// (Ceres, dense normal equations of the compressed rows) in log-Cholesky coordinates from a
+// consistent starting point: the caller's θ_std (description values, or an LS estimate), by
+// default first shifted by the smallest change that gives it the LS columns
+// (warm_start_from_least_squares), then projected onto the consistent set when it is not strictly
+// inside it (PhysicalParameterization::ProjectToConsistent); run from both starts, the lower cost
+// kept. The change of unknowns φ → θ_std is a diffeomorphism onto the interior of the consistent
+// set and the data cost is convex in θ_std, so a stationary point with an invertible
+// D = ∂θ_std/∂φ is a global minimiser over the consistent set (Rucker & Wensing (2022) make the
+// same point). Where the optimum lies on the boundary (a friction that the data put at or below
+// zero, a link that wants to be flat) those unknowns run towards −∞ and the steps shrink, so the
+// second phase continues from the best point in Cholesky coordinates
+// (problems::PhysicalCoordinates::kCholesky), where the boundary lies at finite values, with BFGS
+// (Ceres's line-search minimiser), which learns the curvature that the Gauss–Newton model of the
+// change of unknowns leaves out; terms that end on the boundary are reported in `at_bound`.
 //
 // Covariance (delta method). With J_φ = M D the Jacobian of all residuals (data and prior) and
 // σ̂² = ResidualVarianceFactor(data cost, m, r) — m the rows of non-zero weight, r the rank of the
@@ -52,7 +53,7 @@ namespace dynid::solvers {
 
 struct PhysicallyConsistentOptions {
   problems::PhysicallyConsistentProblemOptions problem;  // row compression, prior
-  int max_iterations = 500;
+  int max_iterations = 100;  // Levenberg–Marquardt in log-Cholesky coordinates, per start
   // Ceres: relative cost decrease. At a boundary the unknowns run toward −∞ and the cost keeps
   // falling by ever smaller amounts; this tolerance is what ends such a solve.
   double function_tolerance = 1e-10;
@@ -71,6 +72,11 @@ struct PhysicallyConsistentOptions {
   // A link whose smallest pseudo-inertia eigenvalue, or a drive term whose physical value, is below
   // this fraction of the largest (of its link, of its kind) is reported at its bound.
   double bound_tolerance = 1e-6;
+  // After the log-Cholesky solves, continue from the best point in Cholesky coordinates
+  // (problems::PhysicalCoordinates::kCholesky), where an optimum on the boundary is reached
+  // rather than approached ever more slowly (header comment).
+  bool finish_in_cholesky_coordinates = true;
+  int finish_max_iterations = 3000;  // BFGS iterations of that finish
   ProgressOptions progress;
   bool IsValid(std::string* why) const;
 };
@@ -81,7 +87,8 @@ struct PhysicallyConsistentSummary {
   SolverSummary solver;  // iterations, costs (data + prior), time, convergence
 
   Eigen::VectorXd theta;         // p standard parameters (consistent)
-  Eigen::VectorXd phi;           // p unknowns (problems::PhysicalParameterization::names())
+  Eigen::VectorXd phi;  // p unknowns (problems::PhysicalParameterization::names()) of the solution
+  problems::PhysicalCoordinates coordinates = problems::PhysicalCoordinates::kLogCholesky;  // of phi
   Eigen::VectorXd start_theta;   // the consistent starting point actually used
   bool start_projected = false;  // start_theta differs from the caller's (shifted, projected)
 

@@ -1,10 +1,9 @@
 #include "dynid/solvers/residual_analysis.h"
 
-#include <algorithm>
-#include <Eigen/LU>
-
 #include <glog/logging.h>
 
+#include <Eigen/LU>
+#include <algorithm>
 #include <cmath>
 #include <iomanip>
 #include <limits>
@@ -150,6 +149,7 @@ WhitenessSummary AnalyseResidualWhiteness(const Eigen::VectorXd& residual, const
     BlockWhiteness block;
     block.name = blocks.BlockName(j);
     block.num_samples = static_cast<int>(series[j].size());
+    if (block.num_samples == 0) continue;  // a block without rows (an unmeasured joint)
     if (block.num_samples <= options.max_lag + 1) {
       summary.message = block.name + " has " + std::to_string(block.num_samples) +
                         " residuals; whiteness up to lag " + std::to_string(options.max_lag) +
@@ -207,8 +207,9 @@ HacCovariance ComputeHacCovariance(const Eigen::MatrixXd& z, const Eigen::Matrix
   const Eigen::Index rows = x.rows();
   const Eigen::Index b = x.cols();
   if (z.rows() != rows || z.cols() != b || residual.size() != rows || rows <= b) {
-    result.message = "HAC: expected Z and X of equal shape with more rows than columns and a "
-                     "residual per row";
+    result.message =
+        "HAC: expected Z and X of equal shape with more rows than columns and a "
+        "residual per row";
     return result;
   }
   std::string why;
@@ -219,7 +220,8 @@ HacCovariance ComputeHacCovariance(const Eigen::MatrixXd& z, const Eigen::Matrix
   const int num_blocks = blocks.num_blocks();
   // Rows of each block in order, with their sample positions.
   std::vector<std::vector<int>> block_rows(num_blocks);
-  for (Eigen::Index r = 0; r < rows; ++r) block_rows[blocks.BlockOf(static_cast<int>(r))].push_back(static_cast<int>(r));
+  for (Eigen::Index r = 0; r < rows; ++r)
+    block_rows[blocks.BlockOf(static_cast<int>(r))].push_back(static_cast<int>(r));
   auto sample_of = [&](int block, size_t i) {
     const int r = block_rows[block][i];
     return blocks.sample_of_row.empty() ? static_cast<int>(i) : blocks.sample_of_row[r];

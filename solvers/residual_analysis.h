@@ -63,7 +63,8 @@ double ChiSquareSurvival(double statistic, int dof);
 double FisherSurvival(double statistic, int dof1, int dof2);
 
 // Whiteness of `residual` (N_t rows) per block of `blocks` (rows of a block taken in row order,
-// which is time order for the stacked layouts). A block needs more than max_lag + 1 rows.
+// which is time order for the stacked layouts). A block needs more than max_lag + 1 rows; blocks
+// without any row (a joint whose torque is not measured) are left out.
 WhitenessSummary AnalyseResidualWhiteness(const Eigen::VectorXd& residual, const RowBlocks& blocks,
                                           const WhitenessOptions& options);
 

@@ -96,6 +96,42 @@ TEST(InertiaParameterizationTest, JacobianMatchesCentralDifferences) {
   }
 }
 
+TEST(InertiaParameterizationTest, CholeskyCoordinatesRoundTripAndHaveExactJacobians) {
+  std::mt19937 rng(12);
+  for (int trial = 0; trial < 20; ++trial) {
+    const Vector10d v = RandomConsistentLink(&rng);
+    Vector10d u;
+    std::string error;
+    ASSERT_TRUE(CholeskyFromLinkInertia(v, &u, &error)) << error;
+    EXPECT_LT((LinkInertiaFromCholesky(u) - v).norm(), 1e-12 * v.norm());
+    EXPECT_NEAR(u[0] * u[0], v[9], 1e-12 * v[9]);  // u44² = m
+    // The same factor as the log-Cholesky one.
+    Vector10d eta;
+    ASSERT_TRUE(LogCholeskyFromLinkInertia(v, &eta, &error)) << error;
+    const Eigen::Matrix4d factor = LogCholeskyFactor(eta);
+    EXPECT_NEAR(u[1], factor(0, 0), 1e-12 * factor.norm());
+    EXPECT_NEAR(u[9], factor(2, 3), 1e-12 * factor.norm());
+    Matrix10d jacobian;
+    LinkInertiaFromCholesky(u, &jacobian);
+    for (int k = 0; k < 10; ++k) {
+      const double h = 1e-6;
+      Vector10d plus = u, minus = u;
+      plus[k] += h;
+      minus[k] -= h;
+      const Vector10d numeric =
+          (LinkInertiaFromCholesky(plus) - LinkInertiaFromCholesky(minus)) / (2.0 * h);
+      EXPECT_LT((numeric - jacobian.col(k)).norm(), 1e-7 * (1.0 + jacobian.col(k).norm()))
+          << "column " << k << " (" << CholeskyNames()[k] << ")";
+    }
+  }
+  // A zero diagonal entry is a flat link: semidefinite, on the boundary.
+  Vector10d flat;
+  flat << 1.0, 0.3, 0.2, 0.0, 0.01, 0.02, 0.0, 0.1, 0.0, 0.05;
+  const LinkConsistency c = CheckLinkConsistency(LinkInertiaFromCholesky(flat));
+  EXPECT_FALSE(c.consistent);
+  EXPECT_NEAR(c.pseudo_inertia_min_eigenvalue, 0.0, 1e-15);
+}
+
 TEST(InertiaParameterizationTest, ReportsNegativeMassAndTriangleViolation) {
   // Principal moments (1, 1, 3) at the centre of mass: positive definite but 1 + 1 < 3.
   const Vector10d flat = LinkInertiaVector(LinkInertia::FromCenterOfMass(

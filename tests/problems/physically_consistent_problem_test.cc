@@ -68,6 +68,43 @@ TEST(PhysicalParameterizationTest, RoundTripsConsistentRobotsInBothCouplingForms
   }
 }
 
+TEST(PhysicalParameterizationTest, CholeskyCoordinatesRoundTripAndReachTheBoundary) {
+  for (CouplingForm form : {CouplingForm::kPhysical, CouplingForm::kGautier}) {
+    const models::SerialRobot robot = ConsistentChain7(4, true, form);
+    const PhysicalParameterization cholesky(robot, PhysicalCoordinates::kCholesky);
+    Eigen::VectorXd u, theta;
+    std::string error;
+    ASSERT_TRUE(cholesky.FromStandard(robot.standard_parameters(), &u, &error)) << error;
+    cholesky.ToStandard(u, &theta);
+    EXPECT_LT((theta - robot.standard_parameters()).norm(),
+              1e-12 * robot.standard_parameters().norm());
+    EXPECT_EQ(cholesky.names()[0], "u44_1");
+    EXPECT_EQ(cholesky.names()[robot.ParameterIndex("fc3")], "sqrt_fc3");
+    // Zero entries are allowed and land exactly on the boundary: a massless link 1 and no
+    // Coulomb friction on joint 3, still consistent (semidefinite).
+    u.segment<10>(cholesky.LinkIndex(0)).setZero();
+    u[robot.ParameterIndex("fc3")] = 0.0;
+    cholesky.ToStandard(u, &theta);
+    EXPECT_EQ(theta[robot.ParameterIndex("m1")], 0.0);
+    EXPECT_EQ(cholesky.PhysicalValues(theta)[robot.ParameterIndex("fc3")], 0.0);
+    for (int trial = 0; trial < 20; ++trial) {
+      cholesky.ToStandard(RandomVector(cholesky.size(), 100 + trial, 1.0), &theta);
+      for (int j = 0; j < cholesky.num_links(); ++j) {
+        EXPECT_GE(models::CheckLinkConsistency(
+                      models::Vector10d(theta.segment<10>(cholesky.LinkIndex(j))))
+                      .pseudo_inertia_min_eigenvalue,
+                  -1e-12 * theta.segment<10>(cholesky.LinkIndex(j)).norm());
+      }
+      const Eigen::VectorXd physical = cholesky.PhysicalValues(theta);
+      for (int i = 0; i < cholesky.size(); ++i) {
+        if (cholesky.IsNonNegative(i)) {
+          EXPECT_GE(physical[i], -1e-12);
+        }
+      }
+    }
+  }
+}
+
 TEST(PhysicalParameterizationTest, GautierFormPhysicalValuesAreThePhysicalForm) {
   const models::SerialRobot gautier = ConsistentChain7(9, false, CouplingForm::kGautier);
   const models::SerialRobot physical =
@@ -109,24 +146,27 @@ TEST(PhysicallyConsistentProblemTest, CostJacobianPassesGradientChecker) {
                   "(plain malloc) and would be freed here by Eigen's AVX allocator";
 #endif
   for (CouplingForm form : {CouplingForm::kPhysical, CouplingForm::kGautier}) {
-    const models::SerialRobot robot = models::testing::MakeRandomChain7(2, true, form);
-    const PhysicalParameterization parameterization(robot);
-    Eigen::MatrixXd x;
-    Eigen::VectorXd y;
-    RandomSystem(robot, 3, 17, &x, &y);
-    std::unique_ptr<ceres::CostFunction> cost(NewPhysicalLinearCost(&parameterization, x, y));
-    const Eigen::VectorXd phi = RandomVector(parameterization.size(), 31, 0.5);
-    const double* parameters[] = {phi.data()};
-    ceres::NumericDiffOptions numeric_diff_options;
-    const std::vector<const ceres::Manifold*>* no_manifolds = nullptr;
-    ceres::GradientChecker checker(cost.get(), no_manifolds, numeric_diff_options);
-    ceres::GradientChecker::ProbeResults results;
-    EXPECT_TRUE(checker.Probe(parameters, 1e-7, &results)) << results.error_log;
-    // The residual is the linear model at θ(φ).
-    Eigen::VectorXd theta, residual(x.rows());
-    parameterization.ToStandard(phi, &theta);
-    ASSERT_TRUE(cost->Evaluate(parameters, residual.data(), nullptr));
-    EXPECT_LT((residual - (x * theta - y)).norm(), 1e-10 * y.norm());
+    for (PhysicalCoordinates coordinates :
+         {PhysicalCoordinates::kLogCholesky, PhysicalCoordinates::kCholesky}) {
+      const models::SerialRobot robot = models::testing::MakeRandomChain7(2, true, form);
+      const PhysicalParameterization parameterization(robot, coordinates);
+      Eigen::MatrixXd x;
+      Eigen::VectorXd y;
+      RandomSystem(robot, 3, 17, &x, &y);
+      std::unique_ptr<ceres::CostFunction> cost(NewPhysicalLinearCost(&parameterization, x, y));
+      const Eigen::VectorXd phi = RandomVector(parameterization.size(), 31, 0.5);
+      const double* parameters[] = {phi.data()};
+      ceres::NumericDiffOptions numeric_diff_options;
+      const std::vector<const ceres::Manifold*>* no_manifolds = nullptr;
+      ceres::GradientChecker checker(cost.get(), no_manifolds, numeric_diff_options);
+      ceres::GradientChecker::ProbeResults results;
+      EXPECT_TRUE(checker.Probe(parameters, 1e-7, &results)) << results.error_log;
+      // The residual is the linear model at θ(φ).
+      Eigen::VectorXd theta, residual(x.rows());
+      parameterization.ToStandard(phi, &theta);
+      ASSERT_TRUE(cost->Evaluate(parameters, residual.data(), nullptr));
+      EXPECT_LT((residual - (x * theta - y)).norm(), 1e-10 * y.norm());
+    }
   }
 }
 

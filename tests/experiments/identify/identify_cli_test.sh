@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# End-to-end checks of the identify program.
+#  1. A one-joint turntable from a DH table (YAML) with default drives, torques generated exactly
+#     as (zz + ia) q'' + fv q' + fc sign(q') + off: the estimates match, every output is written.
+#  2. The real TIAGo arm recording shipped in data/robots/tiago (Schunk URDF as prior, torques of
+#     arm_1..arm_4 from currents, first 70 % identified, last 30 % validated): the validation
+#     errors meet the published comparison (least squares ≤ 0.40 / 0.18 / 0.27 / 0.30, pooled
+#     ≤ 0.20), the physically consistent fit is no worse than LS plus 10 %, and the report says
+#     the inertial parameters are not identifiable from this recording.
+#  3. Bad flags, descriptions and records: exit 2, a message naming the file, line and column or
+#     the flag, nothing written.
+# Usage: identify_cli_test.sh PATH/TO/identify
+set -u
+binary="$1"
+here="$(cd "$(dirname "$0")" && pwd)"
+tiago="$here/../../../data/robots/tiago"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+source "$here/../cli_test_lib.sh"
+
+json() {  # json FILE PYTHON_EXPRESSION_ON_d
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
+}
+
+# 1. The turntable.
+cat > "$work/turntable.yaml" <<'YAML'
+name: turntable
+convention: modified
+joints:
+  - {name: spin, type: revolute, alpha: 0, d: 0, theta: 0, r: 0}
+YAML
+awk 'BEGIN {
+  print "t,q_spin,tau_spin"
+  zz = 0.35; fv = 0.8; fc = 0.4; off = 0.05
+  for (k = 0; k < 3000; k++) {
+    t = k * 0.005
+    q = 0.8 * sin(1.3 * t) + 0.3 * sin(3.1 * t + 0.4)
+    qd = 0.8 * 1.3 * cos(1.3 * t) + 0.3 * 3.1 * cos(3.1 * t + 0.4)
+    qdd = -0.8 * 1.69 * sin(1.3 * t) - 0.3 * 9.61 * sin(3.1 * t + 0.4)
+    s = (qd > 0) - (qd < 0)
+    printf "%.4f,%.12g,%.12g\n", t, q, zz * qdd + fv * qd + fc * s + off
+  }
+}' > "$work/turntable.csv"
+"$binary" --robot="$work/turntable.yaml" --data="$work/turntable.csv" --method=ls \
+  --out_dir="$work/turntable" --figures=false > "$work/log" 2>&1 ||
+  fail "turntable run exited non-zero: $(cat "$work/log")"
+for f in parameters.csv standard_parameters.csv validation.csv validation_torques.csv \
+         summary.json report.md; do
+  [[ -s "$work/turntable/$f" ]] || fail "turntable run did not write $f"
+done
+head -1 "$work/turntable/parameters.csv" |
+  grep -q "^parameter,estimate,std,rel_std_percent,physically_consistent," ||
+  fail "parameters.csv header: $(head -1 "$work/turntable/parameters.csv")"
+value() { awk -F, -v name="$2" '$1 == name { print $2 }' "$1"; }
+check "turntable zz+ia" "a > 0.34 && a < 0.36" "$(value "$work/turntable/parameters.csv" zz1r)"
+check "turntable fv" "a > 0.78 && a < 0.82" "$(value "$work/turntable/parameters.csv" fv1)"
+check "turntable fc" "a > 0.38 && a < 0.42" "$(value "$work/turntable/parameters.csv" fc1)"
+check "turntable validation error" "a < 0.01" \
+  "$(json "$work/turntable/summary.json" "d['validation_relative_error']['ls']")"
+
+# IDIM-IV with the reference column (here the trajectory itself): the closed loop of the LS
+# estimate supplies the instruments, and the estimate is the truth.
+awk -F, 'NR == 1 { print $0 ",qref_spin"; next } { print $0 "," $2 }' "$work/turntable.csv" \
+  > "$work/turntable_ref.csv"
+"$binary" --robot="$work/turntable.yaml" --data="$work/turntable_ref.csv" --method=iv \
+  --out_dir="$work/turntable_iv" --figures=false > "$work/log" 2>&1 ||
+  fail "turntable IV run exited non-zero: $(cat "$work/log")"
+check "IV zz+ia" "a > 0.345 && a < 0.355" "$(value "$work/turntable_iv/parameters.csv" zz1r)"
+check "IV fc" "a > 0.39 && a < 0.41" "$(value "$work/turntable_iv/parameters.csv" fc1)"
+check "IV converged" "a == 1" \
+  "$(json "$work/turntable_iv/summary.json" "int('message' not in d['methods']['iv'])")"
+
+# 2. The TIAGo recording.
+"$binary" --robot="$tiago/tiago_48_schunk.urdf" --chain=base_footprint:arm_7_link \
+  --drives="$tiago/tiago_drives.yaml" --data="$tiago/tiago_arm_log.csv" \
+  --effort_joints=arm_1_joint,arm_2_joint,arm_3_joint,arm_4_joint \
+  --out_dir="$work/tiago" --figures=false > "$work/tiago.log" 2>&1 ||
+  fail "TIAGo run exited non-zero: $(cat "$work/tiago.log")"
+summary="$work/tiago/summary.json"
+e() { json "$summary" "d['methods']['$1']['validation_relative_error']['$2']"; }
+check "LS arm_1" "a <= 0.40" "$(e ls arm_1_joint)"
+check "LS arm_2" "a <= 0.18" "$(e ls arm_2_joint)"
+check "LS arm_3" "a <= 0.27" "$(e ls arm_3_joint)"
+check "LS arm_4" "a <= 0.30" "$(e ls arm_4_joint)"
+pooled() { json "$summary" "d['validation_relative_error']['$1']"; }
+check "LS pooled" "a <= 0.20" "$(pooled ls)"
+check "PC pooled no worse than LS + 10 %" "a <= 1.1 * b" "$(pooled pc)" "$(pooled ls)"
+for joint in arm_1_joint arm_2_joint arm_3_joint arm_4_joint; do
+  check "PC $joint no worse than LS + 10 %" "a <= 1.1 * b" "$(e pc $joint)" "$(e ls $joint)"
+done
+check "prior worse than LS" "a > b" "$(pooled prior)" "$(pooled ls)"
+grep -q "not identifiable from this recording" "$work/tiago/report.md" ||
+  fail "the report does not say that the inertial parameters are not identifiable"
+grep -q "not uniform" "$work/tiago.log" || fail "the jittered time steps were not reported"
+check "standard_parameters.csv rows" "a == 9" "$(wc -l < "$work/tiago/standard_parameters.csv")"
+
+# 3. Bad input: exit 2, a message, nothing written.
+good=(--robot="$work/turntable.yaml" --figures=false)
+expect_exit 2 "--data" "${good[@]}"
+expect_exit 2 "--robot" --data="$work/turntable.csv"
+expect_exit 2 "--method: expected" "${good[@]}" --data="$work/turntable.csv" --method=best
+expect_exit 2 "--chain=ROOT:TIP is needed" --robot="$tiago/tiago_48_schunk.urdf" \
+  --data="$work/turntable.csv"
+expect_exit 2 "arm_9_link" --robot="$tiago/tiago_48_schunk.urdf" \
+  --chain=base_footprint:arm_9_link --data="$work/turntable.csv"
+expect_exit 2 "--validation_fraction" "${good[@]}" --data="$work/turntable.csv" \
+  --validation_fraction=2
+sed '1s/tau_spin/torque_spin/' "$work/turntable.csv" > "$work/bad_column.csv"
+expect_exit 2 "bad_column.csv:1:3: unknown column 'torque_spin'" "${good[@]}" \
+  --data="$work/bad_column.csv"
+sed '1s/q_spin/q_spun/' "$work/turntable.csv" > "$work/bad_joint.csv"
+expect_exit 2 "bad_joint.csv:1:2: column 'q_spun' names no joint" "${good[@]}" \
+  --data="$work/bad_joint.csv"
+cut -d, -f1,3 "$work/turntable.csv" > "$work/no_q.csv"
+expect_exit 2 "missing column 'q_spin'" "${good[@]}" --data="$work/no_q.csv"
+sed '40s/^\([^,]*\),[^,]*,/\1,abc,/' "$work/turntable.csv" > "$work/bad_cell.csv"
+expect_exit 2 "bad_cell.csv:40:2" "${good[@]}" --data="$work/bad_cell.csv"
+sed '41s/^[^,]*,/0.1,/' "$work/turntable.csv" > "$work/bad_time.csv"
+expect_exit 2 "bad_time.csv:41" "${good[@]}" --data="$work/bad_time.csv"
+expect_exit 2 "--effort_joints: 'elbow'" "${good[@]}" --data="$work/turntable.csv" \
+  --effort_joints=elbow
+printf 'name: x\nconvention: modified\njoints:\n  - {name: a, type: revolute, alpha: 0, d: 0, theta: 0, r: 0, colour: red}\n' \
+  > "$work/bad.yaml"
+expect_exit 2 "bad.yaml:4" --robot="$work/bad.yaml" --data="$work/turntable.csv"
+expect_exit 2 "no_such.csv" "${good[@]}" --data="$work/no_such.csv"
+expect_exit 1 "IDIM-IV estimate not available: no reference trajectory" "${good[@]}" \
+  --data="$work/turntable.csv" --method=iv
+expect_exit 2 "--kp" "${good[@]}" --data="$work/turntable_ref.csv" --kp=1,2
+finish identify
