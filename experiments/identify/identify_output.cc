@@ -295,14 +295,17 @@ std::string Report(const models::SerialRobot& robot, const IdentifyResults& r,
   }
   // What the record determines: relative standard deviations of at most 10 %, inertial
   // (combinations of link parameters) and drive parameters (rotor inertia, friction, offsets)
-  // apart, since a motion may excite one and not the other.
+  // apart, since a motion may excite one and not the other. Judged on the data alone: the
+  // IDIM-LS σ (the physically consistent fit's σ carry its prior and its bounds).
   const MethodEstimate& chosen = r.Estimate(run.chosen);
+  const Method judge = r.Estimate(Method::kLs).available ? Method::kLs : run.chosen;
+  const MethodEstimate& judged = r.Estimate(judge);
   int inertial = 0, inertial_determined = 0, drive = 0, drive_determined = 0;
   std::ostringstream poorly;
   for (int i = 0; i < r.base.size(); ++i) {
     const models::ParameterKind kind = robot.parameter_info()[r.base.kept[i]].kind;
     const bool is_inertial = kind <= models::ParameterKind::kM;
-    const bool determined = RelativeStdPercent(chosen.base[i], chosen.base_std[i]) <= 10.0;
+    const bool determined = RelativeStdPercent(judged.base[i], judged.base_std[i]) <= 10.0;
     (is_inertial ? inertial : drive) += 1;
     if (determined) {
       (is_inertial ? inertial_determined : drive_determined) += 1;
@@ -310,7 +313,7 @@ std::string Report(const models::SerialRobot& robot, const IdentifyResults& r,
       poorly << (poorly.tellp() > 0 ? ", " : "") << r.base.names[i];
     }
   }
-  out << "\n## What the record determines (" << MethodLabel(run.chosen) << ")\n\n";
+  out << "\n## What the record determines (" << MethodLabel(judge) << ", the data alone)\n\n";
   out << inertial_determined << " of " << inertial << " inertial and " << drive_determined << " of "
       << drive
       << " drive base parameters (rotor inertia, friction, offsets) have a relative standard "
@@ -327,7 +330,8 @@ std::string Report(const models::SerialRobot& robot, const IdentifyResults& r,
     out << (j ? ", " : " ") << j + 1 << " = " << r.joint_names[j];
   }
   out << ".\n\n";
-  out << "## Base parameters\n\n| parameter | groups | estimate | σ | σ % "
+  out << "## Base parameters (" << MethodLabel(run.chosen)
+      << ")\n\n| parameter | groups | estimate | σ | σ % "
          "|\n|---|---|---|---|---|\n";
   for (int i = 0; i < r.base.size(); ++i) {
     out << "| " << r.base.names[i] << " | " << r.base.descriptions[i] << " | "

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "dynid/data/robot_simulator.h"
+#include "dynid/problems/physically_consistent_problem.h"
 #include "dynid/data/signal.h"
 #include "experiments/common/progress.h"
 
@@ -279,7 +280,19 @@ bool RunIdentify(const models::SerialRobot& robot, const JointLog& identificatio
     }
     solvers::PhysicallyConsistentOptions pc_options;
     pc_options.problem.prior_weight = options.prior_weight;
-    if (options.prior_weight > 0.0) pc_options.problem.prior_theta = robot.standard_parameters();
+    if (options.prior_weight > 0.0) {
+      // The prior must be strictly consistent; a description that is not (CAD rounding, a
+      // flat link) is moved to the nearest consistent values first, and the report says so.
+      const problems::PhysicalParameterization layout(robot);
+      pc_options.problem.prior_theta =
+          layout.ProjectToConsistent(robot.standard_parameters(), 1e-6);
+      if (!r.prior_consistency.consistent) {
+        r.notes.push_back(
+            "the description's values are not physically consistent; the prior of the "
+            "physically consistent fit is the nearest consistent set (each pseudo-inertia's "
+            "eigenvalues raised to 1e-6 of its largest)");
+      }
+    }
     pc_options.progress.callback = stage.Callback();
     MethodEstimate& estimate = estimate_of(Method::kPc);
     if (!solvers::FitPhysicallyConsistent(robot, data, robot.standard_parameters(), pc_options,

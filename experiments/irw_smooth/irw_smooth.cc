@@ -28,6 +28,8 @@
 #include "dynid/data/figure.h"
 #include "dynid/data/output.h"
 #include "dynid/data/runtime_files.h"
+#include "dynid/data/parallel_for.h"
+#include "dynid/solvers/irw_irregular.h"
 #include "dynid/solvers/irw_smoother.h"
 #include "dynid/solvers/nvr_fit.h"
 #include "experiments/common/cli.h"
@@ -148,20 +150,26 @@ int main(int argc, char** argv) {
     return Fail(2, error);
   }
   reading.End();
-  if (!series.IsUniform(1e-3)) {
-    return Fail(2, FLAGS_input_csv +
-                       ": the time column is not uniformly sampled (IRW smoothing "
-                       "assumes a constant sampling interval)");
+  // Jittered time stamps: the smoother runs at the stamps (solvers/irw_irregular.h), with the
+  // NVR by maximum likelihood or given.
+  const bool at_times = !series.IsUniform(1e-3);
+  if (at_times && (tracking_nvr || (fit_nvr && criterion == solvers::NvrCriterion::kGcv))) {
+    return Fail(2, FLAGS_input_csv + ": the time column is not uniformly sampled; IRW smoothing " +
+                       "at irregular time stamps chooses the NVR by maximum likelihood " +
+                       "(--criterion=ml) or takes it given (--nvr=VALUE), not by " +
+                       (tracking_nvr ? "--nvr=tracking" : "GCV"));
   }
   const int nx = solvers::IrwStateSize(model);
   if (series.num_samples() < nx + 3) {
     return Fail(2, FLAGS_input_csv + ": " + std::to_string(series.num_samples()) +
                        " samples are too few (need at least " + std::to_string(nx + 3) + ")");
   }
-  const double ts = series.MeanSamplePeriod();
+  const double ts =
+      at_times ? solvers::MedianTimeStep(series.time()) : series.MeanSamplePeriod();
   const int channels = series.num_columns() - static_cast<int>(reference_columns.size());
-  std::printf("irw_smooth: %s, %d samples at %.6g Hz, %d column(s), model %s, NVR %s\n",
-              FLAGS_input_csv.c_str(), series.num_samples(), 1.0 / ts, channels,
+  std::printf("irw_smooth: %s, %d samples at %.6g Hz%s, %d column(s), model %s, NVR %s\n",
+              FLAGS_input_csv.c_str(), series.num_samples(), 1.0 / ts,
+              at_times ? " (median; irregular time stamps, smoothed at the stamps)" : "", channels,
               solvers::IrwModelName(model),
               fit_nvr ? (std::string("auto (") + solvers::NvrCriterionName(criterion) + ")").c_str()
                       : FLAGS_nvr.c_str());
@@ -183,7 +191,11 @@ int main(int argc, char** argv) {
       fit_options.gcv_gamma = FLAGS_gcv_gamma;
       dynid::cli::Stage fitting("NVR fit of " + series.names()[c] + ", evaluations");
       fit_options.progress = fitting.Callback();
-      if (!solvers::FitNvr(columns.col(c), fit_options, &fits[c], &error)) {
+      const bool fitted =
+          at_times ? solvers::FitNvrAtTimes(series.time(), columns.col(c), fit_options, &fits[c],
+                                            &error)
+                   : solvers::FitNvr(columns.col(c), fit_options, &fits[c], &error);
+      if (!fitted) {
         return Fail(1, "column '" + series.names()[c] + "': " + error);
       }
       fitting.End();
@@ -207,7 +219,20 @@ int main(int argc, char** argv) {
   }
   std::vector<solvers::IrwSmootherResult> results;
   dynid::cli::Stage smoothing("smoothing " + std::to_string(channels) + " channel(s)");
-  if (!solvers::SmoothIrwColumns(columns, ts, options, &results, &error, FLAGS_threads)) {
+  if (at_times) {
+    results.resize(channels);
+    std::vector<std::string> errors(channels);
+    dynid::data::ParallelFor(0, channels, FLAGS_threads, [&](int c) {
+      if (!solvers::SmoothIrwAtTimes(series.time(), columns.col(c), options[c], &results[c],
+                                     &errors[c]) &&
+          errors[c].empty()) {
+        errors[c] = "smoothing failed";
+      }
+    });
+    for (int c = 0; c < channels; ++c) {
+      if (!errors[c].empty()) return Fail(1, "column '" + series.names()[c] + "': " + errors[c]);
+    }
+  } else if (!solvers::SmoothIrwColumns(columns, ts, options, &results, &error, FLAGS_threads)) {
     return Fail(1, error);
   }
   smoothing.End();
@@ -231,7 +256,8 @@ int main(int argc, char** argv) {
   summary["nvr_mode"] = fit_nvr        ? std::string("auto:") + solvers::NvrCriterionName(criterion)
                        : tracking_nvr ? std::string("tracking")
                                       : std::string("fixed");
-  summary["sample_period_s"] = ts;
+  summary["sample_period_s"] = ts;  // the median step when the stamps are irregular
+  summary["time_stamps"] = at_times ? "irregular" : "uniform";
   summary["elapsed_s"] = elapsed;
   for (int c = 0; c < channels; ++c) {
     const std::string& name = series.names()[c];

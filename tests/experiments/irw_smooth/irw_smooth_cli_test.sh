@@ -59,6 +59,23 @@ expect_error "--encoder_resolution: 'x' is not a positive number" --input_csv="$
   --nvr=tracking --columns=a --reference_columns=b --encoder_resolution=x
 expect_error "--gcv_gamma: gcv_gamma must be >= 1" --input_csv="$python_free_csv" --gcv_gamma=0.5
 
+# Jittered time stamps (steps 7.7–12.3 ms): smoothed at the stamps with the ML NVR; GCV refused.
+{
+  echo "t,q"
+  awk 'BEGIN { srand(3); t = 0; for (k = 0; k < 400; k++) {
+    printf "%.6f,%.9f\n", t, sin(2 * t); t += 0.0077 + 0.0046 * rand() } }'
+} > "$work/jitter.csv"
+"$binary" --input_csv="$work/jitter.csv" --criterion=ml --out_dir="$work/jitter" \
+  --figures=false > "$work/log" 2>&1 || fail "jittered run exited non-zero: $(cat "$work/log")"
+grep -q '"time_stamps": "irregular"' "$work/jitter/summary.json" ||
+  fail "summary.json of the jittered run does not say irregular"
+# The velocity at the stamps is 2 cos(2t): error small against its amplitude 2.
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+  NR > 20 && NR < 380 { e = $col["q_velocity"] - 2 * cos(2 * $col["t"]); s += e * e; n++ }
+  END { exit !(sqrt(s / n) < 0.01) }' "$work/jitter/smoothed.csv" ||
+  fail "jittered run: velocity error too large"
+expect_error "not uniformly sampled" --input_csv="$work/jitter.csv"
+
 if (( failures )); then
   echo "$failures failure(s)"
   exit 1
