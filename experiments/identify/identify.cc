@@ -85,6 +85,11 @@ DEFINE_string(kp, "", "IDIM-IV: proportional gains, one per joint (N m/rad or N/
 DEFINE_string(ki, "", "IDIM-IV: integral gains, one per joint");
 DEFINE_string(kd, "", "IDIM-IV: derivative gains, one per joint");
 DEFINE_int32(iv_max_iterations, 20, "IDIM-IV: iteration cap");
+DEFINE_bool(essential, false,
+            "also select the essential parameters (Brunot et al. (2018) §4.1) on the LS system: "
+            "the report and summary.json list them");
+DEFINE_double(essential_max_error_increase, 0.005,
+              "--essential: largest accepted growth of the relative error (a fraction)");
 DEFINE_string(out_dir, "out/identify", "output folder");
 DEFINE_bool(figures, true, "render torques.png and parameters.png (needs python3 + matplotlib)");
 DEFINE_int32(threads, 0, "threads for the per-joint smoothers (0 = all cores)");
@@ -167,6 +172,11 @@ int main(int argc, char** argv) {
   options.pid_bandwidth_hz = FLAGS_pid_bandwidth_hz;
   if (FLAGS_iv_max_iterations < 1) return Fail(2, "--iv_max_iterations must be >= 1");
   options.iv.max_iterations = FLAGS_iv_max_iterations;
+  if (!(FLAGS_essential_max_error_increase > 0.0 && FLAGS_essential_max_error_increase < 1.0)) {
+    return Fail(2, "--essential_max_error_increase must be in (0, 1)");
+  }
+  options.essential = FLAGS_essential;
+  options.essential_max_error_increase = FLAGS_essential_max_error_increase;
   options.num_threads = FLAGS_threads;
   std::string root, tip;
   const std::string extension = FLAGS_robot.substr(FLAGS_robot.find_last_of('.') + 1);

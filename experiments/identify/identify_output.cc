@@ -325,6 +325,16 @@ std::string Report(const models::SerialRobot& robot, const IdentifyResults& r,
            "what the data do not fix. Torque predictions rest on gravity, friction and offsets.";
   }
   out << "\n\nNot determined to 10 %: " << poorly.str() << ".\n\n";
+  if (r.essential.success) {
+    out << "Essential parameters (Brunot et al. (2018) §4.1; removing any further one would "
+           "raise the relative error by more than the threshold): "
+        << r.essential.essential_names.size() << " of " << r.base.size() << ": ";
+    for (size_t i = 0; i < r.essential.essential_names.size(); ++i) {
+      out << (i ? ", " : "") << r.essential.essential_names[i];
+    }
+    out << " (relative error " << Fixed("%.4g", r.essential.final_fit.relative_error)
+        << " against " << Fixed("%.4g", r.essential.full_relative_error) << " with all).\n\n";
+  }
   out << "Parameter names number the joints of the chain:";
   for (size_t j = 0; j < r.joint_names.size(); ++j) {
     out << (j ? ", " : " ") << j + 1 << " = " << r.joint_names[j];
@@ -445,6 +455,10 @@ bool WriteIdentifyOutputs(const models::SerialRobot& robot, const IdentifyResult
     consistency["ls_to_pc_max_abs_z"] = JsonNumber(r.ls_to_pc.max_abs_z);
   }
   summary["physical_consistency"] = consistency;
+  if (r.essential.success) {
+    summary["essential_parameters"] = r.essential.essential_names;
+    summary["essential_relative_error"] = r.essential.final_fit.relative_error;
+  }
   summary["findings"] = run.findings;
   summary["notes"] = r.notes;
   summary["computation_s"] = run.seconds;

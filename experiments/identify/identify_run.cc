@@ -311,6 +311,19 @@ bool RunIdentify(const models::SerialRobot& robot, const JointLog& identificatio
       estimate.message = r.pc.message;
     }
   }
+  // Essential parameters of the LS system.
+  if (options.essential) {
+    cli::Stage stage("essential parameters");
+    solvers::EssentialParametersOptions essential;
+    essential.max_relative_error_increase = options.essential_max_error_increase;
+    essential.least_squares.row_blocks = r.system.blocks;
+    r.essential =
+        solvers::SelectEssentialParameters(r.system.x, r.system.y, r.base.names, essential);
+    if (!r.essential.success) {
+      r.notes.push_back("essential parameters: not selected (" + r.essential.message + ")");
+    }
+  }
+
   // IDIM-IV.
   {
     MethodEstimate& estimate = estimate_of(Method::kIv);

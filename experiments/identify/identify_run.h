@@ -23,6 +23,7 @@
 
 #include "dynid/models/base_parameters.h"
 #include "dynid/models/serial_robot.h"
+#include "dynid/solvers/essential_parameters.h"
 #include "dynid/solvers/idim.h"
 #include "dynid/solvers/linear_least_squares.h"
 #include "dynid/solvers/physically_consistent_fit.h"
@@ -48,6 +49,10 @@ struct IdentifyOptions {
   Eigen::VectorXd kp, ki, kd;
   double pid_bandwidth_hz = 10.0;
   IvIterationOptions iv;
+  // Also select the essential parameters (Brunot et al. (2018) §4.1) on the LS system: the
+  // subset whose removal costs at most essential_max_error_increase of relative error.
+  bool essential = false;
+  double essential_max_error_increase = 0.005;
 };
 
 // The estimate of one method: base parameters (b) with their standard deviations, and the
@@ -72,6 +77,7 @@ struct IdentifyResults {
   double condition_number = 0.0;
   solvers::IdimResult ls, wls, iv;
   solvers::PhysicallyConsistentSummary pc;
+  solvers::EssentialParametersSummary essential;  // options.essential
   solvers::StandardConsistencyReport prior_consistency;
   solvers::EstimateDistance ls_to_pc;     // LS → nearest consistent, in LS σ
   std::vector<MethodEstimate> estimates;  // in kMethods order

@@ -58,6 +58,13 @@ check "turntable fc" "a > 0.38 && a < 0.42" "$(value "$work/turntable/parameters
 check "turntable validation error" "a < 0.01" \
   "$(json "$work/turntable/summary.json" "d['validation_relative_error']['ls']")"
 
+# --essential: the four turntable parameters are all essential.
+"$binary" --robot="$work/turntable.yaml" --data="$work/turntable.csv" --essential \
+  --out_dir="$work/turntable_essential" --figures=false > "$work/log" 2>&1 ||
+  fail "turntable --essential run exited non-zero: $(cat "$work/log")"
+check "essential parameters" "a == 4" \
+  "$(json "$work/turntable_essential/summary.json" "len(d['essential_parameters'])")"
+
 # IDIM-IV with the reference column (here the trajectory itself): the closed loop of the LS
 # estimate supplies the instruments, and the estimate is the truth.
 awk -F, 'NR == 1 { print $0 ",qref_spin"; next } { print $0 "," $2 }' "$work/turntable.csv" \
