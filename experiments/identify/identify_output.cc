@@ -63,11 +63,15 @@ std::string ParametersCsv(const IdentifyResults& r, Method chosen) {
   const std::vector<bool> consistent = ConsistentRows(r, chosen);
   std::ostringstream out;
   out << "parameter,estimate,std,rel_std_percent,physically_consistent,three_std,prior,ls,ls_std,"
-         "ls_three_std,pc,pc_std,pc_three_std,ls_hac_std\n";
+         "ls_three_std,pc,pc_std,pc_three_std,ls_hac_std,ls_to_pc_z\n";
   auto value = [](const MethodEstimate& m, const Eigen::VectorXd& v, int i) {
     return m.available ? v[i] : kNaN;
   };
   // LS σ valid under serially correlated residuals (Newey–West, solvers/residual_analysis.h).
+  // How far each LS estimate had to move to become consistent, in its own σ.
+  auto ls_to_pc = [&](int i) {
+    return ls.available && pc.available && r.ls_to_pc.z.size() > i ? r.ls_to_pc.z[i] : kNaN;
+  };
   auto hac = [&](int i) {
     return ls.available && r.ls.hac.success ? r.ls.hac.standard_deviation[i] : kNaN;
   };
@@ -78,7 +82,7 @@ std::string ParametersCsv(const IdentifyResults& r, Method chosen) {
         << Num(value(ls, ls.base, i)) << ',' << Num(value(ls, ls.base_std, i)) << ','
         << Num(3.0 * value(ls, ls.base_std, i)) << ',' << Num(value(pc, pc.base, i)) << ','
         << Num(value(pc, pc.base_std, i)) << ',' << Num(3.0 * value(pc, pc.base_std, i)) << ','
-        << Num(hac(i)) << '\n';
+        << Num(hac(i)) << ',' << Num(ls_to_pc(i)) << '\n';
   }
   return out.str();
 }
@@ -332,8 +336,8 @@ std::string Report(const models::SerialRobot& robot, const IdentifyResults& r,
     for (size_t i = 0; i < r.essential.essential_names.size(); ++i) {
       out << (i ? ", " : "") << r.essential.essential_names[i];
     }
-    out << " (relative error " << Fixed("%.4g", r.essential.final_fit.relative_error)
-        << " against " << Fixed("%.4g", r.essential.full_relative_error) << " with all).\n\n";
+    out << " (relative error " << Fixed("%.4g", r.essential.final_fit.relative_error) << " against "
+        << Fixed("%.4g", r.essential.full_relative_error) << " with all).\n\n";
   }
   out << "Parameter names number the joints of the chain:";
   for (size_t j = 0; j < r.joint_names.size(); ++j) {

@@ -7,8 +7,8 @@
 #include <cstdio>
 
 #include "dynid/data/robot_simulator.h"
-#include "dynid/problems/physically_consistent_problem.h"
 #include "dynid/data/signal.h"
+#include "dynid/problems/physically_consistent_problem.h"
 #include "experiments/common/progress.h"
 
 namespace dynid::identify {

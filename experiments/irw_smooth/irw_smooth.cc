@@ -27,8 +27,8 @@
 #include "dynid/data/csv.h"
 #include "dynid/data/figure.h"
 #include "dynid/data/output.h"
-#include "dynid/data/runtime_files.h"
 #include "dynid/data/parallel_for.h"
+#include "dynid/data/runtime_files.h"
 #include "dynid/solvers/irw_irregular.h"
 #include "dynid/solvers/irw_smoother.h"
 #include "dynid/solvers/nvr_fit.h"
@@ -92,7 +92,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> reference_columns = dynid::data::SplitList(FLAGS_reference_columns);
   std::vector<double> resolutions;
   if (tracking_nvr) {
-    if (FLAGS_columns.empty() || reference_columns.size() != dynid::data::SplitList(FLAGS_columns).size()) {
+    if (FLAGS_columns.empty() ||
+        reference_columns.size() != dynid::data::SplitList(FLAGS_columns).size()) {
       return Fail(2, "--nvr=tracking needs --columns and as many --reference_columns");
     }
     for (const std::string& text : dynid::data::SplitList(FLAGS_encoder_resolution)) {
@@ -114,8 +115,8 @@ int main(int argc, char** argv) {
     char* end = nullptr;
     fixed_nvr = std::strtod(FLAGS_nvr.c_str(), &end);
     if (FLAGS_nvr.empty() || *end != '\0' || !(fixed_nvr > 0.0) || !std::isfinite(fixed_nvr)) {
-      return Fail(2, "--nvr must be 'auto', 'tracking' or a positive number, got '" + FLAGS_nvr +
-                         "'");
+      return Fail(2,
+                  "--nvr must be 'auto', 'tracking' or a positive number, got '" + FLAGS_nvr + "'");
     }
     // Far outside this range the smoother's recursions overflow or lose all precision (the
     // NVR fit searches 1e-14 .. 1e6).
@@ -145,8 +146,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> wanted = dynid::data::SplitList(FLAGS_columns);
   wanted.insert(wanted.end(), reference_columns.begin(), reference_columns.end());
   dynid::cli::Stage reading("reading " + FLAGS_input_csv);
-  if (!dynid::data::ReadTimeSeriesCsv(FLAGS_input_csv, FLAGS_time_column, FLAGS_dt, wanted,
-                                      &series, &error)) {
+  if (!dynid::data::ReadTimeSeriesCsv(FLAGS_input_csv, FLAGS_time_column, FLAGS_dt, wanted, &series,
+                                      &error)) {
     return Fail(2, error);
   }
   reading.End();
@@ -164,8 +165,7 @@ int main(int argc, char** argv) {
     return Fail(2, FLAGS_input_csv + ": " + std::to_string(series.num_samples()) +
                        " samples are too few (need at least " + std::to_string(nx + 3) + ")");
   }
-  const double ts =
-      at_times ? solvers::MedianTimeStep(series.time()) : series.MeanSamplePeriod();
+  const double ts = at_times ? solvers::MedianTimeStep(series.time()) : series.MeanSamplePeriod();
   const int channels = series.num_columns() - static_cast<int>(reference_columns.size());
   std::printf("irw_smooth: %s, %d samples at %.6g Hz%s, %d column(s), model %s, NVR %s\n",
               FLAGS_input_csv.c_str(), series.num_samples(), 1.0 / ts,
@@ -191,10 +191,9 @@ int main(int argc, char** argv) {
       fit_options.gcv_gamma = FLAGS_gcv_gamma;
       dynid::cli::Stage fitting("NVR fit of " + series.names()[c] + ", evaluations");
       fit_options.progress = fitting.Callback();
-      const bool fitted =
-          at_times ? solvers::FitNvrAtTimes(series.time(), columns.col(c), fit_options, &fits[c],
-                                            &error)
-                   : solvers::FitNvr(columns.col(c), fit_options, &fits[c], &error);
+      const bool fitted = at_times ? solvers::FitNvrAtTimes(series.time(), columns.col(c),
+                                                            fit_options, &fits[c], &error)
+                                   : solvers::FitNvr(columns.col(c), fit_options, &fits[c], &error);
       if (!fitted) {
         return Fail(1, "column '" + series.names()[c] + "': " + error);
       }
@@ -206,8 +205,7 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
     } else if (tracking_nvr) {
       const Eigen::VectorXd tracking_error = series.Column(channels + c) - series.Column(c);
-      options[c].nvr =
-          solvers::NvrFromTrackingError(tracking_error, resolutions[c], model);
+      options[c].nvr = solvers::NvrFromTrackingError(tracking_error, resolutions[c], model);
       if (!(options[c].nvr > 0.0)) {
         return Fail(1, "column '" + series.names()[c] +
                            "': the tracking error is constant, the NVR approximation is 0");
@@ -254,8 +252,8 @@ int main(int argc, char** argv) {
   summary["input_csv"] = FLAGS_input_csv;
   summary["model"] = solvers::IrwModelName(model);
   summary["nvr_mode"] = fit_nvr        ? std::string("auto:") + solvers::NvrCriterionName(criterion)
-                       : tracking_nvr ? std::string("tracking")
-                                      : std::string("fixed");
+                        : tracking_nvr ? std::string("tracking")
+                                       : std::string("fixed");
   summary["sample_period_s"] = ts;  // the median step when the stamps are irregular
   summary["time_stamps"] = at_times ? "irregular" : "uniform";
   summary["elapsed_s"] = elapsed;
@@ -280,16 +278,18 @@ int main(int argc, char** argv) {
       channel["nvr_at_search_bound"] = fits[c].at_bound;
     }
     summary["columns"][name] = channel;
-    std::printf("  %-12s NVR %.4g  sigma %.3g  logL %.6g  median std: velocity %.3g, "
-                "acceleration %.3g\n", name.c_str(), r.nvr, std::sqrt(r.sigma2),
-                r.log_likelihood, r.velocity_std[r.velocity_std.size() / 2],
-                r.acceleration_std[r.acceleration_std.size() / 2]);
+    std::printf(
+        "  %-12s NVR %.4g  sigma %.3g  logL %.6g  median std: velocity %.3g, "
+        "acceleration %.3g\n",
+        name.c_str(), r.nvr, std::sqrt(r.sigma2), r.log_likelihood,
+        r.velocity_std[r.velocity_std.size() / 2],
+        r.acceleration_std[r.acceleration_std.size() / 2]);
   }
   dynid::data::OutputStage stage;
   dynid::cli::Stage writing("writing smoothed.csv");
   if (!stage.Open(FLAGS_out_dir, &error) ||
-      !dynid::data::WriteCsvColumns(stage.Path("smoothed.csv"), table, series.num_samples(),
-                                    &error, FLAGS_threads)) {
+      !dynid::data::WriteCsvColumns(stage.Path("smoothed.csv"), table, series.num_samples(), &error,
+                                    FLAGS_threads)) {
     return Fail(1, error);
   }
   writing.End();
@@ -302,7 +302,8 @@ int main(int argc, char** argv) {
     for (int c = 0; c < channels; ++c) {
       const std::string& name = series.names()[c];
       dynid::data::Panel position{name + ": smoothed", "t [s]", name, {}, {}};
-      position.series.push_back(dynid::data::LineSeries("smoothed.csv", "t", name, "", name + "_std"));
+      position.series.push_back(
+          dynid::data::LineSeries("smoothed.csv", "t", name, "", name + "_std"));
       dynid::data::Panel velocity{name + ": velocity", "t [s]", name + " / s", {}, {}};
       velocity.series.push_back(dynid::data::LineSeries("smoothed.csv", "t", name + "_velocity", "",
                                                         name + "_velocity_std"));
@@ -311,11 +312,12 @@ int main(int argc, char** argv) {
           "smoothed.csv", "t", name + "_acceleration", "", name + "_acceleration_std"));
       dynid::data::Panel sigma{name + ": standard deviations", "t [s]", "σ", {}, {}};
       sigma.log_y = true;
-      sigma.series.push_back(dynid::data::LineSeries("smoothed.csv", "t", name + "_std", "position"));
+      sigma.series.push_back(
+          dynid::data::LineSeries("smoothed.csv", "t", name + "_std", "position"));
       sigma.series.push_back(
           dynid::data::LineSeries("smoothed.csv", "t", name + "_velocity_std", "velocity"));
-      sigma.series.push_back(dynid::data::LineSeries("smoothed.csv", "t",
-                                                     name + "_acceleration_std", "acceleration"));
+      sigma.series.push_back(
+          dynid::data::LineSeries("smoothed.csv", "t", name + "_acceleration_std", "acceleration"));
       figure.panels.insert(figure.panels.end(), {position, velocity, acceleration, sigma});
     }
     // The figure's numbers are smoothed.csv's, from memory.
