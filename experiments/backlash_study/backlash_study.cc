@@ -102,6 +102,8 @@ int main(int argc, char** argv) {
   // Each case: the estimators on its record, its table rows and summary entry, CSV and figures.
   nlohmann::json summary;
   summary["flags"] = study::FlagsJson();
+  summary["model_mismatch"] = study::ModelMismatchJson();
+  if (!coverage.withheld.empty()) summary["measured_coverage_note"] = coverage.withheld;
   std::string results_csv = study::ResultsCsvHeader();
   study::PrintTableHeader(cases.size());
   dynid::cli::Stage steps("study", static_cast<int64_t>(cases.size()) + 1);
