@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include <cmath>
 #include <random>
 #include <sstream>
 
@@ -172,6 +173,27 @@ Eigen::MatrixXd AddVelocityNoise(const TransmissionRecord& record, bool measure_
     for (int j = 0; j < l; ++j) y(k, j) = record.states(k, 2 + j) + sigma * normal(generator);
   }
   return y;
+}
+
+Eigen::MatrixXd EncoderVelocities(const TransmissionRecord& record, bool measure_arm_velocity,
+                                  int counts_per_revolution) {
+  CHECK_GT(counts_per_revolution, 0) << "expected a positive encoder count";
+  const int n = static_cast<int>(record.states.rows());
+  CHECK_GE(n, 2) << "expected at least 2 samples";
+  CHECK_GT(record.sample_period_s, 0.0) << "expected a positive sample period";
+  const int l = measure_arm_velocity ? 2 : 1;
+  const double q = 2.0 * M_PI / counts_per_revolution;
+  Eigen::MatrixXd v(n, l);
+  for (int j = 0; j < l; ++j) {
+    double previous = q * std::round(record.states(0, j) / q);
+    for (int k = 1; k < n; ++k) {
+      const double read = q * std::round(record.states(k, j) / q);
+      v(k, j) = (read - previous) / record.sample_period_s;
+      previous = read;
+    }
+    v(0, j) = v(1, j);
+  }
+  return v;
 }
 
 }  // namespace dynid::models

@@ -194,6 +194,14 @@ void TransmissionRk4Step(const TwoMassTransmission& model, const T* x, const T& 
 Eigen::MatrixXd AddVelocityNoise(const TransmissionRecord& record, bool measure_arm_velocity,
                                  double variance, std::uint64_t seed);
 
+// Velocities as an incremental encoder on each shaft gives them: the positions x1 (and, with
+// measure_arm_velocity, x2) read to the nearest multiple of q = 2 pi / counts_per_revolution
+// (> 0) and differenced over one sample, v_k = (Q(x_k) − Q(x_{k−1})) / ts for k >= 1, v_0 = v_1
+// (N >= 2). Against the true velocity this adds the quantisation error (at most q / ts) and the
+// half-sample lag of the backward difference. Returns N × 1 ([x1']) or N × 2 ([x1', x2']).
+Eigen::MatrixXd EncoderVelocities(const TransmissionRecord& record, bool measure_arm_velocity,
+                                  int counts_per_revolution);
+
 }  // namespace dynid::models
 
 #endif  // DYNID_MODELS_TWO_MASS_TRANSMISSION_H_

@@ -3,8 +3,10 @@
 #include "experiments/backlash_study/backlash_case.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dynid/data/csv.h"
@@ -53,7 +55,60 @@ Case MakeCase(const std::string& name) {
     c.tau_noise_intensity = 100.0;
     c.measurement_variance = 1.0;
   }
+  c.estimator_parameters = c.parameters;
+  models::TwoMassTransmissionParameters& m = c.estimator_parameters;
+  m.arm_inertia_kgm2 *= FLAGS_model_arm_inertia_scale;
+  m.motor_inertia_kgm2 *= FLAGS_model_motor_inertia_scale;
+  m.damping_nms_per_rad *= FLAGS_model_damping_scale;
+  m.viscous_friction_nms_per_rad *= FLAGS_model_friction_scale;
+  m.coulomb_friction_nm *= FLAGS_model_friction_scale;
+  c.encoder_counts = FLAGS_encoder_counts;
   return c;
+}
+
+std::string ModelMismatchDescription() {
+  std::string text;
+  const std::pair<const char*, double> factors[] = {
+      {"arm inertia", FLAGS_model_arm_inertia_scale},
+      {"motor inertia", FLAGS_model_motor_inertia_scale},
+      {"damping", FLAGS_model_damping_scale},
+      {"motor friction Cv and Cc", FLAGS_model_friction_scale}};
+  for (const auto& [name, factor] : factors) {
+    if (factor == 1.0) continue;
+    char part[128];
+    std::snprintf(part, sizeof(part), "%sestimators' %s x%.6g of the true (%+.4g %%)",
+                  text.empty() ? "" : "; ", name, factor, 100.0 * (factor - 1.0));
+    text += part;
+  }
+  if (FLAGS_encoder_counts > 0) {
+    char part[160];
+    std::snprintf(part, sizeof(part),
+                  "%sunmodelled: velocities from %d-count/rev encoders (backward differences)",
+                  text.empty() ? "" : "; ", FLAGS_encoder_counts);
+    text += part;
+  }
+  return text;
+}
+
+nlohmann::json ModelMismatchJson() {
+  const std::string description = ModelMismatchDescription();
+  nlohmann::json json;
+  json["exact_model"] = description.empty();
+  json["description"] = description.empty()
+                            ? "none: the estimators have the simulator's model (b and K unknown)"
+                            : description;
+  json["estimator_model_factors"] = {{"arm_inertia", FLAGS_model_arm_inertia_scale},
+                                     {"motor_inertia", FLAGS_model_motor_inertia_scale},
+                                     {"damping", FLAGS_model_damping_scale},
+                                     {"motor_friction", FLAGS_model_friction_scale}};
+  json["unmodelled_effect"] =
+      FLAGS_encoder_counts > 0
+          ? nlohmann::json{{"type", "encoder quantisation"},
+                           {"counts_per_revolution", FLAGS_encoder_counts},
+                           {"resolution_rad", 2.0 * M_PI / FLAGS_encoder_counts},
+                           {"velocity", "backward difference of the readings over one sample"}}
+          : nlohmann::json();
+  return json;
 }
 
 bool MakeMeasuredCase(const std::string& path, Case* c, std::string* error) {
@@ -83,6 +138,7 @@ bool MakeMeasuredCase(const std::string& path, Case* c, std::string* error) {
     }
     *k.field = k.value;
   }
+  c->estimator_parameters = p;
   if (!(FLAGS_qpp > 0.0) || !std::isfinite(FLAGS_qpp)) {
     *error = "--qpp must be a number > 0";
     return false;

@@ -6,6 +6,7 @@
 
 #include <Eigen/Core>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "dynid/data/excitation_signals.h"
@@ -16,7 +17,13 @@ namespace dynid::backlash_study {
 struct Case {
   std::string name;
   std::string description;
-  models::TwoMassTransmissionParameters parameters;
+  models::TwoMassTransmissionParameters parameters;  // the true system (simulated cases)
+  // The estimators' model: `parameters` with the mismatch of the --model_*_scale flags applied
+  // (equal to `parameters` by default and for a measured record).
+  models::TwoMassTransmissionParameters estimator_parameters;
+  // Unmodelled effect: the measured velocities are backward differences of encoder readings of
+  // this many counts per revolution (0 = the true velocities), plus the noise R.
+  int encoder_counts = 0;
   double sample_period_s = 1e-4;
   int default_samples = 20000;
   bool prbs = true;
@@ -38,6 +45,18 @@ double TrueBacklash(const Case& c);
 
 // The simulated case `name` (sim1, sim2 or linear), its input from the flags.
 Case MakeCase(const std::string& name);
+
+// What the simulated data and the estimators' model differ in besides b and K (the flags
+// --model_arm_inertia_scale, --model_motor_inertia_scale, --model_damping_scale,
+// --model_friction_scale, --encoder_counts), e.g. "estimators' arm inertia x1.1 of the true";
+// empty when the estimators have the exact model of the simulated data (the default flags, for
+// which the shipped coverage was measured).
+std::string ModelMismatchDescription();
+
+// The same for summary.json: {"exact_model", "description", "estimator_model_factors" {arm_inertia,
+// motor_inertia, damping, friction}, "unmodelled_effect" (null, or the encoder's counts per
+// revolution and resolution)}.
+nlohmann::json ModelMismatchJson();
 
 // The measured case from --measurements_csv and the model flags; false with a message naming
 // the file and line, or the flag.

@@ -8,6 +8,7 @@
 
 #include "dynid/data/runtime_files.h"
 #include "dynid/solvers/coverage.h"
+#include "experiments/backlash_study/backlash_case.h"
 #include "experiments/backlash_study/backlash_flags.h"
 
 namespace dynid::backlash_study {
@@ -20,7 +21,15 @@ const char* const kParameters[2] = {"b_rad", "K_nm_per_rad"};
 bool LoadMeasuredCoverage(MeasuredCoverage* coverage, std::string* error) {
   coverage->rows.clear();
   coverage->source.clear();
+  coverage->withheld.clear();
   std::string path = FLAGS_coverage_csv;
+  const std::string mismatch = ModelMismatchDescription();
+  if (path.empty() && !mismatch.empty()) {
+    // The shipped coverage was measured with the exact model; it says nothing of this setting.
+    coverage->withheld = "coverage not measured for this setting (" + mismatch +
+                         "): the shipped coverage holds for the exact model only";
+    return true;
+  }
   if (path.empty()) {
     std::string why;
     // The shipped measurement; a tree without it reports "coverage not measured".
@@ -53,7 +62,10 @@ std::string CoverageText(const MeasuredCoverage& coverage, const std::string& ca
                   row->with_interval, row->calibrated ? "" : " NOT calibrated");
     text += cell;
   }
-  if (!any) return "coverage not measured";
+  if (!any) {
+    return coverage.withheld.empty() ? "coverage not measured"
+                                     : "coverage not measured for this setting";
+  }
   return "coverage " + text;
 }
 
@@ -61,6 +73,7 @@ nlohmann::json CoverageEntry(const MeasuredCoverage& coverage, const std::string
                              const std::string& estimator) {
   nlohmann::json entry;
   entry["source"] = coverage.source;
+  if (!coverage.withheld.empty()) entry["note"] = coverage.withheld;
   for (const char* parameter : kParameters) {
     const solvers::CoverageRow* row =
         solvers::FindCoverageRow(coverage.rows, case_name, estimator, parameter);

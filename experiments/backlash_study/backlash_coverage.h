@@ -18,18 +18,26 @@ namespace dynid::backlash_study {
 struct MeasuredCoverage {
   std::vector<solvers::CoverageRow> rows;
   std::string source;  // the file read (empty: none found, nothing measured)
+  // Why no file was read although one is shipped: the run's setting is not the one it was
+  // measured at (a model mismatch or unmodelled effect, ModelMismatchDescription()).
+  std::string withheld;
 };
 
 // --coverage_csv if given (false with a message naming the file and line when it cannot be read:
-// exit code 2), else the shipped file if it exists (else no rows).
+// exit code 2), else the shipped file if it exists (else no rows). The shipped file holds for the
+// exact model only: under a model mismatch or an unmodelled effect it is not read, and every
+// interval says "coverage not measured for this setting" (a coverage.csv measured at that setting
+// can be given with --coverage_csv).
 bool LoadMeasuredCoverage(MeasuredCoverage* coverage, std::string* error);
 
 // For the console: "b 0.96 (48/50), K 0.12 (6/50) NOT calibrated" style text for one estimator
-// of one case ("coverage not measured" when the file has no row for it).
+// of one case ("coverage not measured" when the file has no row for it, "coverage not measured
+// for this setting" when the shipped file was withheld).
 std::string CoverageText(const MeasuredCoverage& coverage, const std::string& case_name,
                          const std::string& estimator);
 
-// For summary.json: {"source", "b_rad": row or null, "K_nm_per_rad": row or null}
+// For summary.json: {"source", "b_rad": row or null, "K_nm_per_rad": row or null, and "note"
+// when the shipped file was withheld}
 // (rows as solvers::CoverageJson).
 nlohmann::json CoverageEntry(const MeasuredCoverage& coverage, const std::string& case_name,
                              const std::string& estimator);

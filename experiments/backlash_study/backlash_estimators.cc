@@ -85,7 +85,9 @@ bool RunCase(const Case& config, int samples, double qpp, std::uint64_t seed, Ca
              std::string* error) {
   run->config = config;
   run->samples = samples;
-  const models::TwoMassTransmission model(config.parameters);
+  // The estimators' model (the true one unless --model_*_scale perturbs it); the simulator keeps
+  // the truth.
+  const models::TwoMassTransmission model(config.estimator_parameters);
   const double ts = config.sample_period_s;
   if (config.measured) {
     // (The first `samples` rows; only time and input of the record are known.)
@@ -98,9 +100,17 @@ bool RunCase(const Case& config, int samples, double qpp, std::uint64_t seed, Ca
                                        ? data::PrbsSignal(samples, ts, config.prbs_options)
                                        : data::SweptSineSignal(samples, ts, config.sine_options);
     run->record = models::SimulateTransmission(
-        model, signal, ts, models::TwoMassTransmission::State::Zero(), FLAGS_simulation_substeps);
+        models::TwoMassTransmission(config.parameters), signal, ts,
+        models::TwoMassTransmission::State::Zero(), FLAGS_simulation_substeps);
     run->measurements = models::AddVelocityNoise(run->record, config.measure_arm_velocity,
                                                  config.measurement_variance, seed);
+    if (config.encoder_counts > 0) {
+      // Unmodelled: encoder differences in place of the velocities, the same noise added.
+      const Eigen::Index l = run->measurements.cols();
+      run->measurements += models::EncoderVelocities(run->record, config.measure_arm_velocity,
+                                                     config.encoder_counts) -
+                           run->record.states.middleCols(2, l);
+    }
   }
   const Eigen::VectorXd& input = run->record.input;
 

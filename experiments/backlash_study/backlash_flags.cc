@@ -85,6 +85,23 @@ DEFINE_string(coverage_csv, "",
               "the measured coverage quoted beside every interval: a coverage.csv written by "
               "--monte_carlo (empty = the study's shipped measurement at the default flags, "
               "share/dynid/backlash_study/coverage.csv)");
+DEFINE_double(model_arm_inertia_scale, 1.0,
+              "model mismatch (simulated cases): the estimators' arm inertia m2 is this factor "
+              "times the true one, which the simulator keeps (1 = the exact model)");
+DEFINE_double(model_motor_inertia_scale, 1.0,
+              "model mismatch: the estimators' motor inertia m1, as a factor of the true one");
+DEFINE_double(
+    model_damping_scale, 1.0,
+    "model mismatch: the estimators' transmission damping D, as a factor of the true one (0: "
+    "none)");
+DEFINE_double(model_friction_scale, 1.0,
+              "model mismatch: the estimators' motor friction (Cv and Cc), as a factor of the true "
+              "one (0: the model lacks it)");
+DEFINE_int32(encoder_counts, 0,
+             "unmodelled effect (simulated cases): the measured velocities are backward "
+             "differences of the motor and arm positions read by encoders of this many counts "
+             "per revolution, plus the noise R; the estimators still take them for the velocities "
+             "at t_k (0 = the true velocities plus the noise R)");
 DEFINE_int32(monte_carlo_threads, 0,
              "Monte Carlo: threads running seeds (0 = all cores; the results do not depend on it)");
 
@@ -110,9 +127,19 @@ bool ValidateFlags(std::vector<Case>* selected_cases, std::vector<Case>* selecte
   }
   // Flags of one source only: a flag that would be ignored is an error.
   const bool measured = !FLAGS_measurements_csv.empty();
-  const std::vector<const char*> simulation_only = {
-      "cases",          "sweep_cases", "seed",           "simulation_substeps",
-      "prbs_amplitude", "prbs_clock",  "sine_amplitude", "monte_carlo"};
+  const std::vector<const char*> simulation_only = {"cases",
+                                                    "sweep_cases",
+                                                    "seed",
+                                                    "simulation_substeps",
+                                                    "prbs_amplitude",
+                                                    "prbs_clock",
+                                                    "sine_amplitude",
+                                                    "monte_carlo",
+                                                    "model_arm_inertia_scale",
+                                                    "model_motor_inertia_scale",
+                                                    "model_damping_scale",
+                                                    "model_friction_scale",
+                                                    "encoder_counts"};
   const std::vector<const char*> measured_only = {"motor_inertia",
                                                   "arm_inertia",
                                                   "damping",
@@ -131,6 +158,30 @@ bool ValidateFlags(std::vector<Case>* selected_cases, std::vector<Case>* selecte
                                     "only case)"
                                   : " is used only with --measurements_csv"));
     }
+  }
+  // The model mismatch and the unmodelled effect (simulated cases only, checked above).
+  struct Factor {
+    const char* flag;
+    double value;
+    bool positive;  // > 0 (inertias), else >= 0 (0: the estimators' model lacks the term)
+  };
+  const Factor factors[] = {{"model_arm_inertia_scale", FLAGS_model_arm_inertia_scale, true},
+                            {"model_motor_inertia_scale", FLAGS_model_motor_inertia_scale, true},
+                            {"model_damping_scale", FLAGS_model_damping_scale, false},
+                            {"model_friction_scale", FLAGS_model_friction_scale, false}};
+  for (const Factor& f : factors) {
+    if (!std::isfinite(f.value) || !(f.positive ? f.value > 0.0 : f.value >= 0.0)) {
+      return Reject(error, std::string("--") + f.flag + " must be a number " +
+                               (f.positive ? "> 0" : ">= 0") +
+                               " (a factor of the true value; 1 = the exact model), got " +
+                               gflags::GetCommandLineFlagInfoOrDie(f.flag).current_value);
+    }
+  }
+  if (FLAGS_encoder_counts < 0) {
+    return Reject(error,
+                  "--encoder_counts must be >= 0 (counts per revolution; 0 = no encoder), "
+                  "got " +
+                      std::to_string(FLAGS_encoder_counts));
   }
   std::vector<Case> cases;
   if (measured) {
@@ -243,7 +294,12 @@ nlohmann::json FlagsJson() {
           {"sine_amplitude", FLAGS_sine_amplitude},
           {"qpp", FLAGS_qpp},
           {"measurement_variance", FLAGS_measurement_variance},
-          {"qxx", FLAGS_qxx}};
+          {"qxx", FLAGS_qxx},
+          {"model_arm_inertia_scale", FLAGS_model_arm_inertia_scale},
+          {"model_motor_inertia_scale", FLAGS_model_motor_inertia_scale},
+          {"model_damping_scale", FLAGS_model_damping_scale},
+          {"model_friction_scale", FLAGS_model_friction_scale},
+          {"encoder_counts", FLAGS_encoder_counts}};
 }
 
 }  // namespace dynid::backlash_study

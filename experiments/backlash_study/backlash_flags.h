@@ -57,6 +57,11 @@ DECLARE_double(progress_period);
 DECLARE_int32(monte_carlo);
 DECLARE_string(coverage_csv);
 DECLARE_int32(monte_carlo_threads);
+DECLARE_double(model_arm_inertia_scale);
+DECLARE_double(model_motor_inertia_scale);
+DECLARE_double(model_damping_scale);
+DECLARE_double(model_friction_scale);
+DECLARE_int32(encoder_counts);
 
 namespace dynid::backlash_study {
 

@@ -84,9 +84,11 @@ bool RunMonteCarloStudy(const std::vector<Case>& cases, std::string* error) {
 
   data::OutputStage stage;
   std::vector<solvers::CoverageRow> rows;
+  const std::string mismatch = ModelMismatchDescription();
   char title[160];
-  std::snprintf(title, sizeof(title), "backlash and stiffness: %d noise seeds from %llu",
-                FLAGS_monte_carlo, static_cast<unsigned long long>(FLAGS_seed));
+  std::snprintf(title, sizeof(title), "backlash and stiffness: %d noise seeds from %llu%s",
+                FLAGS_monte_carlo, static_cast<unsigned long long>(FLAGS_seed),
+                mismatch.empty() ? "" : " (model mismatch)");
   if (!stage.Open(FLAGS_out_dir, error) ||
       !solvers::WriteCoverageOutputs(runs, names, title, FLAGS_figures, &stage, &rows, error)) {
     return false;
@@ -96,10 +98,13 @@ bool RunMonteCarloStudy(const std::vector<Case>& cases, std::string* error) {
   std::printf("backlash_study Monte Carlo: %d seeds per case (--seed %llu + 0 .. %d)\n",
               FLAGS_monte_carlo, static_cast<unsigned long long>(FLAGS_seed),
               FLAGS_monte_carlo - 1);
+  std::printf("model mismatch: %s\n",
+              ModelMismatchJson()["description"].get<std::string>().c_str());
   std::printf("%s", solvers::FormatCoverageTable(rows).c_str());
   std::printf("elapsed %.1f s on %d thread(s)\n", elapsed_s, threads);
   nlohmann::json summary;
   summary["flags"] = FlagsJson();
+  summary["model_mismatch"] = ModelMismatchJson();
   summary["monte_carlo"] = {{"seeds", FLAGS_monte_carlo},
                             {"first_seed", FLAGS_seed},
                             {"threads", threads},

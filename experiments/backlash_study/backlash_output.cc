@@ -46,7 +46,7 @@ std::string ResultsCsvHeader() {
       "K_upper",       "tau_rms_error", "backlash_detected",
       "time_s",        "cpu_s",         "tau_rms_error_interval",
       "b_coverage_95", "K_coverage_95", "b_calibrated",
-      "K_calibrated"};
+      "K_calibrated",  "model_mismatch"};
   std::string results_csv;
   for (size_t i = 0; i < result_header.size(); ++i) {
     results_csv += (i ? "," : "") + result_header[i];
@@ -57,6 +57,10 @@ std::string ResultsCsvHeader() {
 
 void PrintTableHeader(size_t num_cases) {
   std::printf("backlash_study: %zu case(s)\n", num_cases);
+  const std::string mismatch = ModelMismatchDescription();
+  if (!mismatch.empty()) {
+    std::printf("MODEL MISMATCH (the simulator keeps the truth): %s\n", mismatch.c_str());
+  }
   std::printf("%-7s %-14s %7s %7s %17s %6s %7s %17s %8s %8s %7s %7s %s | %s\n", "case", "estimator",
               "b_true", "b_est", "b 95% CI", "K_true", "K_est", "K 95% CI", "tauK_RMS", "RMS_int",
               "time_s", "cpu_s", "verdict",
@@ -69,19 +73,26 @@ void ReportCase(const Case& config, int samples, const CaseRun& run,
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double b_true = config.measured ? nan : TrueBacklash(config);
   const double k_true = config.measured ? nan : config.parameters.stiffness_nm_per_rad;
-  const models::TwoMassTransmissionParameters& p = config.parameters;
+  const auto known = [](const models::TwoMassTransmissionParameters& p) {
+    return nlohmann::json{{"motor_inertia_kgm2", p.motor_inertia_kgm2},
+                          {"arm_inertia_kgm2", p.arm_inertia_kgm2},
+                          {"damping_nms_per_rad", p.damping_nms_per_rad},
+                          {"position_gain_nm_per_rad", p.position_gain_nm_per_rad},
+                          {"viscous_friction_nms_per_rad", p.viscous_friction_nms_per_rad},
+                          {"coulomb_friction_nm", p.coulomb_friction_nm},
+                          {"friction_sharpness_s_per_rad", p.friction_sharpness_s_per_rad}};
+  };
   nlohmann::json case_json;
   case_json["description"] = config.description;
   case_json["samples"] = samples;
   case_json["sample_period_s"] = config.sample_period_s;
-  case_json["known_parameters"] = {
-      {"motor_inertia_kgm2", p.motor_inertia_kgm2},
-      {"arm_inertia_kgm2", p.arm_inertia_kgm2},
-      {"damping_nms_per_rad", p.damping_nms_per_rad},
-      {"position_gain_nm_per_rad", p.position_gain_nm_per_rad},
-      {"viscous_friction_nms_per_rad", p.viscous_friction_nms_per_rad},
-      {"coulomb_friction_nm", p.coulomb_friction_nm},
-      {"friction_sharpness_s_per_rad", p.friction_sharpness_s_per_rad}};
+  // The parameters the estimators are given (with any --model_*_scale mismatch), and for a
+  // simulated case those the simulator used.
+  case_json["known_parameters"] = known(config.estimator_parameters);
+  if (!config.measured) {
+    case_json["simulated_parameters"] = known(config.parameters);
+    case_json["model_mismatch"] = ModelMismatchJson();
+  }
   case_json["arm_velocity_measured"] = config.measure_arm_velocity;
   if (config.measured) {
     case_json["measurements_csv"] = config.source;
@@ -144,6 +155,11 @@ void ReportCase(const Case& config, int samples, const CaseRun& run,
   case_json["saekf_summary"] = {{"converged", run.saekf.filter.converged},
                                 {"time_s", run.saekf.filter.time_s},
                                 {"log_likelihood", run.saekf.filter.log_likelihood}};
+  // results.csv's last cell: the model mismatch and unmodelled effect (no commas in it).
+  const std::string mismatch = ModelMismatchDescription();
+  const std::string mismatch_cell = config.measured    ? "measured record"
+                                    : mismatch.empty() ? "none"
+                                                       : mismatch;
   for (const auto& [label, outcome] : run.Outcomes()) {
     const solvers::DeadZoneFit& fit = outcome->fit;
     nlohmann::json estimator = FitJson(fit);
@@ -167,15 +183,15 @@ void ReportCase(const Case& config, int samples, const CaseRun& run,
                 fit.stiffness_nm_per_rad, ci_k, outcome->tau_rms_error,
                 outcome->tau_rms_error_interval, outcome->time_s, outcome->cpu_s,
                 VerdictLabel(*outcome).c_str(), CoverageText(coverage, config.name, label).c_str());
-    char line[512];
+    char line[1024];
     std::snprintf(line, sizeof(line),
                   "%s,%s,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,"
-                  "%.17g,%d,%.6g,%.6g,%.17g%s\n",
+                  "%.17g,%d,%.6g,%.6g,%.17g%s,%s\n",
                   config.name.c_str(), label.c_str(), b_true, fit.backlash_rad, fit.backlash_lower,
                   fit.backlash_upper, k_true, fit.stiffness_nm_per_rad, fit.stiffness_lower,
                   fit.stiffness_upper, outcome->tau_rms_error, fit.backlash_detected ? 1 : 0,
                   outcome->time_s, outcome->cpu_s, outcome->tau_rms_error_interval,
-                  CoverageCsvCells(coverage, config.name, label).c_str());
+                  CoverageCsvCells(coverage, config.name, label).c_str(), mismatch_cell.c_str());
     *results_csv += line;
   }
   std::fflush(stdout);

@@ -4,6 +4,8 @@
 #include <ceres/jet.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "dynid/data/excitation_signals.h"
 #include "dynid/models/mechanical_model.h"
 
@@ -105,6 +107,41 @@ TEST(TwoMassTransmissionTest, NoiseHasTheRequestedVarianceAndIsReproducible) {
   EXPECT_NEAR(y.col(1).squaredNorm() / y.rows(), 2.0, 0.1);
   EXPECT_EQ(y, AddVelocityNoise(record, true, 2.0, 7));
   EXPECT_EQ(AddVelocityNoise(record, false, 2.0, 7).cols(), 1);
+}
+
+TEST(TwoMassTransmissionTest, EncoderVelocitiesDifferenceTheQuantisedPositions) {
+  // 4 counts per revolution: q = pi / 2. Positions read to the nearest multiple of q.
+  TransmissionRecord record;
+  record.sample_period_s = 0.5;
+  record.states = Eigen::MatrixXd::Zero(4, 4);
+  record.states.col(0) << 0.1, 0.9, 1.7, 3.0;      // read 0, q, q, 2q
+  record.states.col(1) << -0.1, -0.8, -2.4, -2.4;  // read 0, -q, -2q, -2q
+  const double q = M_PI / 2.0;
+  const Eigen::MatrixXd v = EncoderVelocities(record, true, 4);
+  ASSERT_EQ(v.rows(), 4);
+  ASSERT_EQ(v.cols(), 2);
+  const Eigen::Vector4d motor(2.0 * q, 2.0 * q, 0.0, 2.0 * q), arm(-2.0 * q, -2.0 * q, -2.0 * q, 0);
+  EXPECT_LT((v.col(0) - motor).norm(), 1e-12) << v;
+  EXPECT_LT((v.col(1) - arm).norm(), 1e-12) << v;
+  EXPECT_EQ(EncoderVelocities(record, false, 4).cols(), 1);
+
+  // A simulated record: the quantisation error of each difference is at most q / ts, and the
+  // differences of a fine encoder approach the mean velocity over each sample interval.
+  const TwoMassTransmission model(HovlandSimulation2Parameters());
+  const double ts = 1e-4;
+  const Eigen::VectorXd u = Eigen::VectorXd::Constant(2000, 1.0);
+  const TransmissionRecord sim =
+      SimulateTransmission(model, u, ts, TwoMassTransmission::State::Zero(), 4);
+  const int counts = 1 << 14;
+  const Eigen::MatrixXd y = EncoderVelocities(sim, true, counts);
+  const Eigen::MatrixXd fine = EncoderVelocities(sim, true, 1 << 30);
+  for (int k = 1; k < sim.states.rows(); ++k) {
+    for (int j = 0; j < 2; ++j) {
+      const double mean_velocity = (sim.states(k, j) - sim.states(k - 1, j)) / ts;
+      EXPECT_LE(std::abs(y(k, j) - mean_velocity), 2.0 * M_PI / counts / ts + 1e-9);
+      EXPECT_NEAR(fine(k, j), mean_velocity, 1e-4);
+    }
+  }
 }
 
 TEST(TwoMassTransmissionTest, ParameterValidation) {

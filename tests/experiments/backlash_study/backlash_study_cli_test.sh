@@ -118,10 +118,62 @@ cmp -s "$work/mc/monte_carlo_runs.csv" "$work/mc1/monte_carlo_runs.csv" ||
   fail "run quoting a coverage file exited non-zero: $(cat "$work/log")"
 grep -q "^sim2 *smoother_shape .*| coverage b [0-9.]* ([0-9]*/3)" "$work/log" ||
   fail "the measured coverage is not quoted on the console: $(cat "$work/log")"
-head -1 "$work/quoted/results.csv" | grep -q ",b_coverage_95,K_coverage_95,b_calibrated,K_calibrated$" ||
+head -1 "$work/quoted/results.csv" |
+  grep -q ",b_coverage_95,K_coverage_95,b_calibrated,K_calibrated,model_mismatch$" ||
   fail "results.csv lacks the coverage columns"
 grep -q '"measured_coverage"' "$work/quoted/summary.json" ||
   fail "summary.json lacks the measured coverage"
+grep -q '"exact_model": true' "$work/out/summary.json" ||
+  fail "the default run's summary.json should state the exact model"
+[[ "$(field sim2 smoother_shape model_mismatch)" == "none" ]] ||
+  fail "the default run's results.csv should say model_mismatch none"
+
+# Model mismatch: the estimators' arm inertia +10 % (the simulator keeps the truth). The
+# summary, results.csv and console state it, and the coverage measured with the exact model is
+# not quoted; a coverage.csv given with --coverage_csv (measured at that setting) is.
+"$binary" --out_dir="$work/mismatch" --figures=false --samples=1000 --bootstrap=20 --cases=sim2 \
+  --qpp_factors= --smoother_q0=false --model_arm_inertia_scale=1.1 > "$work/log" 2>&1 ||
+  fail "mismatched run exited non-zero: $(cat "$work/log")"
+grep -q "^MODEL MISMATCH (the simulator keeps the truth): estimators' arm inertia x1.1 " \
+  "$work/log" || fail "the console does not state the mismatch: $(cat "$work/log")"
+[[ $(grep -c "^sim2 .*| coverage not measured for this setting$" "$work/log") -eq 3 ]] ||
+  fail "every mismatched row should withhold the coverage: $(cat "$work/log")"
+python3 - "$work/mismatch/summary.json" <<'PY' || fail "mismatched summary.json: see above"
+import json, sys
+s = json.load(open(sys.argv[1]))
+m = s["model_mismatch"]
+assert m["exact_model"] is False and m["estimator_model_factors"]["arm_inertia"] == 1.1, m
+assert "arm inertia x1.1" in m["description"] and m["unmodelled_effect"] is None, m
+assert "not measured for this setting" in s["measured_coverage_note"], s
+case = s["cases"]["sim2"]
+assert case["model_mismatch"] == m, case["model_mismatch"]
+assert abs(case["known_parameters"]["arm_inertia_kgm2"] - 1.1 * 0.001765) < 1e-15, case
+assert case["simulated_parameters"]["arm_inertia_kgm2"] == 0.001765, case
+for e in ("saekf", "smoother", "smoother_shape"):
+    c = case[e]["measured_coverage"]
+    assert c["b_rad"] is None and c["K_nm_per_rad"] is None and c["source"] == "", c
+    assert "not measured for this setting" in c["note"], c
+PY
+[[ "$(awk -F, 'NR > 1 { print $NF }' "$work/mismatch/results.csv" | sort -u)" == \
+   "estimators' arm inertia x1.1 of the true (+10 %)" ]] ||
+  fail "results.csv should name the mismatch: $(cat "$work/mismatch/results.csv")"
+"$binary" --out_dir="$work/mismatch_quoted" --figures=false --samples=1000 --bootstrap=20 \
+  --cases=sim2 --qpp_factors= --smoother_q0=false --model_arm_inertia_scale=1.1 \
+  --coverage_csv="$work/mc/coverage.csv" > "$work/log" 2>&1 ||
+  fail "mismatched run quoting a coverage file exited non-zero: $(cat "$work/log")"
+grep -q "^sim2 *smoother_shape .*| coverage b [0-9.]* ([0-9]*/3)" "$work/log" ||
+  fail "a coverage file given with --coverage_csv is not quoted: $(cat "$work/log")"
+# The unmodelled effect (encoder quantisation) in a short Monte Carlo: its summary states it.
+"$binary" --out_dir="$work/mc_encoder" --figures=false --samples=1000 --bootstrap=20 \
+  --cases=sim2 --smoother_q0=false --monte_carlo=2 --encoder_counts=4096 > "$work/log" 2>&1 ||
+  fail "Monte Carlo with an encoder exited non-zero: $(cat "$work/log")"
+grep -q "^model mismatch: unmodelled: velocities from 4096-count/rev encoders" "$work/log" ||
+  fail "the Monte Carlo console does not state the unmodelled effect: $(cat "$work/log")"
+python3 - "$work/mc_encoder/summary.json" <<'PY' || fail "encoder Monte Carlo summary.json"
+import json, sys
+m = json.load(open(sys.argv[1]))["model_mismatch"]
+assert m["exact_model"] is False and m["unmodelled_effect"]["counts_per_revolution"] == 4096, m
+PY
 
 # expect_error EXPECTED_SUBSTRING ARGS...: exit code 2, message, and no outputs.
 expect_error() { local expected="$1"; shift; expect_exit 2 "$expected" --figures=false "$@"; }
@@ -164,5 +216,19 @@ expect_error "--qxx: expected 4 comma-separated numbers" --measurements_csv="$wo
 expect_error "--samples=5000 exceeds the 2000 rows" --measurements_csv="$work/meas.csv" --samples=5000
 expect_error "--monte_carlo is not used with --measurements_csv" \
   --measurements_csv="$work/meas.csv" --monte_carlo=2
+# Bad model mismatch and unmodelled-effect flags.
+expect_error "--model_arm_inertia_scale must be a number > 0" --model_arm_inertia_scale=0
+expect_error "--model_arm_inertia_scale must be a number > 0" --model_arm_inertia_scale=-1.1
+expect_error "--model_arm_inertia_scale must be a number > 0" --model_arm_inertia_scale=nan
+expect_error "--model_arm_inertia_scale" --model_arm_inertia_scale=10%
+expect_error "--model_motor_inertia_scale must be a number > 0" --model_motor_inertia_scale=0
+expect_error "--model_damping_scale must be a number >= 0" --model_damping_scale=-0.5
+expect_error "--model_friction_scale must be a number >= 0" --model_friction_scale=inf
+expect_error "--encoder_counts must be >= 0" --encoder_counts=-4096
+expect_error "--encoder_counts" --encoder_counts=1.5
+expect_error "--model_arm_inertia_scale is not used with --measurements_csv" \
+  --measurements_csv="$work/meas.csv" --model_arm_inertia_scale=1.1
+expect_error "--encoder_counts is not used with --measurements_csv" \
+  --measurements_csv="$work/meas.csv" --encoder_counts=4096
 
 finish backlash_study
