@@ -92,13 +92,18 @@ struct EstimatorRuns {
   explicit EstimatorRuns(const Record& record);
 
   Regression regression;
+  // A simulation only (empty for a measured record): the regression of LS_irw and HNN_irw, on
+  // the IRWSM2 kinematics of the noisy joint states (Record::q_irw) and the measured torques.
+  Regression regression_irw;
   FilterSetup setup;
   solvers::HopfieldResult hnn;
   FilterResults filters;
 };
 
-// LS, the Hopfield network, the filters and their smoothing passes, the weighted-residual
-// smoother (--wr_smoother) over the record, in this order; false with a message.
+// LS, the Hopfield network (on the record's q, q', q'' and, for a simulation, LS_irw and HNN_irw
+// on the IRWSM2 kinematics of the noisy joint states), the filters and their smoothing passes,
+// the weighted-residual smoother (--wr_smoother) over the record, in this order; false with a
+// message.
 bool RunEstimators(const Record& record, EstimatorRuns* runs, Results* results, std::string* error);
 
 // Joint states start at the first measurement of y with the measurement variances, parameters

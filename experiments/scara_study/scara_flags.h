@@ -42,6 +42,8 @@ DECLARE_int32(wr_max_iterations);
 DECLARE_bool(figures);
 DECLARE_string(measurements_csv);
 DECLARE_string(measurement_std);
+DECLARE_int32(monte_carlo);
+DECLARE_int32(monte_carlo_threads);
 
 namespace dynid::scara_study {
 

@@ -52,6 +52,7 @@
 
 #include <Eigen/Core>
 #include <chrono>
+#include <cstdio>
 #include <string>
 
 #include "dynid/data/figure.h"
@@ -61,6 +62,7 @@
 #include "experiments/scara_study/scara_ekf_diagnosis.h"
 #include "experiments/scara_study/scara_estimators.h"
 #include "experiments/scara_study/scara_flags.h"
+#include "experiments/scara_study/scara_monte_carlo.h"
 #include "experiments/scara_study/scara_output.h"
 #include "experiments/scara_study/scara_record.h"
 #include "experiments/scara_study/scara_validation.h"
@@ -87,6 +89,12 @@ int main(int argc, char** argv) {
     return Fail(2, error);
   }
   if (FLAGS_figures) dynid::data::StartFigureRenderer();  // loads while the study computes
+  // --monte_carlo: the simulation over many noise seeds and the coverage of every interval.
+  if (FLAGS_monte_carlo > 0) {
+    if (!study::RunMonteCarloStudy(torque_noise, &error)) return Fail(1, error);
+    std::printf("scara_study: wrote %s\n", FLAGS_out_dir.c_str());
+    return 0;
+  }
   dynid::data::OutputStage stage;
   if (!stage.Open(FLAGS_out_dir, &error)) return Fail(1, error);
   const auto wall_start = std::chrono::steady_clock::now();
@@ -97,7 +105,7 @@ int main(int argc, char** argv) {
   const study::MultisineReference reference(FLAGS_duration_s);
   study::Record record;
   if (measured ? !study::MakeMeasuredRecord(columns, torque_noise, measured_std, &record, &error)
-               : !study::SimulateRecord(reference, torque_noise, &record, &error)) {
+               : !study::SimulateRecord(reference, torque_noise, FLAGS_seed, &record, &error)) {
     return Fail(1, error);
   }
   study::Results results;

@@ -66,8 +66,8 @@ bool ValidateByTracking(const Record& record, const data::JointTrajectory& refer
       (real.q - record.sim.q).cwiseAbs().maxCoeff();
   std::vector<std::pair<std::string, Eigen::Vector4d>> sets = {{"real", record.truth}};
   const std::map<std::string, const Estimate*> by_name = EstimatesByName(results->estimates);
-  for (const char* name : {"LS", "HNN", "EKF_paper", "EKF_paper_mean", "EKF", "CD_EKF", "UKF",
-                           "UKF_paper", "EKF_RTS", "UKF_RTS", "WR_smoother"}) {
+  for (const char* name : {"LS", "LS_irw", "HNN", "HNN_irw", "EKF_paper", "EKF_paper_mean", "EKF",
+                           "CD_EKF", "UKF", "UKF_paper", "EKF_RTS", "UKF_RTS", "WR_smoother"}) {
     if (by_name.count(name)) sets.push_back({name, by_name.at(name)->p});
   }
   for (const auto& [name, estimate] : sets) {
