@@ -34,7 +34,7 @@ Regression StackRegression(const Record& record, const Eigen::MatrixXd& q,
   regression.tau.resize(3 * record.num);
   for (int k = 0; k < record.num; ++k) {
     regression.phi.middleRows(3 * k, 3) = models::Scara3ClosedFormRegressor(
-        q.row(k).transpose(), qd.row(k).transpose(), qdd.row(k).transpose());
+        q.row(k).transpose(), qd.row(k).transpose(), qdd.row(k).transpose(), EstimatorGravity());
     regression.tau.segment(3 * k, 3) = record.sim.tau_measured.row(k).transpose();
   }
   return regression;
@@ -182,7 +182,7 @@ solvers::KalmanFilterOptions PaperFilterOptions(const Record& record) {
 }
 
 FilterSetup MakeFilterSetup(const Record& record) {
-  const Model model;
+  const Model model(models::Scara3BaseParametersFromLinks(), EstimatorGravity());
   return {System(model, record.sim.time, record.sim.tau, solvers::Discretization::kForwardEuler, 1),
           System(model, record.sim.time, record.sim.tau, solvers::Discretization::kRk4,
                  FLAGS_rk4_substeps),
@@ -364,7 +364,8 @@ bool RunWeightedResidualSmoother(const Record& record, const FilterResults& filt
     results->summary["wr_smoother"] = nullptr;
     return true;
   }
-  const models::Scara3TorqueModel wr_model;
+  const models::Scara3TorqueModel wr_model(
+      Model(models::Scara3BaseParametersFromLinks(), EstimatorGravity()));
   problems::WeightedResidualData wr_data;
   wr_data.time = record.sim.time;
   wr_data.measurements.resize(record.num, 9);

@@ -19,6 +19,7 @@
 #include "dynid/solvers/kalman_smoother.h"
 #include "dynid/solvers/mechanical_state_space.h"
 #include "dynid/solvers/unscented_kalman_filter.h"
+#include "experiments/scara_study/scara_coverage.h"
 #include "experiments/scara_study/scara_record.h"
 
 namespace dynid::scara_study {
@@ -42,6 +43,9 @@ struct CsvFiles {
   std::vector<std::string> torque_prediction_methods;  // the estimates it shows
 };
 struct Results {
+  // The measured coverage of each estimator's σ (--coverage_csv or the shipped file), quoted
+  // beside every σ the outputs print.
+  MeasuredCoverage coverage;
   std::vector<Estimate> estimates;
   nlohmann::json summary;
   CsvFiles csv;

@@ -65,6 +65,14 @@ DEFINE_int32(monte_carlo, 0,
              "summary.json instead of the single run; 0 = the single run");
 DEFINE_int32(monte_carlo_threads, 0,
              "Monte Carlo: threads running seeds (0 = all cores; the results do not depend on it)");
+DEFINE_string(mismatch, "none",
+              "model mismatch of a simulation: 'none', or 'gravity' (the estimators' model -- the "
+              "LS/HNN regressor, the filters' and the smoothers' equations of motion -- uses "
+              "g = 1.1 x 9.81 m/s^2 while the simulated robot keeps 9.81)");
+DEFINE_string(coverage_csv, "",
+              "the measured coverage quoted beside every reported std: a coverage.csv written by "
+              "--monte_carlo (empty = the study's shipped measurement at the default flags, "
+              "share/dynid/scara_study/coverage.csv)");
 
 namespace dynid::scara_study {
 
@@ -210,6 +218,14 @@ bool ValidateFlags(bool measured, Eigen::Vector3d* torque_noise, Vector6d* measu
     *error = "--monte_carlo_threads must be >= 0 (0 = all cores)";
     return false;
   }
+  if (FLAGS_mismatch != "none" && FLAGS_mismatch != "gravity") {
+    *error = "--mismatch must be 'none' or 'gravity', got '" + FLAGS_mismatch + "'";
+    return false;
+  }
+  if (FLAGS_mismatch != "none" && measured) {
+    *error = "--mismatch perturbs a simulation (a measured record has no truth to keep)";
+    return false;
+  }
   if (FLAGS_monte_carlo > 0 && measured) {
     *error = "--monte_carlo needs the simulation (a measured record has no truth to cover)";
     return false;
@@ -230,6 +246,10 @@ Vector6d PublishedMeasurementStd() {
   r_std << 5.0 * M_PI / 180.0, M_PI / 180.0, 5.0 * M_PI / 180.0, M_PI / 180.0, 0.02, 0.01;
   r_std *= FLAGS_noise_scale;
   return r_std;
+}
+
+double EstimatorGravity() {
+  return FLAGS_mismatch == "gravity" ? kMismatchFactor * kGravity : kGravity;
 }
 
 solvers::UkfOptions UkfOptionsFromFlags(const solvers::KalmanFilterOptions& filter) {
@@ -255,7 +275,9 @@ nlohmann::json EstimatorFlags() {
           {"rk4_substeps", FLAGS_rk4_substeps},
           {"prior_std_fraction", FLAGS_prior_std_fraction},
           {"wr_initial_trajectory", FLAGS_wr_initial_trajectory},
-          {"wr_max_iterations", FLAGS_wr_max_iterations}};
+          {"wr_max_iterations", FLAGS_wr_max_iterations},
+          {"mismatch", FLAGS_mismatch},
+          {"estimator_gravity", EstimatorGravity()}};
 }
 
 }  // namespace dynid::scara_study

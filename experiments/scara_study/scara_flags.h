@@ -44,6 +44,8 @@ DECLARE_string(measurements_csv);
 DECLARE_string(measurement_std);
 DECLARE_int32(monte_carlo);
 DECLARE_int32(monte_carlo_threads);
+DECLARE_string(mismatch);
+DECLARE_string(coverage_csv);
 
 namespace dynid::scara_study {
 
@@ -55,6 +57,15 @@ using Vector6d = Eigen::Matrix<double, 6, 1>;
 // d3, d3' the filters assume: --measurement_std, or the published R scaled by --noise_scale.
 bool ValidateFlags(bool measured, Eigen::Vector3d* torque_noise, Vector6d* measured_std,
                    std::string* error);
+
+// The gravity of the simulated robot (models::MakeScara3, models::Scara3Model) [m/s²], and the
+// factor of --mismatch=gravity.
+inline constexpr double kGravity = 9.81;
+inline constexpr double kMismatchFactor = 1.1;
+
+// The gravity of the estimators' model: kGravity, times kMismatchFactor with --mismatch=gravity
+// (the simulated robot keeps kGravity).
+double EstimatorGravity();
 
 // The published R (std) scaled by --noise_scale.
 Vector6d PublishedMeasurementStd();

@@ -72,6 +72,10 @@ bool Trial(const Eigen::Vector3d& torque_noise, std::uint64_t seed,
   return true;
 }
 
+// The scenario column of coverage.csv: empty for the ideal model, "mismatch_gravity" with
+// --mismatch=gravity.
+std::string ScenarioName() { return FLAGS_mismatch == "none" ? "" : "mismatch_" + FLAGS_mismatch; }
+
 }  // namespace
 
 bool RunMonteCarloStudy(const Eigen::Vector3d& torque_noise, std::string* error) {
@@ -97,11 +101,12 @@ bool RunMonteCarloStudy(const Eigen::Vector3d& torque_noise, std::string* error)
   std::vector<solvers::CoverageRow> rows;
   char title[200];
   std::snprintf(title, sizeof(title),
-                "SCARA estimators: %d noise seeds from %llu, %g s record, noise scale %g",
+                "SCARA estimators: %d noise seeds from %llu, %g s record, noise scale %g%s",
                 FLAGS_monte_carlo, static_cast<unsigned long long>(FLAGS_seed), FLAGS_duration_s,
-                FLAGS_noise_scale);
+                FLAGS_noise_scale, FLAGS_mismatch == "none" ? "" : ", estimators' g +10 %");
   if (!stage.Open(FLAGS_out_dir, error) ||
-      !solvers::WriteCoverageOutputs(runs, {""}, title, FLAGS_figures, &stage, &rows, error)) {
+      !solvers::WriteCoverageOutputs(runs, {ScenarioName()}, title, FLAGS_figures, &stage, &rows,
+                                     error)) {
     return false;
   }
   const int threads = data::ParallelForThreads(FLAGS_monte_carlo_threads, FLAGS_monte_carlo);

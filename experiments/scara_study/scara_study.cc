@@ -59,6 +59,7 @@
 #include "dynid/data/output.h"
 #include "experiments/common/cli.h"
 #include "experiments/common/progress.h"
+#include "experiments/scara_study/scara_coverage.h"
 #include "experiments/scara_study/scara_ekf_diagnosis.h"
 #include "experiments/scara_study/scara_estimators.h"
 #include "experiments/scara_study/scara_flags.h"
@@ -88,6 +89,10 @@ int main(int argc, char** argv) {
       (measured && !study::ReadMeasuredColumns(FLAGS_measurements_csv, &columns, &error))) {
     return Fail(2, error);
   }
+  study::Results results;
+  if (FLAGS_monte_carlo == 0 && !study::LoadMeasuredCoverage(&results.coverage, &error)) {
+    return Fail(2, error);
+  }
   if (FLAGS_figures) dynid::data::StartFigureRenderer();  // loads while the study computes
   // --monte_carlo: the simulation over many noise seeds and the coverage of every interval.
   if (FLAGS_monte_carlo > 0) {
@@ -108,7 +113,6 @@ int main(int argc, char** argv) {
                : !study::SimulateRecord(reference, torque_noise, FLAGS_seed, &record, &error)) {
     return Fail(1, error);
   }
-  study::Results results;
   study::DescribeRecord(record, &results.summary);
 
   // The estimators on it, the EKF diagnosis, the validation of every estimate.
@@ -126,7 +130,8 @@ int main(int argc, char** argv) {
   steps.Next(FLAGS_figures ? "outputs and figures" : "outputs");
   if (!study::WriteCsvFiles(results.csv, &stage, &error) ||
       (FLAGS_figures &&
-       !study::RenderFigures(stage, !measured, results.csv.torque_prediction_methods, &error))) {
+       !study::RenderFigures(stage, !measured, results.csv.torque_prediction_methods,
+                             results.coverage, &error))) {
     return Fail(1, error);
   }
   results.summary["wall_time_s"] =

@@ -3,7 +3,9 @@
 # coverage.csv (the columns of solvers/coverage.h), monte_carlo_runs.csv and summary.json with
 # every estimator of the comparison; the runs are the same on one and on two threads; run i is
 # the single run with --seed + i; the smoother's reported σ is the σ of the weights scaled by the
-# a posteriori variance factor; bad Monte Carlo flags exit 2 naming the flag with nothing written.
+# a posteriori variance factor; a single run quotes the coverage of --coverage_csv beside every
+# std; --mismatch=gravity biases m3 only; bad Monte Carlo, --mismatch and --coverage_csv flags
+# exit 2 naming the flag with nothing written.
 # Usage: scara_study_monte_carlo_cli_test.sh PATH/TO/scara_study
 set -u
 binary="$1"
@@ -84,6 +86,37 @@ if bad:
     sys.exit(1)
 PY
 
+# The single run quotes the coverage of --coverage_csv beside every std: 3 seeds are too few.
+"$binary" --figures=false --duration_s=6 --seed_repeats=0 --coverage_csv="$work/one/coverage.csv" \
+  --out_dir="$work/labelled" > "$work/log4" 2>&1 ||
+  fail "single run with --coverage_csv exited non-zero: $(cat "$work/log4")"
+grep -q '^EKF,.*"IZZ1 too few seeds to judge (coverage [01].[0-9]* over 3 seeds)' \
+  "$work/labelled/estimates.csv" || fail "EKF row of estimates.csv not labelled from --coverage_csv"
+grep -q "^  UKF .*too few seeds to judge" "$work/log4" || fail "console lacks the UKF std label"
+
+# --mismatch=gravity: the estimators' g is 10 % high, the simulation keeps 9.81; the scenario is
+# named in coverage.csv, m3 comes out low by about 1 - 1/1.1 while the IZZ1 of LS and the UKF
+# stays within 0.2 %.
+"$binary" "${common[@]}" --monte_carlo=3 --mismatch=gravity --out_dir="$work/gravity" \
+  > "$work/log5" 2>&1 || fail "mismatch Monte Carlo exited non-zero: $(cat "$work/log5")"
+python3 - "$work/gravity/coverage.csv" <<'PY' || fail "mismatch coverage.csv unexpected"
+import csv, sys
+rows = {(r["scenario"], r["estimator"], r["parameter"]): r for r in csv.DictReader(open(sys.argv[1]))}
+bad = []
+for e in ("LS", "UKF", "WR_smoother"):
+    m3 = rows[("mismatch_gravity", e, "m3")]
+    rel = float(m3["bias"]) / float(m3["truth"])
+    if not -0.10 < rel < -0.08:
+        bad.append((e, "m3 relative bias", rel))
+for e in ("LS", "UKF"):
+    izz1 = rows[("mismatch_gravity", e, "IZZ1")]
+    if abs(float(izz1["bias"]) / float(izz1["truth"])) > 0.002:
+        bad.append((e, "IZZ1 relative bias", izz1["bias"]))
+if bad:
+    print(bad)
+    sys.exit(1)
+PY
+
 # expect_error CODE EXPECTED_SUBSTRING ARGS...: exit code, message, and no outputs.
 expect_error() {
   local want="$1"; shift
@@ -102,6 +135,11 @@ expect_error 2 "--monte_carlo_threads must be >= 0" --monte_carlo=2 --monte_carl
 expect_error 2 "--monte_carlo needs the simulation" --monte_carlo=2 \
   --measurements_csv="$work/one/monte_carlo_runs.csv"
 expect_error 2 "--monte_carlo" --monte_carlo=x
+expect_error 2 "--mismatch must be 'none' or 'gravity'" --mismatch=friction
+expect_error 2 "--mismatch perturbs a simulation" --mismatch=gravity \
+  --measurements_csv="$work/one/monte_carlo_runs.csv"
+expect_error 2 "--coverage_csv: " --coverage_csv="$work/missing.csv"
+expect_error 2 "--coverage_csv: " --coverage_csv="$work/one/monte_carlo_runs.csv"
 
 if (( failures )); then
   echo "$failures failure(s)"
