@@ -66,9 +66,11 @@ DEFINE_int32(monte_carlo, 0,
 DEFINE_int32(monte_carlo_threads, 0,
              "Monte Carlo: threads running seeds (0 = all cores; the results do not depend on it)");
 DEFINE_string(mismatch, "none",
-              "model mismatch of a simulation: 'none', or 'gravity' (the estimators' model -- the "
+              "model mismatch of a simulation: 'none'; 'gravity' (the estimators' model -- the "
               "LS/HNN regressor, the filters' and the smoothers' equations of motion -- uses "
-              "g = 1.1 x 9.81 m/s^2 while the simulated robot keeps 9.81)");
+              "g = 1.1 x 9.81 m/s^2 while the simulated robot keeps 9.81); or 'friction' (the "
+              "simulated robot has unmodelled viscous joint friction fv = 1.7 N m s/rad, "
+              "0.28 N m s/rad, 12 N s/m, about 10 % of each joint's RMS torque)");
 DEFINE_string(coverage_csv, "",
               "the measured coverage quoted beside every reported std: a coverage.csv written by "
               "--monte_carlo (empty = the study's shipped measurement at the default flags, "
@@ -218,8 +220,8 @@ bool ValidateFlags(bool measured, Eigen::Vector3d* torque_noise, Vector6d* measu
     *error = "--monte_carlo_threads must be >= 0 (0 = all cores)";
     return false;
   }
-  if (FLAGS_mismatch != "none" && FLAGS_mismatch != "gravity") {
-    *error = "--mismatch must be 'none' or 'gravity', got '" + FLAGS_mismatch + "'";
+  if (FLAGS_mismatch != "none" && FLAGS_mismatch != "gravity" && FLAGS_mismatch != "friction") {
+    *error = "--mismatch must be 'none', 'gravity' or 'friction', got '" + FLAGS_mismatch + "'";
     return false;
   }
   if (FLAGS_mismatch != "none" && measured) {
@@ -246,6 +248,16 @@ Vector6d PublishedMeasurementStd() {
   r_std << 5.0 * M_PI / 180.0, M_PI / 180.0, 5.0 * M_PI / 180.0, M_PI / 180.0, 0.02, 0.01;
   r_std *= FLAGS_noise_scale;
   return r_std;
+}
+
+models::Scara3LinkData SimulatedLinkData() {
+  models::Scara3LinkData data;
+  if (FLAGS_mismatch == "friction") {
+    data.fv1 = kMismatchViscousFriction[0];
+    data.fv2 = kMismatchViscousFriction[1];
+    data.fv3 = kMismatchViscousFriction[2];
+  }
+  return data;
 }
 
 double EstimatorGravity() {

@@ -72,8 +72,8 @@ bool Trial(const Eigen::Vector3d& torque_noise, std::uint64_t seed,
   return true;
 }
 
-// The scenario column of coverage.csv: empty for the ideal model, "mismatch_gravity" with
-// --mismatch=gravity.
+// The scenario column of coverage.csv: empty for the ideal model, "mismatch_<name>" with
+// --mismatch=<name>.
 std::string ScenarioName() { return FLAGS_mismatch == "none" ? "" : "mismatch_" + FLAGS_mismatch; }
 
 }  // namespace
@@ -103,7 +103,10 @@ bool RunMonteCarloStudy(const Eigen::Vector3d& torque_noise, std::string* error)
   std::snprintf(title, sizeof(title),
                 "SCARA estimators: %d noise seeds from %llu, %g s record, noise scale %g%s",
                 FLAGS_monte_carlo, static_cast<unsigned long long>(FLAGS_seed), FLAGS_duration_s,
-                FLAGS_noise_scale, FLAGS_mismatch == "none" ? "" : ", estimators' g +10 %");
+                FLAGS_noise_scale,
+                FLAGS_mismatch == "gravity"    ? ", estimators' g +10 %"
+                : FLAGS_mismatch == "friction" ? ", unmodelled viscous friction"
+                                               : "");
   if (!stage.Open(FLAGS_out_dir, error) ||
       !solvers::WriteCoverageOutputs(runs, {ScenarioName()}, title, FLAGS_figures, &stage, &rows,
                                      error)) {

@@ -229,7 +229,7 @@ Eigen::MatrixXd AddMeasurementNoise(const Eigen::MatrixXd& y_clean, const Vector
 
 bool SimulateRecord(const data::JointTrajectory& reference, const Eigen::Vector3d& torque_noise,
                     std::uint64_t seed, Record* record, std::string* error) {
-  const models::SerialRobot robot = models::MakeScara3();
+  const models::SerialRobot robot = models::MakeScara3(SimulatedLinkData());
   record->truth = models::Scara3BaseParametersFromLinks().AsVector();
   record->torque_noise = torque_noise;
   data::RobotSimulatorOptions sim_options;
