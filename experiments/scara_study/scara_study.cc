@@ -8,7 +8,8 @@
 // PID per joint (data::SimulateClosedLoop, control and sampling at 1/Δt = 100 Hz, torque held
 // between samples). The recursive filters see the six joint positions and velocities with
 // Gaussian noise of the published R and the applied torques; LS and HNN use the noise-free joint
-// kinematics of the record and measured torques (applied torque + Gaussian noise). All
+// kinematics of the record and measured torques (applied torque + Gaussian noise), and LS_irw and
+// HNN_irw the same noisy joint states as the filters, smoothed by IRWSM2 (scara_record.h). All
 // recursive estimators run on models::Scara3Model (the closed form) through
 // solvers::AugmentedMechanicalSystem, so the record comes from an independent implementation of
 // the dynamics.
@@ -26,6 +27,12 @@
 // within 3 %, and the square-root UKF positive definite on every run (a UKF run that loses
 // positive definiteness makes the study fail with exit code 1; a failed UKF run of the sign
 // statistics makes the verdict false).
+//
+// Every reported σ is printed with the coverage of its 95 % interval measured by the study's
+// Monte Carlo (--coverage_csv, default the shipped measurement at the default flags;
+// scara_coverage.h). --monte_carlo=N repeats simulate -> estimate over N noise seeds instead of
+// the single run and writes that measurement (scara_monte_carlo.h). --mismatch=gravity|friction
+// makes the estimators' model wrong in one respect while the simulation keeps the truth.
 //
 // Measured record (--measurements_csv=F): a CSV whose header holds the columns
 // t,q1,q2,d3,tau1,tau2,f3 (s; rad, rad, m; N m, N m, N) in any order, extra columns ignored, and
