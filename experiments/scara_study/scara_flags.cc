@@ -228,6 +228,14 @@ bool ValidateFlags(bool measured, Eigen::Vector3d* torque_noise, Vector6d* measu
     *error = "--mismatch perturbs a simulation (a measured record has no truth to keep)";
     return false;
   }
+  for (const char* flag : {"seed_repeats", "coverage_csv"}) {
+    if (FLAGS_monte_carlo > 0 && !gflags::GetCommandLineFlagInfoOrDie(flag).is_default) {
+      *error = std::string("--") + flag +
+               " is not used with --monte_carlo (it runs no sign statistics and measures the "
+               "coverage itself)";
+      return false;
+    }
+  }
   if (FLAGS_monte_carlo > 0 && measured) {
     *error = "--monte_carlo needs the simulation (a measured record has no truth to cover)";
     return false;

@@ -155,6 +155,9 @@ expect_error 2 "--monte_carlo_threads must be >= 0" --monte_carlo=2 --monte_carl
 expect_error 2 "--monte_carlo needs the simulation" --monte_carlo=2 \
   --measurements_csv="$work/one/monte_carlo_runs.csv"
 expect_error 2 "--monte_carlo" --monte_carlo=x
+expect_error 2 "--seed_repeats is not used with --monte_carlo" --monte_carlo=2 --seed_repeats=3
+expect_error 2 "--coverage_csv is not used with --monte_carlo" --monte_carlo=2 \
+  --coverage_csv="$work/one/coverage.csv"
 expect_error 2 "--mismatch must be 'none', 'gravity' or 'friction'" --mismatch=coulomb
 expect_error 2 "--mismatch perturbs a simulation" --mismatch=gravity \
   --measurements_csv="$work/one/monte_carlo_runs.csv"
