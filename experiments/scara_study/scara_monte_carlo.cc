@@ -11,6 +11,7 @@
 
 #include "dynid/data/output.h"
 #include "dynid/data/parallel_for.h"
+#include "dynid/models/scara3.h"
 #include "dynid/solvers/coverage.h"
 #include "dynid/solvers/monte_carlo.h"
 #include "experiments/scara_study/scara_estimators.h"
@@ -125,11 +126,8 @@ bool RunMonteCarloStudy(const Eigen::Vector3d& torque_noise, std::string* error)
   summary["flags"]["dt"] = FLAGS_dt;
   summary["flags"]["pid_bandwidth_hz"] = FLAGS_pid_bandwidth_hz;
   summary["flags"]["wr_smoother"] = FLAGS_wr_smoother;
-  const Eigen::Vector4d truth =
-      runs.empty() || runs[0].estimates.size() < 4
-          ? Eigen::Vector4d::Constant(std::nan(""))
-          : Eigen::Vector4d(runs[0].estimates[0].truth, runs[0].estimates[1].truth,
-                            runs[0].estimates[2].truth, runs[0].estimates[3].truth);
+  // The simulated robot's base parameters (SimulateRecord; --mismatch never changes them).
+  const Eigen::Vector4d truth = models::Scara3BaseParametersFromLinks().AsVector();
   nlohmann::json true_parameters;
   for (int i = 0; i < 4; ++i) true_parameters[kParamNames[i]] = truth(i);
   summary["monte_carlo"] = {{"seeds", FLAGS_monte_carlo},
