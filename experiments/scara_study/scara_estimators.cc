@@ -55,7 +55,7 @@ Regression StackIrwRegression(const Record& record) {
 // σ² (AᵀA)⁻¹ with σ² of the whitened residual).
 Estimate EstimateLeastSquares(const Record& record, const Regression& regression,
                               double* condition_number) {
-  const int num = record.num;
+  const int num = static_cast<int>(regression.tau.size() / 3);
   Eigen::VectorXd w(3 * num);
   for (int k = 0; k < num; ++k) {
     for (int j = 0; j < 3; ++j) {
@@ -87,11 +87,12 @@ void RunLeastSquares(const Record& record, const EstimatorRuns& runs, Results* r
   results->estimates.push_back(ls);
   results->summary["regressor_condition_number"] = condition_number;
   if (record.measured) return;
-  Estimate irw = EstimateLeastSquares(record, runs.regression_irw, &condition_number);
+  Estimate irw = EstimateLeastSquares(
+      record, RowsFrom(runs.regression_irw, FirstSampleAfterStartup(record)), &condition_number);
   irw.method = "LS_irw";
   irw.description =
       "weighted least squares, IRWSM2 q, q', q'' of the noisy joint states the filters see, "
-      "measured torques";
+      "measured torques, after the first 0.5 s";
   results->estimates.push_back(irw);
   results->summary["regressor_condition_number_irw"] = condition_number;
 }
@@ -146,8 +147,11 @@ bool RunHopfield(const Record& record, const Regression& regression,
   // HNN_irw: the same network (time mean over the whole record, as HNN) on the IRWSM2 regression
   // of the noisy joint states.
   solvers::HopfieldResult hnn_irw;
-  if (!solvers::RunHopfieldEstimator(record.sim.time, regression_irw.phi, regression_irw.tau, o,
-                                     &hnn_irw, error)) {
+  const int first = FirstSampleAfterStartup(record);
+  const Regression after_startup = RowsFrom(regression_irw, first);
+  const Eigen::VectorXd time = record.sim.time.tail(record.num - first);
+  if (!solvers::RunHopfieldEstimator(time, after_startup.phi, after_startup.tau, o, &hnn_irw,
+                                     error)) {
     *error = "Hopfield estimator (IRWSM2 kinematics): " + *error;
     return false;
   }
@@ -155,7 +159,7 @@ bool RunHopfield(const Record& record, const Regression& regression,
   irw.method = "HNN_irw";
   irw.description =
       "Hopfield network on the IRWSM2 kinematics of the noisy joint states, time mean over the "
-      "whole record";
+      "record after the first 0.5 s";
   irw.p = hnn_irw.mean_estimate;
   irw.cov = hnn_irw.mean_std.array().square().matrix().asDiagonal();
   irw.has_cov = true;
@@ -431,6 +435,23 @@ std::map<std::string, const Estimate*> EstimatesByName(const std::vector<Estimat
   std::map<std::string, const Estimate*> by_name;
   for (const Estimate& e : estimates) by_name[e.method] = &e;
   return by_name;
+}
+
+int FirstSampleAfterStartup(const Record& record) {
+  int first = 0;
+  while (first + 1 < record.num &&
+         record.sim.time(first) < record.sim.time(0) + kStartupTransientS) {
+    ++first;
+  }
+  return first;
+}
+
+Regression RowsFrom(const Regression& regression, int first) {
+  Regression rows;
+  const int num_rows = static_cast<int>(regression.tau.size()) - 3 * first;
+  rows.phi = regression.phi.bottomRows(num_rows);
+  rows.tau = regression.tau.tail(num_rows);
+  return rows;
 }
 
 EstimatorRuns::EstimatorRuns(const Record& record)

@@ -60,6 +60,18 @@ struct Regression {
   Eigen::VectorXd tau;  // 3 Ns, measured torques
 };
 
+// The closed loop's start-up: the first ~0.3 s alternate sample to sample at the Nyquist rate
+// (±60 rad/s² on joint 1; README), which no smoother of the sampled joint states resolves. The
+// regressions on smoothed kinematics (LS_irw, HNN_irw, the torque check of a simulation) use
+// the samples from t0 + kStartupTransientS on.
+constexpr double kStartupTransientS = 0.5;
+
+// The first sample at or after t0 + kStartupTransientS.
+int FirstSampleAfterStartup(const Record& record);
+
+// The rows of `regression` (3 per sample) from sample `first` on.
+Regression RowsFrom(const Regression& regression, int first);
+
 // What the filter runs share: the closed-form model over the record in both discretisations,
 // and the published and tuned settings.
 struct FilterSetup {
@@ -96,8 +108,9 @@ struct EstimatorRuns {
   explicit EstimatorRuns(const Record& record);
 
   Regression regression;
-  // A simulation only (empty for a measured record): the regression of LS_irw and HNN_irw, on
-  // the IRWSM2 kinematics of the noisy joint states (Record::q_irw) and the measured torques.
+  // A simulation only (empty for a measured record): the regression on the IRWSM2 kinematics of
+  // the noisy joint states (Record::q_irw) and the measured torques, every sample (LS_irw and
+  // HNN_irw use the rows after the start-up transient, RowsFrom).
   Regression regression_irw;
   FilterSetup setup;
   solvers::HopfieldResult hnn;
