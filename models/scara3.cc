@@ -24,7 +24,8 @@ SerialRobot MakeScara3(const Scara3LinkData& d) {
   joints[2].d_m = d.l2_m;
   Parameterization parameterization;
   parameterization.rotor_inertia = false;
-  parameterization.friction = false;
+  const bool friction = d.fv1 != 0.0 || d.fv2 != 0.0 || d.fv3 != 0.0;
+  parameterization.friction = friction;
   parameterization.torque_offset = false;
   SerialRobot robot("scara3", joints, parameterization);
   const Eigen::Vector3d inertia1(0.1 * d.i1_kgm2, d.i1_kgm2, d.i1_kgm2);
@@ -36,6 +37,14 @@ SerialRobot MakeScara3(const Scara3LinkData& d) {
                                                         inertia2.asDiagonal()));
   robot.SetLinkInertia(
       2, LinkInertia::FromCenterOfMass(d.m3_kg, Eigen::Vector3d::Zero(), inertia3.asDiagonal()));
+  if (friction) {
+    const double fv[3] = {d.fv1, d.fv2, d.fv3};
+    for (int j = 0; j < 3; ++j) {
+      JointDrive drive;
+      drive.fv = fv[j];
+      robot.SetJointDrive(j, drive);
+    }
+  }
   return robot;
 }
 

@@ -13,6 +13,10 @@
 // the centre of mass diag(0.1 I, I, I)); link 3 is a rod along z3 with its centre of mass at O3
 // (diag(0.05, 0.05, I3)). No rotor, friction or offset columns. Its base parameters (ZZ1r, ZZ2r,
 // MX2r, MY2r, M3) span the closed form's (IZZ1, IZZ2, mr, m3) when MY2 = 0 (tests).
+// With joint viscous friction in the link data (fv1, fv2, fv3 not all zero) the robot carries
+// friction columns (fv and fc of every joint, fc = 0): its torques are the closed form's plus
+// fv_j q_j' — an effect outside the closed form's four parameters (a model mismatch for
+// estimators of the closed form).
 #ifndef DYNID_MODELS_SCARA3_H_
 #define DYNID_MODELS_SCARA3_H_
 
@@ -29,6 +33,9 @@ struct Scara3LinkData {
   double l1_m = 0.6, l2_m = 0.4;
   double lc1_m = 0.3, lc2_m = 0.2;
   double i1_kgm2 = 0.36, i2_kgm2 = 0.08, i3_kgm2 = 0.008;
+  // Viscous joint friction [N m s/rad, N m s/rad, N s/m]; 0 (the paper's robot) by default, and
+  // not part of the four base parameters.
+  double fv1 = 0.0, fv2 = 0.0, fv3 = 0.0;
 };
 
 // The paper's four base parameters.
@@ -48,8 +55,7 @@ Eigen::Vector3d Scara3ClosedFormTorques(const Eigen::Vector3d& q, const Eigen::V
                                         const Scara3Parameters& parameters, double g = 9.81);
 Eigen::Matrix<double, 3, 4> Scara3ClosedFormRegressor(const Eigen::Vector3d& q,
                                                       const Eigen::Vector3d& qd,
-                                                      const Eigen::Vector3d& qdd,
-                                                      double g = 9.81);
+                                                      const Eigen::Vector3d& qdd, double g = 9.81);
 
 }  // namespace dynid::models
 

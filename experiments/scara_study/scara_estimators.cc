@@ -26,24 +26,36 @@ namespace {
 
 // ---- LS and the Hopfield network: the stacked regression of the record.
 
-Regression StackRegression(const Record& record) {
-  const data::RobotSimulation& sim = record.sim;
+// The regressor at the kinematics q, qd, qdd (Ns × 3 each), the record's measured torques.
+Regression StackRegression(const Record& record, const Eigen::MatrixXd& q,
+                           const Eigen::MatrixXd& qd, const Eigen::MatrixXd& qdd) {
   Regression regression;
   regression.phi.resize(3 * record.num, 4);
   regression.tau.resize(3 * record.num);
   for (int k = 0; k < record.num; ++k) {
     regression.phi.middleRows(3 * k, 3) = models::Scara3ClosedFormRegressor(
-        sim.q.row(k).transpose(), sim.qd.row(k).transpose(), sim.qdd.row(k).transpose());
-    regression.tau.segment(3 * k, 3) = sim.tau_measured.row(k).transpose();
+        q.row(k).transpose(), qd.row(k).transpose(), qdd.row(k).transpose(), EstimatorGravity());
+    regression.tau.segment(3 * k, 3) = record.sim.tau_measured.row(k).transpose();
   }
   return regression;
+}
+
+Regression StackRegression(const Record& record) {
+  return StackRegression(record, record.sim.q, record.sim.qd, record.sim.qdd);
+}
+
+// A simulation: the regression on the IRWSM2 kinematics of the noisy joint states.
+Regression StackIrwRegression(const Record& record) {
+  if (record.measured) return Regression();
+  return StackRegression(record, record.q_irw, record.qd_irw, record.qdd_irw);
 }
 
 // Weighted by the torque noise of each joint when it is known: the rows pre-whitened (divided by
 // the joint's torque-noise std), then solvers::SolveLeastSquares (pivoted QR, covariance
 // σ² (AᵀA)⁻¹ with σ² of the whitened residual).
-void EstimateLeastSquares(const Record& record, const Regression& regression, Results* results) {
-  const int num = record.num;
+Estimate EstimateLeastSquares(const Record& record, const Regression& regression,
+                              double* condition_number) {
+  const int num = static_cast<int>(regression.tau.size() / 3);
   Eigen::VectorXd w(3 * num);
   for (int k = 0; k < num; ++k) {
     for (int j = 0; j < 3; ++j) {
@@ -58,17 +70,36 @@ void EstimateLeastSquares(const Record& record, const Regression& regression, Re
     std::cerr << "scara_study: warning: LS: " << solution.message << "\n";
   }
   Estimate ls;
-  ls.method = "LS";
-  ls.description = "weighted least squares, " + record.kinematics + ", measured torques";
   ls.p = solution.theta;
   ls.cov = solution.covariance;
   ls.has_cov = true;
-  results->estimates.push_back(ls);
-  results->summary["regressor_condition_number"] = solution.condition_number;
+  *condition_number = solution.condition_number;
+  return ls;
 }
 
-bool RunHopfield(const Record& record, const Regression& regression, solvers::HopfieldResult* hnn,
-                 Results* results, std::string* error) {
+// LS on the record's kinematics and, for a simulation, LS_irw on the IRWSM2 kinematics of the
+// noisy joint states.
+void RunLeastSquares(const Record& record, const EstimatorRuns& runs, Results* results) {
+  double condition_number = 0.0;
+  Estimate ls = EstimateLeastSquares(record, runs.regression, &condition_number);
+  ls.method = "LS";
+  ls.description = "weighted least squares, " + record.kinematics + ", measured torques";
+  results->estimates.push_back(ls);
+  results->summary["regressor_condition_number"] = condition_number;
+  if (record.measured) return;
+  Estimate irw = EstimateLeastSquares(
+      record, RowsFrom(runs.regression_irw, FirstSampleAfterStartup(record)), &condition_number);
+  irw.method = "LS_irw";
+  irw.description =
+      "weighted least squares, IRWSM2 q, q', q'' of the noisy joint states the filters see, "
+      "measured torques, after the first 0.5 s";
+  results->estimates.push_back(irw);
+  results->summary["regressor_condition_number_irw"] = condition_number;
+}
+
+bool RunHopfield(const Record& record, const Regression& regression,
+                 const Regression& regression_irw, solvers::HopfieldResult* hnn, Results* results,
+                 std::string* error) {
   solvers::HopfieldOptions o;
   o.gain = FLAGS_hnn_gain;
   o.activation = FLAGS_hnn_activation == "tanh" ? solvers::HopfieldActivation::kTanh
@@ -112,6 +143,27 @@ bool RunHopfield(const Record& record, const Regression& regression, solvers::Ho
   results->summary["hnn"] = {{"message", hnn->message},
                              {"time_s", hnn->time_s},
                              {"max_steps_per_sample", hnn->max_steps_per_sample}};
+  if (record.measured) return true;
+  // HNN_irw: the same network (time mean over the whole record, as HNN) on the IRWSM2 regression
+  // of the noisy joint states.
+  solvers::HopfieldResult hnn_irw;
+  const int first = FirstSampleAfterStartup(record);
+  const Regression after_startup = RowsFrom(regression_irw, first);
+  const Eigen::VectorXd time = record.sim.time.tail(record.num - first);
+  if (!solvers::RunHopfieldEstimator(time, after_startup.phi, after_startup.tau, o, &hnn_irw,
+                                     error)) {
+    *error = "Hopfield estimator (IRWSM2 kinematics): " + *error;
+    return false;
+  }
+  Estimate irw;
+  irw.method = "HNN_irw";
+  irw.description =
+      "Hopfield network on the IRWSM2 kinematics of the noisy joint states, time mean over the "
+      "record after the first 0.5 s";
+  irw.p = hnn_irw.mean_estimate;
+  irw.cov = hnn_irw.mean_std.array().square().matrix().asDiagonal();
+  irw.has_cov = true;
+  results->estimates.push_back(irw);
   return true;
 }
 
@@ -134,7 +186,7 @@ solvers::KalmanFilterOptions PaperFilterOptions(const Record& record) {
 }
 
 FilterSetup MakeFilterSetup(const Record& record) {
-  const Model model;
+  const Model model(models::Scara3BaseParametersFromLinks(), EstimatorGravity());
   return {System(model, record.sim.time, record.sim.tau, solvers::Discretization::kForwardEuler, 1),
           System(model, record.sim.time, record.sim.tau, solvers::Discretization::kRk4,
                  FLAGS_rk4_substeps),
@@ -316,7 +368,8 @@ bool RunWeightedResidualSmoother(const Record& record, const FilterResults& filt
     results->summary["wr_smoother"] = nullptr;
     return true;
   }
-  const models::Scara3TorqueModel wr_model;
+  const models::Scara3TorqueModel wr_model(
+      Model(models::Scara3BaseParametersFromLinks(), EstimatorGravity()));
   problems::WeightedResidualData wr_data;
   wr_data.time = record.sim.time;
   wr_data.measurements.resize(record.num, 9);
@@ -337,24 +390,36 @@ bool RunWeightedResidualSmoother(const Record& record, const FilterResults& filt
   }
   solvers::WeightedResidualSmootherOptions so;
   so.max_iterations = FLAGS_wr_max_iterations;
-  const solvers::SolverSummary ws =
-      solvers::SolveWeightedResidual(&problem, &variables, so);
+  const solvers::SolverSummary ws = solvers::SolveWeightedResidual(&problem, &variables, so);
   Estimate e;
   e.method = "WR_smoother";
   e.description =
       "batch weighted-residual smoother (shooting, constant parameters) over "
       "positions, velocities and measured torques";
   e.p = variables.parameters.col(0);
+  // The covariance in the metric of the weights (the inverse information) scaled by the a
+  // posteriori variance factor 2 cost / (m − u) over the weighted residual rows: the weights are
+  // set from assumed noise levels (--wr_equation_std and the kinematic intensities are tuning
+  // values, not measured noise), so the residuals the data leave decide the scale.
+  const double variance_factor = solvers::ResidualVarianceFactor(
+      problem, ws.final_cost, problems::CountWeightedResiduals(weights, wr_data, wr_options));
   Eigen::MatrixXd information;
   std::string why;
+  nlohmann::json std_weights = nullptr;
   if (solvers::ConstantParameterInformation(&problem, &variables, &information, &why)) {
     const solvers::IdentifiabilityReport report = solvers::AnalyzeIdentifiability(
         information, variables.parameters.col(0), {"IZZ1", "IZZ2", "mr", "m3"});
-    e.cov = report.covariance;
-    e.has_cov = true;
+    e.cov = report.covariance * variance_factor;
+    e.has_cov = std::isfinite(variance_factor);
+    std_weights = nlohmann::json::object();
+    for (int i = 0; i < 4; ++i) {
+      std_weights[kParamNames[i]] = std::sqrt(std::max(0.0, report.covariance(i, i)));
+    }
   }
   results->estimates.push_back(e);
   results->summary["wr_smoother"] = {{"converged", ws.converged},
+                                     {"variance_factor", variance_factor},
+                                     {"std_in_metric_of_weights", std_weights},
                                      {"iterations", ws.iterations},
                                      {"initial_cost", ws.initial_cost},
                                      {"final_cost", ws.final_cost},
@@ -372,13 +437,34 @@ std::map<std::string, const Estimate*> EstimatesByName(const std::vector<Estimat
   return by_name;
 }
 
+int FirstSampleAfterStartup(const Record& record) {
+  int first = 0;
+  while (first + 1 < record.num &&
+         record.sim.time(first) < record.sim.time(0) + kStartupTransientS) {
+    ++first;
+  }
+  return first;
+}
+
+Regression RowsFrom(const Regression& regression, int first) {
+  Regression rows;
+  const int num_rows = static_cast<int>(regression.tau.size()) - 3 * first;
+  rows.phi = regression.phi.bottomRows(num_rows);
+  rows.tau = regression.tau.tail(num_rows);
+  return rows;
+}
+
 EstimatorRuns::EstimatorRuns(const Record& record)
-    : regression(StackRegression(record)), setup(MakeFilterSetup(record)) {}
+    : regression(StackRegression(record)),
+      regression_irw(StackIrwRegression(record)),
+      setup(MakeFilterSetup(record)) {}
 
 bool RunEstimators(const Record& record, EstimatorRuns* runs, Results* results,
                    std::string* error) {
-  EstimateLeastSquares(record, runs->regression, results);
-  if (!RunHopfield(record, runs->regression, &runs->hnn, results, error)) return false;
+  RunLeastSquares(record, *runs, results);
+  if (!RunHopfield(record, runs->regression, runs->regression_irw, &runs->hnn, results, error)) {
+    return false;
+  }
   if (!RunFilters(record, runs->setup, &runs->filters, error)) return false;
   AddFilterEstimates(record, runs->filters, &results->estimates);
   return RunWeightedResidualSmoother(record, runs->filters, results, error);

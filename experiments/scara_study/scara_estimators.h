@@ -19,6 +19,7 @@
 #include "dynid/solvers/kalman_smoother.h"
 #include "dynid/solvers/mechanical_state_space.h"
 #include "dynid/solvers/unscented_kalman_filter.h"
+#include "experiments/scara_study/scara_coverage.h"
 #include "experiments/scara_study/scara_record.h"
 
 namespace dynid::scara_study {
@@ -42,6 +43,9 @@ struct CsvFiles {
   std::vector<std::string> torque_prediction_methods;  // the estimates it shows
 };
 struct Results {
+  // The measured coverage of each estimator's σ (--coverage_csv or the shipped file), quoted
+  // beside every σ the outputs print.
+  MeasuredCoverage coverage;
   std::vector<Estimate> estimates;
   nlohmann::json summary;
   CsvFiles csv;
@@ -55,6 +59,18 @@ struct Regression {
   Eigen::MatrixXd phi;  // 3 Ns × 4, from the noise-free q, q', q'' of the record
   Eigen::VectorXd tau;  // 3 Ns, measured torques
 };
+
+// The closed loop's start-up: the first ~0.3 s alternate sample to sample at the Nyquist rate
+// (±60 rad/s² on joint 1; README), which no smoother of the sampled joint states resolves. The
+// regressions on smoothed kinematics (LS_irw, HNN_irw, the torque check of a simulation) use
+// the samples from t0 + kStartupTransientS on.
+constexpr double kStartupTransientS = 0.5;
+
+// The first sample at or after t0 + kStartupTransientS.
+int FirstSampleAfterStartup(const Record& record);
+
+// The rows of `regression` (3 per sample) from sample `first` on.
+Regression RowsFrom(const Regression& regression, int first);
 
 // What the filter runs share: the closed-form model over the record in both discretisations,
 // and the published and tuned settings.
@@ -92,13 +108,19 @@ struct EstimatorRuns {
   explicit EstimatorRuns(const Record& record);
 
   Regression regression;
+  // A simulation only (empty for a measured record): the regression on the IRWSM2 kinematics of
+  // the noisy joint states (Record::q_irw) and the measured torques, every sample (LS_irw and
+  // HNN_irw use the rows after the start-up transient, RowsFrom).
+  Regression regression_irw;
   FilterSetup setup;
   solvers::HopfieldResult hnn;
   FilterResults filters;
 };
 
-// LS, the Hopfield network, the filters and their smoothing passes, the weighted-residual
-// smoother (--wr_smoother) over the record, in this order; false with a message.
+// LS, the Hopfield network (on the record's q, q', q'' and, for a simulation, LS_irw and HNN_irw
+// on the IRWSM2 kinematics of the noisy joint states), the filters and their smoothing passes,
+// the weighted-residual smoother (--wr_smoother) over the record, in this order; false with a
+// message.
 bool RunEstimators(const Record& record, EstimatorRuns* runs, Results* results, std::string* error);
 
 // Joint states start at the first measurement of y with the measurement variances, parameters

@@ -58,6 +58,23 @@ DEFINE_string(measurement_std, "",
               "with --measurements_csv: the std of q1, q1', q2, q2', d3, d3' the filters and the "
               "smoother assume [rad, rad/s, rad, rad/s, m, m/s] (default: the published R scaled "
               "by --noise_scale)");
+DEFINE_int32(monte_carlo, 0,
+             "Monte Carlo: repeat simulate -> estimate over this many noise seeds (--seed, "
+             "--seed + 1, ...; run i is the single run with --seed + i) with every estimator of "
+             "the comparison, and write coverage.csv, monte_carlo_runs.csv, coverage.png and "
+             "summary.json instead of the single run; 0 = the single run");
+DEFINE_int32(monte_carlo_threads, 0,
+             "Monte Carlo: threads running seeds (0 = all cores; the results do not depend on it)");
+DEFINE_string(mismatch, "none",
+              "model mismatch of a simulation: 'none'; 'gravity' (the estimators' model -- the "
+              "LS/HNN regressor, the filters' and the smoothers' equations of motion -- uses "
+              "g = 1.1 x 9.81 m/s^2 while the simulated robot keeps 9.81); or 'friction' (the "
+              "simulated robot has unmodelled viscous joint friction fv = 1.7 N m s/rad, "
+              "0.28 N m s/rad, 12 N s/m, about 10 % of each joint's RMS torque)");
+DEFINE_string(coverage_csv, "",
+              "the measured coverage quoted beside every reported std: a coverage.csv written by "
+              "--monte_carlo (empty = the study's shipped measurement at the default flags, "
+              "share/dynid/scara_study/coverage.csv)");
 
 namespace dynid::scara_study {
 
@@ -194,6 +211,35 @@ bool ValidateFlags(bool measured, Eigen::Vector3d* torque_noise, Vector6d* measu
   if ((measured && !RejectSimulationFlags(error)) || !CheckFlagValues(torque_noise, error)) {
     return false;
   }
+  if (FLAGS_monte_carlo < 0) {
+    *error =
+        "--monte_carlo must be >= 0 (0 = the single run), got " + std::to_string(FLAGS_monte_carlo);
+    return false;
+  }
+  if (FLAGS_monte_carlo_threads < 0) {
+    *error = "--monte_carlo_threads must be >= 0 (0 = all cores)";
+    return false;
+  }
+  if (FLAGS_mismatch != "none" && FLAGS_mismatch != "gravity" && FLAGS_mismatch != "friction") {
+    *error = "--mismatch must be 'none', 'gravity' or 'friction', got '" + FLAGS_mismatch + "'";
+    return false;
+  }
+  if (FLAGS_mismatch != "none" && measured) {
+    *error = "--mismatch perturbs a simulation (a measured record has no truth to keep)";
+    return false;
+  }
+  for (const char* flag : {"seed_repeats", "coverage_csv"}) {
+    if (FLAGS_monte_carlo > 0 && !gflags::GetCommandLineFlagInfoOrDie(flag).is_default) {
+      *error = std::string("--") + flag +
+               " is not used with --monte_carlo (it runs no sign statistics and measures the "
+               "coverage itself)";
+      return false;
+    }
+  }
+  if (FLAGS_monte_carlo > 0 && measured) {
+    *error = "--monte_carlo needs the simulation (a measured record has no truth to cover)";
+    return false;
+  }
   if (!measured) {
     if (FLAGS_measurement_std.empty()) return true;
     *error =
@@ -210,6 +256,20 @@ Vector6d PublishedMeasurementStd() {
   r_std << 5.0 * M_PI / 180.0, M_PI / 180.0, 5.0 * M_PI / 180.0, M_PI / 180.0, 0.02, 0.01;
   r_std *= FLAGS_noise_scale;
   return r_std;
+}
+
+models::Scara3LinkData SimulatedLinkData() {
+  models::Scara3LinkData data;
+  if (FLAGS_mismatch == "friction") {
+    data.fv1 = kMismatchViscousFriction[0];
+    data.fv2 = kMismatchViscousFriction[1];
+    data.fv3 = kMismatchViscousFriction[2];
+  }
+  return data;
+}
+
+double EstimatorGravity() {
+  return FLAGS_mismatch == "gravity" ? kMismatchFactor * kGravity : kGravity;
 }
 
 solvers::UkfOptions UkfOptionsFromFlags(const solvers::KalmanFilterOptions& filter) {
@@ -235,7 +295,9 @@ nlohmann::json EstimatorFlags() {
           {"rk4_substeps", FLAGS_rk4_substeps},
           {"prior_std_fraction", FLAGS_prior_std_fraction},
           {"wr_initial_trajectory", FLAGS_wr_initial_trajectory},
-          {"wr_max_iterations", FLAGS_wr_max_iterations}};
+          {"wr_max_iterations", FLAGS_wr_max_iterations},
+          {"mismatch", FLAGS_mismatch},
+          {"estimator_gravity", EstimatorGravity()}};
 }
 
 }  // namespace dynid::scara_study

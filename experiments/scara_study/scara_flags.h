@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "dynid/models/scara3.h"
 #include "dynid/solvers/unscented_kalman_filter.h"
 
 DECLARE_double(duration_s);
@@ -42,6 +43,10 @@ DECLARE_int32(wr_max_iterations);
 DECLARE_bool(figures);
 DECLARE_string(measurements_csv);
 DECLARE_string(measurement_std);
+DECLARE_int32(monte_carlo);
+DECLARE_int32(monte_carlo_threads);
+DECLARE_string(mismatch);
+DECLARE_string(coverage_csv);
 
 namespace dynid::scara_study {
 
@@ -53,6 +58,25 @@ using Vector6d = Eigen::Matrix<double, 6, 1>;
 // d3, d3' the filters assume: --measurement_std, or the published R scaled by --noise_scale.
 bool ValidateFlags(bool measured, Eigen::Vector3d* torque_noise, Vector6d* measured_std,
                    std::string* error);
+
+// The gravity of the simulated robot (models::MakeScara3, models::Scara3Model) [m/s²], and the
+// factor of --mismatch=gravity.
+inline constexpr double kGravity = 9.81;
+inline constexpr double kMismatchFactor = 1.1;
+
+// The gravity of the estimators' model: kGravity, times kMismatchFactor with --mismatch=gravity
+// (the simulated robot keeps kGravity).
+double EstimatorGravity();
+
+// --mismatch=friction: the simulated robot's viscous joint friction [N m s/rad, N m s/rad, N s/m],
+// about 10 % of each joint's RMS torque on the default 30 s record (RMS velocities 0.80 rad/s,
+// 1.16 rad/s, 0.17 m/s; RMS torques 13.8 N m, 3.2 N m, 19.7 N). The estimators' model has no
+// friction.
+inline constexpr double kMismatchViscousFriction[3] = {1.7, 0.28, 12.0};
+
+// The link data of the simulated robot: the paper's, with kMismatchViscousFriction under
+// --mismatch=friction.
+models::Scara3LinkData SimulatedLinkData();
 
 // The published R (std) scaled by --noise_scale.
 Vector6d PublishedMeasurementStd();

@@ -15,13 +15,15 @@
 
 #include "dynid/data/csv.h"
 #include "dynid/data/figure.h"
+#include "experiments/scara_study/scara_coverage.h"
 #include "experiments/scara_study/scara_published.h"
 
 namespace dynid::scara_study {
 
 namespace {
 
-nlohmann::json EstimateJson(const Estimate& e, const Eigen::Vector4d& truth) {
+nlohmann::json EstimateJson(const Estimate& e, const Eigen::Vector4d& truth,
+                            const MeasuredCoverage& coverage) {
   nlohmann::json j;
   j["method"] = e.method;
   j["description"] = e.description;
@@ -31,6 +33,7 @@ nlohmann::json EstimateJson(const Estimate& e, const Eigen::Vector4d& truth) {
     if (e.has_cov) j["std"][kParamNames[i]] = std::sqrt(std::max(0.0, e.cov(i, i)));
   }
   if (e.has_cov) {
+    j["std_calibration"] = CoverageEntry(coverage, e.method);
     std::vector<std::vector<double>> c(4, std::vector<double>(4));
     for (int a = 0; a < 4; ++a)
       for (int b = 0; b < 4; ++b) c[a][b] = e.cov(a, b);
@@ -41,12 +44,13 @@ nlohmann::json EstimateJson(const Estimate& e, const Eigen::Vector4d& truth) {
 
 // ---- Tables.
 
-std::string EstimatesCsv(const std::vector<Estimate>& estimates, const Eigen::Vector4d& truth) {
+std::string EstimatesCsv(const std::vector<Estimate>& estimates, const Eigen::Vector4d& truth,
+                         const MeasuredCoverage& coverage) {
   std::string est_csv = "method";
   for (const char* n : kParamNames) est_csv += std::string(",") + n;
   for (const char* n : kParamNames) est_csv += std::string(",std_") + n;
   for (const char* n : kParamNames) est_csv += std::string(",err_percent_") + n;
-  est_csv += ",description\n";
+  est_csv += ",description,std_calibration\n";
   for (const Estimate& e : estimates) {
     std::ostringstream os;
     os.precision(8);
@@ -60,20 +64,22 @@ std::string EstimatesCsv(const std::vector<Estimate>& estimates, const Eigen::Ve
       }
     }
     for (int i = 0; i < 4; ++i) os << "," << 100.0 * (e.p(i) - truth(i)) / truth(i);
-    os << ",\"" << e.description << "\"\n";
+    os << ",\"" << e.description << "\",\""
+       << (e.has_cov ? EstimatorCoverageLabel(coverage, e.method) : "no std reported") << "\"\n";
     est_csv += os.str();
   }
   return est_csv;
 }
 
 // Table 7 side by side.
-std::string Table7Csv(const std::vector<Estimate>& estimates, const Eigen::Vector4d& truth) {
+std::string Table7Csv(const std::vector<Estimate>& estimates, const Eigen::Vector4d& truth,
+                      const MeasuredCoverage& coverage) {
   std::string t7_csv = "method";
   for (const char* n : kParamNames) t7_csv += std::string(",published_") + n;
   for (const char* n : kParamNames) t7_csv += std::string(",ours_") + n;
   for (const char* n : kParamNames) t7_csv += std::string(",ours_std_") + n;
   for (const char* n : kParamNames) t7_csv += std::string(",truth_") + n;
-  t7_csv += ",ours_method\n";
+  t7_csv += ",ours_method,ours_std_calibration\n";
   const std::map<std::string, const Estimate*> by_name = EstimatesByName(estimates);
   std::vector<std::pair<std::string, std::string>> rows = {
       {"real", ""},         {"LS", "LS"},    {"HNN", "HNN"}, {"EKF", "EKF_paper_mean"},
@@ -101,18 +107,22 @@ std::string Table7Csv(const std::vector<Estimate>& estimates, const Eigen::Vecto
       os << "," << (e && e->has_cov ? std::sqrt(std::max(0.0, e->cov(i, i))) : 0.0);
     }
     for (int i = 0; i < 4; ++i) os << "," << truth(i);
-    os << "," << (ours.empty() ? "truth" : ours) << "\n";
+    os << "," << (ours.empty() ? "truth" : ours) << ",\""
+       << (e && e->has_cov ? EstimatorCoverageLabel(coverage, ours) : "") << "\"\n";
     t7_csv += os.str();
   }
   return t7_csv;
 }
 
 void TabulateEstimates(const Eigen::Vector4d& truth, Results* results) {
-  results->csv.estimates = EstimatesCsv(results->estimates, truth);
+  results->csv.estimates = EstimatesCsv(results->estimates, truth, results->coverage);
   for (const Estimate& e : results->estimates) {
-    results->summary["estimates"].push_back(EstimateJson(e, truth));
+    results->summary["estimates"].push_back(EstimateJson(e, truth, results->coverage));
   }
-  results->csv.table7 = Table7Csv(results->estimates, truth);
+  results->csv.table7 = Table7Csv(results->estimates, truth, results->coverage);
+  results->summary["std_calibration_source"] = results->coverage.source.empty()
+                                                   ? nlohmann::json()
+                                                   : nlohmann::json(results->coverage.source);
 }
 
 // Decimated to at most --max_plot_rows rows, for the figures.
@@ -247,6 +257,23 @@ int RunsWith(const nlohmann::json& row, const char* fraction) {
   return static_cast<int>(std::lround(row[fraction].get<double>() * finished));
 }
 
+// Every reported σ with the measured coverage of its 95 % interval (the Monte Carlo of
+// --coverage_csv or the shipped file).
+void PrintReportedStd(const Results& results) {
+  const MeasuredCoverage& coverage = results.coverage;
+  std::printf(
+      "reported std, and the coverage of its 95 %% interval measured by the Monte Carlo "
+      "(%s%s):\n",
+      coverage.source.empty() ? "none found" : coverage.source.c_str(),
+      coverage.scenario.empty() ? "" : (", scenario " + coverage.scenario).c_str());
+  for (const Estimate& e : results.estimates) {
+    if (!e.has_cov) continue;
+    const Eigen::Vector4d sd = e.cov.diagonal().cwiseMax(0.0).cwiseSqrt();
+    std::printf("  %-22s %10.3g %10.3g %10.3g %10.3g   %s\n", e.method.c_str(), sd(0), sd(1), sd(2),
+                sd(3), EstimatorCoverageLabel(coverage, e.method).c_str());
+  }
+}
+
 // A measured record: the estimates without errors (there is no truth) and the torque-prediction
 // error of each.
 void PrintMeasuredDigest(const Record& record, const Results& results) {
@@ -265,13 +292,17 @@ void PrintMeasuredDigest(const Record& record, const Results& results) {
                 joints[1]["rms_error_percent"].get<double>(),
                 joints[2]["rms_error_percent"].get<double>());
   }
+  PrintReportedStd(results);
   std::printf("UKF positive definite on every run: %s\n",
               summary["acceptance"]["ukf_positive_definite_throughout"].get<bool>() ? "yes" : "NO");
   std::printf(
-      "EKF, published P0 = Q = 10 I: IZZ2 = %.4g, filter std %.4g; tuned: IZZ2 = %.6g, std %.3g\n",
+      "EKF, published P0 = Q = 10 I: IZZ2 = %.4g, filter std %.4g [%s]; tuned: IZZ2 = %.6g, "
+      "std %.3g [%s]\n",
       ekf_why["published_settings_final_IZZ2"].get<double>(),
       ekf_why["published_settings_final_std_IZZ2"].get<double>(),
-      ekf_why["tuned_final_IZZ2"].get<double>(), ekf_why["tuned_final_std_IZZ2"].get<double>());
+      ParameterCoverageLabel(results.coverage, "EKF_paper", 1).c_str(),
+      ekf_why["tuned_final_IZZ2"].get<double>(), ekf_why["tuned_final_std_IZZ2"].get<double>(),
+      ParameterCoverageLabel(results.coverage, "EKF", 1).c_str());
   std::printf("scara_study: wrote %s\n", FLAGS_out_dir.c_str());
 }
 
@@ -297,18 +328,30 @@ bool WriteCsvFiles(const CsvFiles& csv, data::OutputStage* stage, std::string* e
 
 // Like the published Figs. 7–12.
 bool RenderFigures(const data::OutputStage& stage, bool with_truth,
-                   const std::vector<std::string>& torque_methods, std::string* error) {
+                   const std::vector<std::string>& torque_methods, const MeasuredCoverage& coverage,
+                   std::string* error) {
   error->clear();
+  // The ±2σ band's title names the final σ's measured coverage.
+  const auto band = [&coverage](const std::string& title, const std::string& method) {
+    std::string label = EstimatorCoverageLabel(coverage, method);
+    for (size_t at = label.find("; "); at != std::string::npos; at = label.find("; ", at)) {
+      label.replace(at, 2, "\n");  // one parameter per line: the figure is narrow
+    }
+    return title + "\nfinal σ: " + label;
+  };
   RenderParameterFigure(stage, "hnn",
                         "Hopfield network: parameter evolution (cf. published Fig. 7)",
                         "params_hnn", false, with_truth, error);
-  RenderParameterFigure(stage, "EKF_paper", "EKF, published settings (±2σ) (cf. Fig. 8)",
+  RenderParameterFigure(stage, "EKF_paper",
+                        band("EKF, published settings (±2σ) (cf. Fig. 8)", "EKF_paper"),
                         "params_ekf_paper", true, with_truth, error);
-  RenderParameterFigure(stage, "EKF", "EKF, tuned settings (±2σ)", "params_ekf", true, with_truth,
-                        error);
-  RenderParameterFigure(stage, "UKF", "square-root UKF, tuned settings (±2σ) (cf. Fig. 9)",
+  RenderParameterFigure(stage, "EKF", band("EKF, tuned settings (±2σ)", "EKF"), "params_ekf", true,
+                        with_truth, error);
+  RenderParameterFigure(stage, "UKF",
+                        band("square-root UKF, tuned settings (±2σ) (cf. Fig. 9)", "UKF"),
                         "params_ukf", true, with_truth, error);
-  RenderParameterFigure(stage, "UKF_paper", "square-root UKF, published P0, Q (±2σ)",
+  RenderParameterFigure(stage, "UKF_paper",
+                        band("square-root UKF, published P0, Q (±2σ)", "UKF_paper"),
                         "params_ukf_paper", true, with_truth, error);
   data::Figure cmp;
   cmp.title = "Parameter estimates over time: EKF, HNN, UKF (cf. Figs. 10–12)";
@@ -348,15 +391,18 @@ void PrintDigest(const Record& record, const Results& results) {
                 e.p(2), e.p(3),
                 100.0 * (e.p - record.truth).cwiseQuotient(record.truth).cwiseAbs().maxCoeff());
   }
+  PrintReportedStd(results);
   std::printf("UKF positive definite on every run: %s\n",
               summary["acceptance"]["ukf_positive_definite_throughout"].get<bool>() ? "yes" : "NO");
   std::printf(
-      "EKF, published P0 = Q = 10 I: IZZ2 = %.4g, filter std %.4g (published %.4g is "
-      "%.2f std from the truth); tuned: IZZ2 = %.6g, std %.3g\n",
+      "EKF, published P0 = Q = 10 I: IZZ2 = %.4g, filter std %.4g [%s] (published %.4g is "
+      "%.2f std from the truth); tuned: IZZ2 = %.6g, std %.3g [%s]\n",
       ekf_why["published_settings_final_IZZ2"].get<double>(),
-      ekf_why["published_settings_final_std_IZZ2"].get<double>(), kPublishedTable7[3].p[1],
+      ekf_why["published_settings_final_std_IZZ2"].get<double>(),
+      ParameterCoverageLabel(results.coverage, "EKF_paper", 1).c_str(), kPublishedTable7[3].p[1],
       ekf_why["published_IZZ2_deviation_in_filter_std"].get<double>(),
-      ekf_why["tuned_final_IZZ2"].get<double>(), ekf_why["tuned_final_std_IZZ2"].get<double>());
+      ekf_why["tuned_final_IZZ2"].get<double>(), ekf_why["tuned_final_std_IZZ2"].get<double>(),
+      ParameterCoverageLabel(results.coverage, "EKF", 1).c_str());
   if (summary.contains("ekf_seed_statistics")) {
     for (const auto& st : summary["ekf_seed_statistics"]) {
       std::printf(

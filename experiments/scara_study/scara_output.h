@@ -24,10 +24,13 @@ bool WriteCsvFiles(const CsvFiles& csv, data::OutputStage* stage, std::string* e
 // The figures of the study into the stage: the "true" series only with a truth, the torque
 // prediction only without (for the estimates in torque_methods); false with the message of the
 // first figure that could not be rendered (the ones after it are not attempted).
+// The titles of the figures with ±2σ bands carry the σ's measured coverage.
 bool RenderFigures(const data::OutputStage& stage, bool with_truth,
-                   const std::vector<std::string>& torque_methods, std::string* error);
+                   const std::vector<std::string>& torque_methods, const MeasuredCoverage& coverage,
+                   std::string* error);
 
-// The table of estimates, the UKF verdict, the EKF explanation and the sign statistics on stdout.
+// The table of estimates, every reported σ with its measured coverage, the UKF verdict, the EKF
+// explanation and the sign statistics on stdout.
 void PrintDigest(const Record& record, const Results& results);
 
 }  // namespace dynid::scara_study

@@ -106,6 +106,55 @@ bool SmoothJointPositions(const MeasuredColumns& columns, Record* record, std::s
   return true;
 }
 
+// IRWSM2 of each column of `signals` (Ns × 3) with its NVR fitted by maximum likelihood, on one
+// thread (a Monte Carlo runs records in parallel); the fits go to (*fits)[names[j]].
+bool SmoothFitted(const Eigen::MatrixXd& signals, double step,
+                  const std::vector<std::string>& names,
+                  std::vector<solvers::IrwSmootherResult>* smoothed, nlohmann::json* fits,
+                  std::string* error) {
+  solvers::NvrFitOptions fit_options;
+  fit_options.model = solvers::IrwModel::kIrw2;
+  fit_options.criterion = solvers::NvrCriterion::kMaximumLikelihood;
+  std::vector<solvers::NvrFitSummary> summaries;
+  if (!solvers::SmoothColumnsWithFittedNvr(signals, step, fit_options, false, names, &summaries,
+                                           smoothed, error, 1)) {
+    return false;
+  }
+  for (size_t j = 0; j < names.size(); ++j) {
+    (*fits)[names[j]] = {{"model", "irwsm2"},
+                         {"nvr", summaries[j].nvr},
+                         {"nvr_at_search_bound", summaries[j].at_bound},
+                         {"sigma", std::sqrt((*smoothed)[j].sigma2)}};
+  }
+  return true;
+}
+
+// The kinematics of LS_irw and HNN_irw from what the filters see (Record::q_irw).
+bool SmoothNoisyJointStates(Record* record, std::string* error) {
+  const Eigen::MatrixXd& y = record->y;
+  const Eigen::MatrixXd positions = y(Eigen::all, std::vector<int>{0, 2, 4});
+  const Eigen::MatrixXd velocities = y(Eigen::all, std::vector<int>{1, 3, 5});
+  std::vector<solvers::IrwSmootherResult> from_positions, from_velocities;
+  record->irw_fits = nlohmann::json::object();
+  if (!SmoothFitted(positions, record->dt, {"q1", "q2", "d3"}, &from_positions, &record->irw_fits,
+                    error) ||
+      !SmoothFitted(velocities, record->dt, {"dq1", "dq2", "dd3"}, &from_velocities,
+                    &record->irw_fits, error)) {
+    *error = "IRWSM2 of the noisy joint states: " + *error;
+    return false;
+  }
+  const int num = record->num;
+  record->q_irw.resize(num, 3);
+  record->qd_irw.resize(num, 3);
+  record->qdd_irw.resize(num, 3);
+  for (int j = 0; j < 3; ++j) {
+    record->q_irw.col(j) = from_positions[j].position;
+    record->qd_irw.col(j) = from_velocities[j].position;
+    record->qdd_irw.col(j) = from_velocities[j].velocity;
+  }
+  return true;
+}
+
 void DescribeSimulatedRecord(const Record& record, nlohmann::json* summary) {
   nlohmann::json& s = *summary;
   s["flags"] = EstimatorFlags();
@@ -114,6 +163,11 @@ void DescribeSimulatedRecord(const Record& record, nlohmann::json* summary) {
   s["flags"]["seed"] = FLAGS_seed;
   s["flags"]["pid_bandwidth_hz"] = FLAGS_pid_bandwidth_hz;
   s["flags"]["seed_repeats"] = FLAGS_seed_repeats;
+  s["irw_kinematics"] = {
+      {"used_by", "LS_irw, HNN_irw"},
+      {"q", "IRWSM2 of the noisy measured positions"},
+      {"qd_qdd", "IRWSM2 of the noisy measured velocities (smoothed signal and its derivative)"},
+      {"fits", record.irw_fits}};
   const int num = record.num;
   const data::RobotSimulation& sim = record.sim;
   s["samples"] = num;
@@ -174,8 +228,8 @@ Eigen::MatrixXd AddMeasurementNoise(const Eigen::MatrixXd& y_clean, const Vector
 }
 
 bool SimulateRecord(const data::JointTrajectory& reference, const Eigen::Vector3d& torque_noise,
-                    Record* record, std::string* error) {
-  const models::SerialRobot robot = models::MakeScara3();
+                    std::uint64_t seed, Record* record, std::string* error) {
+  const models::SerialRobot robot = models::MakeScara3(SimulatedLinkData());
   record->truth = models::Scara3BaseParametersFromLinks().AsVector();
   record->torque_noise = torque_noise;
   data::RobotSimulatorOptions sim_options;
@@ -184,7 +238,7 @@ bool SimulateRecord(const data::JointTrajectory& reference, const Eigen::Vector3
   sim_options.gains =
       data::TunePidGains(robot, Eigen::Vector3d(0.0, 0.0, 0.15), FLAGS_pid_bandwidth_hz);
   sim_options.torque_noise_std = torque_noise;
-  sim_options.seed = static_cast<std::uint32_t>(FLAGS_seed);
+  sim_options.seed = static_cast<std::uint32_t>(seed);
   record->gains = sim_options.gains;
   if (!data::SimulateClosedLoop(robot, reference, sim_options, &record->sim, error)) {
     *error = "closed-loop simulation: " + *error;
@@ -205,9 +259,9 @@ bool SimulateRecord(const data::JointTrajectory& reference, const Eigen::Vector3
       record->y_clean(k, 2 * j + 1) = sim.qd(k, j);
     }
   }
-  record->y = AddMeasurementNoise(record->y_clean, record->r_std,
-                                  static_cast<std::uint32_t>(FLAGS_seed) + 17u);
-  return true;
+  record->y =
+      AddMeasurementNoise(record->y_clean, record->r_std, static_cast<std::uint32_t>(seed) + 17u);
+  return SmoothNoisyJointStates(record, error);
 }
 
 bool ReadMeasuredColumns(const std::string& path, MeasuredColumns* columns, std::string* error) {

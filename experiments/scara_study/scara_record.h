@@ -66,6 +66,12 @@ struct Record {
   double dt = 0.0;          // sample period [s]
   double duration_s = 0.0;  // record length [s]
   std::string kinematics;   // where the q, q', q'' of the LS and HNN regressors come from
+  // A simulation only: the kinematics of LS_irw and HNN_irw, the same noisy data the filters see,
+  // pre-processed by IRWSM2 (solvers/irw_smoother.h, NVR by maximum likelihood per column):
+  // q from the noisy positions y(:, 0, 2, 4); q' and q'' from the noisy velocities
+  // y(:, 1, 3, 5) (the smoothed signal and its derivative). Ns × 3 each; the fits in irw_fits.
+  Eigen::MatrixXd q_irw, qd_irw, qdd_irw;
+  nlohmann::json irw_fits;
   // A measured record (--measurements_csv): truth NaN, no PID gains, no y_clean; y holds the
   // measured positions and velocities, sim.q_measured the measured positions, sim.q, qd, qdd the
   // IRWSM2 kinematics and sim.tau = sim.tau_measured the measured torques.
@@ -87,10 +93,12 @@ struct MeasuredColumns {
 Eigen::MatrixXd AddMeasurementNoise(const Eigen::MatrixXd& y_clean, const Vector6d& r_std,
                                     std::uint32_t seed);
 
-// The closed-loop record of models::MakeScara3 tracking `reference` (--dt, --seed,
-// --pid_bandwidth_hz), its torques measured with the std torque_noise; false with a message.
+// The closed-loop record of models::MakeScara3 tracking `reference` (--dt, --pid_bandwidth_hz)
+// with the noise seed `seed` (--seed for the single run, one per run of --monte_carlo), its
+// torques measured with the std torque_noise, and the IRWSM2 kinematics of its noisy joint
+// states; false with a message. Reads the flags only, so runs on several threads are independent.
 bool SimulateRecord(const data::JointTrajectory& reference, const Eigen::Vector3d& torque_noise,
-                    Record* record, std::string* error);
+                    std::uint64_t seed, Record* record, std::string* error);
 
 // Reads and checks --measurements_csv; false with a message naming the file, line and column.
 bool ReadMeasuredColumns(const std::string& path, MeasuredColumns* columns, std::string* error);

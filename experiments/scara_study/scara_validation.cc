@@ -66,8 +66,8 @@ bool ValidateByTracking(const Record& record, const data::JointTrajectory& refer
       (real.q - record.sim.q).cwiseAbs().maxCoeff();
   std::vector<std::pair<std::string, Eigen::Vector4d>> sets = {{"real", record.truth}};
   const std::map<std::string, const Estimate*> by_name = EstimatesByName(results->estimates);
-  for (const char* name : {"LS", "HNN", "EKF_paper", "EKF_paper_mean", "EKF", "CD_EKF", "UKF",
-                           "UKF_paper", "EKF_RTS", "UKF_RTS", "WR_smoother"}) {
+  for (const char* name : {"LS", "LS_irw", "HNN", "HNN_irw", "EKF_paper", "EKF_paper_mean", "EKF",
+                           "CD_EKF", "UKF", "UKF_paper", "EKF_RTS", "UKF_RTS", "WR_smoother"}) {
     if (by_name.count(name)) sets.push_back({name, by_name.at(name)->p});
   }
   for (const auto& [name, estimate] : sets) {
@@ -110,17 +110,20 @@ bool ValidateByTracking(const Record& record, const data::JointTrajectory& refer
 
 // ---- Validation of a measured record by torque prediction.
 
-// tau_hat = Y(q, q', q'') p of every estimate against the measured torques, with the regressor
-// of the record: RMS error per joint, also in % of the joint's RMS measured torque.
-void ValidateByTorquePrediction(const Regression& regression, Results* results) {
+// tau_hat = Y(q, q', q'') p of every estimate (and of `extra`, e.g. the truth) against the
+// measured torques, with the regressor `regression`: RMS error per joint, also in % of the
+// joint's RMS measured torque, as CSV and JSON.
+void PredictTorques(const Regression& regression, const std::vector<Estimate>& estimates,
+                    std::string* csv, nlohmann::json* json) {
   using JointRows = Eigen::Map<const Eigen::Matrix<double, 3, Eigen::Dynamic>>;
   const int num = static_cast<int>(regression.tau.size() / 3);
   const Eigen::Vector3d rms_tau =
       (JointRows(regression.tau.data(), 3, num).rowwise().squaredNorm() / num).cwiseSqrt();
-  std::string& val_csv = results->csv.validation;
+  std::string& val_csv = *csv;
   val_csv = "method,joint,rms_error,rms_torque,rms_error_percent\n";
-  nlohmann::json val_json = nlohmann::json::array();
-  for (const Estimate& e : results->estimates) {
+  nlohmann::json& val_json = *json;
+  val_json = nlohmann::json::array();
+  for (const Estimate& e : estimates) {
     const Eigen::VectorXd residual = regression.tau - regression.phi * e.p;
     const JointRows r(residual.data(), 3, num);
     nlohmann::json entry = {{"method", e.method}};
@@ -138,7 +141,32 @@ void ValidateByTorquePrediction(const Regression& regression, Results* results) 
     }
     val_json.push_back(entry);
   }
-  results->summary["validation"] = val_json;
+}
+
+// A measured record: the torque prediction of every estimate is its validation.
+void ValidateByTorquePrediction(const Regression& regression, Results* results) {
+  nlohmann::json json;
+  PredictTorques(regression, results->estimates, &results->csv.validation, &json);
+  results->summary["validation"] = json;
+}
+
+// A simulation: the torque prediction with the regressor a user of the noisy record can build
+// (the IRWSM2 kinematics of LS_irw), for every estimate and the true parameters ("real"), over
+// the samples after the first kStartupTransientS: what a torque-prediction check on this record
+// would show (summary.json).
+void PredictTorquesFromNoisyKinematics(const Record& record, const Regression& all_rows,
+                                       Results* results) {
+  const int first = FirstSampleAfterStartup(record);
+  const Regression regression_irw = RowsFrom(all_rows, first);
+  std::vector<Estimate> estimates = {Estimate()};
+  estimates[0].method = "real";
+  estimates[0].p = record.truth;
+  estimates.insert(estimates.end(), results->estimates.begin(), results->estimates.end());
+  std::string csv;
+  nlohmann::json json;
+  PredictTorques(regression_irw, estimates, &csv, &json);
+  results->summary["torque_prediction_irw_kinematics"] = {{"from_t_s", record.sim.time(first)},
+                                                          {"estimates", json}};
 }
 
 // The estimates whose predicted torques torque_prediction.csv and its figure show.
@@ -207,7 +235,10 @@ bool FiltersCarryCovariance(const std::vector<Estimate>& estimates) {
 
 bool Validate(const Record& record, const data::JointTrajectory& reference,
               const EstimatorRuns& runs, Results* results, std::string* error) {
-  if (!record.measured) return ValidateByTracking(record, reference, results, error);
+  if (!record.measured) {
+    PredictTorquesFromNoisyKinematics(record, runs.regression_irw, results);
+    return ValidateByTracking(record, reference, results, error);
+  }
   ValidateByTorquePrediction(runs.regression, results);
   results->csv.torque_prediction = TorquePredictionCsv(record, runs.regression, results->estimates,
                                                        &results->csv.torque_prediction_methods);

@@ -1,8 +1,8 @@
 #include "dynid/models/scara3.h"
 
-#include <random>
-
 #include <gtest/gtest.h>
+
+#include <random>
 
 #include "dynid/models/base_parameters.h"
 
@@ -30,6 +30,32 @@ TEST(Scara3Test, GenericModelMatchesClosedForm) {
     robot.InverseDynamics(q, qd, qdd, &tau);
     const Eigen::Vector3d closed = Scara3ClosedFormTorques(q, qd, qdd, p);
     EXPECT_LE((tau - closed).norm(), 1e-10 * closed.norm());
+  }
+}
+
+// Viscous friction in the link data: the closed form plus fv_j q_j' in the inverse dynamics, and
+// the forward dynamics consistent with it; without friction no friction columns.
+TEST(Scara3Test, ViscousFrictionAddsToClosedForm) {
+  Scara3LinkData data;
+  data.fv1 = 1.7;
+  data.fv2 = 0.28;
+  data.fv3 = 12.0;
+  const SerialRobot robot = MakeScara3(data);
+  const Scara3Parameters p = Scara3BaseParametersFromLinks(data);
+  EXPECT_EQ(p.AsVector(), Scara3BaseParametersFromLinks().AsVector());
+  EXPECT_EQ(robot.num_parameters(), MakeScara3().num_parameters() + 6);
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  for (int trial = 0; trial < 10; ++trial) {
+    const Eigen::Vector3d q(3 * unit(rng), 3 * unit(rng), 0.2 * unit(rng));
+    const Eigen::Vector3d qd(2 * unit(rng), 2 * unit(rng), unit(rng));
+    const Eigen::Vector3d qdd(5 * unit(rng), 5 * unit(rng), 5 * unit(rng));
+    Eigen::VectorXd tau;
+    robot.InverseDynamics(q, qd, qdd, &tau);
+    const Eigen::Vector3d expected =
+        Scara3ClosedFormTorques(q, qd, qdd, p) +
+        Eigen::Vector3d(data.fv1 * qd(0), data.fv2 * qd(1), data.fv3 * qd(2));
+    EXPECT_LE((tau - expected).norm(), 1e-10 * expected.norm());
   }
 }
 

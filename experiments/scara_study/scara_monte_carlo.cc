@@ -1,0 +1,142 @@
+// experiments/scara_study/scara_monte_carlo — the study's Monte Carlo (see scara_monte_carlo.h).
+#include "experiments/scara_study/scara_monte_carlo.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "dynid/data/output.h"
+#include "dynid/data/parallel_for.h"
+#include "dynid/models/scara3.h"
+#include "dynid/solvers/coverage.h"
+#include "dynid/solvers/monte_carlo.h"
+#include "experiments/scara_study/scara_estimators.h"
+#include "experiments/scara_study/scara_flags.h"
+#include "experiments/scara_study/scara_published.h"
+#include "experiments/scara_study/scara_record.h"
+
+namespace dynid::scara_study {
+namespace {
+
+// The four parameters of one estimate; `std` the reported σ per parameter (NaN: none).
+void AddEstimate(const std::string& estimator, const Eigen::Vector4d& truth,
+                 const Eigen::Vector4d& p, const Eigen::Vector4d& std, bool converged,
+                 std::vector<solvers::MonteCarloEstimate>* out) {
+  for (int i = 0; i < 4; ++i) {
+    solvers::MonteCarloEstimate e;
+    e.estimator = estimator;
+    e.parameter = kParamNames[i];
+    e.truth = truth(i);
+    e.estimate = p(i);
+    e.reported_std = std(i);
+    e.converged = converged;
+    out->push_back(e);
+  }
+}
+
+// One seed: the record, every estimator on it; the estimates of the four parameters.
+bool Trial(const Eigen::Vector3d& torque_noise, std::uint64_t seed,
+           std::vector<solvers::MonteCarloEstimate>* out, std::string* error) {
+  const MultisineReference reference(FLAGS_duration_s);
+  Record record;
+  if (!SimulateRecord(reference, torque_noise, seed, &record, error)) return false;
+  EstimatorRuns runs(record);
+  Results results;
+  if (!RunEstimators(record, &runs, &results, error)) {
+    *error = "seed " + std::to_string(seed) + ": " + *error;
+    return false;
+  }
+  const double nan = std::nan("");
+  for (const Estimate& e : results.estimates) {
+    Eigen::Vector4d std = Eigen::Vector4d::Constant(nan);
+    if (e.has_cov) std = e.cov.diagonal().cwiseMax(0.0).cwiseSqrt();
+    bool converged = true;
+    if (e.method == "WR_smoother") {
+      const nlohmann::json& wr = results.summary["wr_smoother"];
+      converged = wr["converged"].get<bool>();
+      AddEstimate(e.method, record.truth, e.p, std, converged, out);
+      Eigen::Vector4d weights_std = Eigen::Vector4d::Constant(nan);
+      if (wr["std_in_metric_of_weights"].is_object()) {
+        for (int i = 0; i < 4; ++i) {
+          weights_std(i) = wr["std_in_metric_of_weights"][kParamNames[i]].get<double>();
+        }
+      }
+      AddEstimate("WR_smoother_weights_sd", record.truth, e.p, weights_std, converged, out);
+      continue;
+    }
+    AddEstimate(e.method, record.truth, e.p, std, converged, out);
+  }
+  return true;
+}
+
+// The scenario column of coverage.csv: empty for the ideal model, "mismatch_<name>" with
+// --mismatch=<name>.
+std::string ScenarioName() { return FLAGS_mismatch == "none" ? "" : "mismatch_" + FLAGS_mismatch; }
+
+}  // namespace
+
+bool RunMonteCarloStudy(const Eigen::Vector3d& torque_noise, std::string* error) {
+  solvers::MonteCarloOptions options;
+  options.num_seeds = FLAGS_monte_carlo;
+  options.first_seed = FLAGS_seed;
+  options.num_threads = FLAGS_monte_carlo_threads;
+  options.on_run = [](const solvers::MonteCarloRun&, int finished, int total) {
+    if (finished % 10 == 0 || finished == total) {
+      std::fprintf(stderr, "monte carlo: %d/%d runs\n", finished, total);
+    }
+  };
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<solvers::MonteCarloRun> runs;
+  const solvers::MonteCarloTrial trial =
+      [&torque_noise](int, std::uint64_t seed, std::vector<solvers::MonteCarloEstimate>* out,
+                      std::string* why) { return Trial(torque_noise, seed, out, why); };
+  if (!solvers::RunMonteCarlo(1, trial, options, &runs, error)) return false;
+  const double elapsed_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  data::OutputStage stage;
+  std::vector<solvers::CoverageRow> rows;
+  char title[200];
+  std::snprintf(title, sizeof(title),
+                "SCARA estimators: %d noise seeds from %llu, %g s record, noise scale %g%s",
+                FLAGS_monte_carlo, static_cast<unsigned long long>(FLAGS_seed), FLAGS_duration_s,
+                FLAGS_noise_scale,
+                FLAGS_mismatch == "gravity"    ? ", estimators' g +10 %"
+                : FLAGS_mismatch == "friction" ? ", unmodelled viscous friction"
+                                               : "");
+  if (!stage.Open(FLAGS_out_dir, error) ||
+      !solvers::WriteCoverageOutputs(runs, {ScenarioName()}, title, FLAGS_figures, &stage, &rows,
+                                     error)) {
+    return false;
+  }
+  const int threads = data::ParallelForThreads(FLAGS_monte_carlo_threads, FLAGS_monte_carlo);
+  std::printf("SCARA Monte Carlo: %d seeds (%llu..%llu), %g s record, noise scale %g\n",
+              FLAGS_monte_carlo, static_cast<unsigned long long>(FLAGS_seed),
+              static_cast<unsigned long long>(FLAGS_seed + FLAGS_monte_carlo - 1), FLAGS_duration_s,
+              FLAGS_noise_scale);
+  std::printf("%s", solvers::FormatCoverageTable(rows).c_str());
+  std::printf("elapsed %.1f s on %d thread(s)\n", elapsed_s, threads);
+  nlohmann::json summary;
+  summary["flags"] = EstimatorFlags();
+  summary["flags"]["duration_s"] = FLAGS_duration_s;
+  summary["flags"]["dt"] = FLAGS_dt;
+  summary["flags"]["pid_bandwidth_hz"] = FLAGS_pid_bandwidth_hz;
+  summary["flags"]["wr_smoother"] = FLAGS_wr_smoother;
+  // The simulated robot's base parameters (SimulateRecord; --mismatch never changes them).
+  const Eigen::Vector4d truth = models::Scara3BaseParametersFromLinks().AsVector();
+  nlohmann::json true_parameters;
+  for (int i = 0; i < 4; ++i) true_parameters[kParamNames[i]] = truth(i);
+  summary["monte_carlo"] = {{"seeds", FLAGS_monte_carlo},
+                            {"first_seed", FLAGS_seed},
+                            {"threads", threads},
+                            {"true_parameters", true_parameters},
+                            {"coverage", solvers::CoverageJson(rows)},
+                            {"elapsed_s", elapsed_s}};
+  return stage.WriteJson("summary.json", summary, error) && stage.Commit(error);
+}
+
+}  // namespace dynid::scara_study
