@@ -638,7 +638,9 @@ bool ProcessLikeSystem(const IdimModel& model, const IdimSystem& system, const E
   // n·(decimated length) rows before the selection (checked above).
   const bool all =
       static_cast<Eigen::Index>(rows.size()) == static_cast<Eigen::Index>(n) * system.num_samples;
-  if (factor == 1) {
+  if (x == nullptr) {
+    // The torques only.
+  } else if (factor == 1) {
     // Without decimation the kept rows are computed directly into x (its storage is reused when
     // it already has the shape): the full-rate stack is never formed.
     model.Regressor(q, qd, qdd, x, all ? nullptr : &rows);
@@ -740,18 +742,62 @@ int ClosedLoopAuxiliaryModel::num_simulations() const {
   return num_simulations_;
 }
 
+struct ClosedLoopAuxiliaryModel::Pending {
+  Eigen::VectorXd theta;
+  bool done = false;
+  std::shared_ptr<const data::RobotSimulation> simulation;  // null when it failed
+};
+
 bool ClosedLoopAuxiliaryModel::Simulate(const IdimModel& model, const Eigen::VectorXd& theta,
                                         std::shared_ptr<const data::RobotSimulation>* simulation,
                                         std::string* error) {
+  std::shared_ptr<Pending> mine;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::unique_lock<std::mutex> lock(mutex_);
     for (const auto& entry : cache_) {
       if (entry.first.size() == theta.size() && entry.first == theta) {
         *simulation = entry.second;
         return true;
       }
     }
+    std::shared_ptr<Pending> other;
+    for (const std::shared_ptr<Pending>& pending : pending_) {
+      if (pending->theta.size() == theta.size() && pending->theta == theta) other = pending;
+    }
+    if (other != nullptr) {
+      // The same θ on another thread (e.g. θ^0 of two runs that start together): its result.
+      finished_.wait(lock, [&] { return other->done; });
+      if (other->simulation != nullptr) {
+        *simulation = other->simulation;
+        return true;
+      }
+      // It failed: simulate here as well, for this caller's own message.
+    } else {
+      mine = std::make_shared<Pending>();
+      mine->theta = theta;
+      pending_.push_back(mine);
+    }
   }
+  std::shared_ptr<const data::RobotSimulation> result;
+  const bool ok = SimulateUncached(model, theta, &result, error);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (ok) {
+    ++num_simulations_;
+    if (static_cast<int>(cache_.size()) < cache_capacity_) cache_.emplace_back(theta, result);
+  }
+  if (mine != nullptr) {
+    mine->simulation = ok ? result : nullptr;
+    mine->done = true;
+    pending_.erase(std::find(pending_.begin(), pending_.end(), mine));
+    finished_.notify_all();
+  }
+  if (ok) *simulation = std::move(result);
+  return ok;
+}
+
+bool ClosedLoopAuxiliaryModel::SimulateUncached(
+    const IdimModel& model, const Eigen::VectorXd& theta,
+    std::shared_ptr<const data::RobotSimulation>* simulation, std::string* error) const {
   const models::SerialRobot robot = model.RobotWithParameters(theta);
   // ForwardDynamics aborts on an indefinite mass matrix; refuse such estimates first.
   const int checks = 50;
@@ -776,9 +822,6 @@ bool ClosedLoopAuxiliaryModel::Simulate(const IdimModel& model, const Eigen::Vec
     *error = "auxiliary closed-loop simulation: " + *error;
     return false;
   }
-  std::lock_guard<std::mutex> lock(mutex_);
-  ++num_simulations_;
-  if (static_cast<int>(cache_.size()) < cache_capacity_) cache_.emplace_back(theta, result);
   *simulation = std::move(result);
   return true;
 }
@@ -895,11 +938,27 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
       }
       int simulations = 0;
       Eigen::MatrixXd workspace;  // full-rate instrument regressor, reused across iterations
+      // The iteration asks for the torques of a new estimate before its instruments
+      // (IvIterationOptions::torques_first): the last simulation is kept for the instruments.
+      std::shared_ptr<const data::RobotSimulation> last_simulation;
+      Eigen::VectorXd last_theta;
       InstrumentGenerator generator = [&](const Eigen::VectorXd& theta, Eigen::MatrixXd* z,
                                           Eigen::VectorXd* tau_s, std::string* why) {
         std::shared_ptr<const data::RobotSimulation> sim;
-        if (!auxiliary->Simulate(model, theta, &sim, why)) return false;
-        ++simulations;
+        if (last_simulation != nullptr && last_theta.size() == theta.size() &&
+            last_theta == theta) {
+          sim = last_simulation;
+        } else {
+          last_simulation.reset();
+          if (!auxiliary->Simulate(model, theta, &sim, why)) return false;
+          ++simulations;
+          last_simulation = sim;
+          last_theta = theta;
+        }
+        if (z == nullptr) {
+          return ProcessLikeSystem(model, system, sim->q, sim->qd, sim->qd, sim->tau, nullptr,
+                                   tau_s, why);
+        }
         // The accelerations of the instruments are the central differences of the simulated
         // velocities, not the recorded sample-instant values q''(t_k) = DDM(q_k, q'_k, tau_k):
         // where a Coulomb term chatters (a motor held by friction while its joints move, e.g.
@@ -911,11 +970,13 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
       };
       // The fast path's solve needs cond(X) once.
       const double condition = options.iv_common_path ? 0.0 : ConditionNumber(system.x);
+      IvIterationOptions iv_options = options.iv;
+      iv_options.torques_first = true;
       const IvIterationSummary iv =
           options.iv_common_path ? IterateInstrumentalVariables(system.x, system.y, theta0,
-                                                                generator, options.iv, ls_options)
+                                                                generator, iv_options, ls_options)
                                  : IterateInstrumentalVariables(
-                                       system.x, theta0, generator, options.iv,
+                                       system.x, theta0, generator, iv_options,
                                        [&](const Eigen::MatrixXd& z) {
                                          return SolveIdimIvNormalProducts(z, system.x, system.y,
                                                                           system.blocks, condition);

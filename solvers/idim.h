@@ -35,12 +35,12 @@
 #ifndef DYNID_SOLVERS_IDIM_H_
 #define DYNID_SOLVERS_IDIM_H_
 
+#include <Eigen/Core>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
-
-#include <Eigen/Core>
 
 #include "dynid/data/robot_simulator.h"
 #include "dynid/data/sample_selection.h"
@@ -135,14 +135,14 @@ class IdimModel {
 
 // The stacked, pre-processed IDIM system.
 struct IdimSystem {
-  Eigen::MatrixXd x;   // rows × b (after decimation and selection)
-  Eigen::VectorXd y;   // rows
-  RowBlocks blocks;    // row → joint (and decimated sample)
-  int num_samples = 0;            // per joint after decimation, before selection
-  double sample_rate_hz = 0.0;    // after decimation
-  std::vector<int> kept_rows;     // rows of the decimated stack that were kept (all if no selection)
-  std::string selection_report;   // empty without selection
-  Eigen::MatrixXd q, qd, qdd;     // differentiated states at the input rate (Ns × n)
+  Eigen::MatrixXd x;             // rows × b (after decimation and selection)
+  Eigen::VectorXd y;             // rows
+  RowBlocks blocks;              // row → joint (and decimated sample)
+  int num_samples = 0;           // per joint after decimation, before selection
+  double sample_rate_hz = 0.0;   // after decimation
+  std::vector<int> kept_rows;    // rows of the decimated stack that were kept (all if no selection)
+  std::string selection_report;  // empty without selection
+  Eigen::MatrixXd q, qd, qdd;    // differentiated states at the input rate (Ns × n)
   std::vector<double> nvr_position, nvr_velocity;  // IRW paths: ML NVR per joint
   IdimPreprocessingOptions options;
 };
@@ -168,7 +168,8 @@ bool BuildIdimSystemAtTimes(const IdimModel& model, const Eigen::VectorXd& time_
                             std::string* error);
 
 // Steps 2–4 for exact states (no differentiation): the instruments of IDIM-IV. x and tau_stacked
-// have the rows of `system` (same decimation, same kept rows). tau may be empty (then only x).
+// have the rows of `system` (same decimation, same kept rows). tau may be empty (then only x);
+// x may be null (then only tau_stacked, and q, qd, qdd are not used beyond their shape).
 // `workspace` (optional) holds the full-rate regressor of a decimated system; pass the same
 // matrix to repeated calls (the IV iteration) so that its ~90 MB are allocated once. Without
 // decimation the kept rows are computed directly into x (no full-rate stack).
@@ -201,7 +202,9 @@ class SampledTrajectory : public data::JointTrajectory {
 };
 
 // The closed-loop auxiliary model of IDIM-IV. Simulations are cached by θ (exact match), so
-// runs that start from the same θ^0 share their first simulation; thread-safe.
+// runs that start from the same θ^0 share their first simulation; thread-safe. A θ that another
+// thread is simulating is waited for rather than simulated again (runs on parallel workers start
+// together from θ^0).
 class ClosedLoopAuxiliaryModel {
  public:
   // `reference` must outlive this object. simulator: gains, control rate, duration; its
@@ -217,11 +220,19 @@ class ClosedLoopAuxiliaryModel {
   int num_simulations() const;
 
  private:
+  // One simulation, no cache.
+  bool SimulateUncached(const IdimModel& model, const Eigen::VectorXd& theta,
+                        std::shared_ptr<const data::RobotSimulation>* simulation,
+                        std::string* error) const;
+
   const data::JointTrajectory* reference_;
   data::RobotSimulatorOptions simulator_;
   int cache_capacity_;
+  struct Pending;  // a simulation in progress on some thread
   mutable std::mutex mutex_;
+  std::condition_variable finished_;
   std::vector<std::pair<Eigen::VectorXd, std::shared_ptr<const data::RobotSimulation>>> cache_;
+  std::vector<std::shared_ptr<Pending>> pending_;
   int num_simulations_ = 0;
 };
 
@@ -256,9 +267,9 @@ LinearLeastSquaresSummary SolveIdimIvNormalProducts(const Eigen::MatrixXd& z,
                                                     double condition_number_x);
 
 struct IdimResult {
-  bool success = false;     // an estimate exists (IV: also when it did not converge)
-  bool converged = true;    // IV: both convergence tests met within the cap
-  int iterations = 0;       // IV solves (0 for LS/WLS)
+  bool success = false;   // an estimate exists (IV: also when it did not converge)
+  bool converged = true;  // IV: both convergence tests met within the cap
+  int iterations = 0;     // IV solves (0 for LS/WLS)
   std::string message;
   LinearLeastSquaresSummary fit;  // estimate, covariance, residual, cond(X), relative error
   WhitenessSummary whiteness;     // of fit.residual per joint
@@ -272,8 +283,8 @@ struct IdimResult {
 // inertias, zero friction); LS/WLS ignore both. Returns false only when no estimate exists (message
 // says why); a non-converged IV returns true with converged = false and the last estimate.
 bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOptions& options,
-             const Eigen::VectorXd& theta0, ClosedLoopAuxiliaryModel* auxiliary,
-             IdimResult* result, std::string* error);
+             const Eigen::VectorXd& theta0, ClosedLoopAuxiliaryModel* auxiliary, IdimResult* result,
+             std::string* error);
 
 }  // namespace dynid::solvers
 
