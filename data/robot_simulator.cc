@@ -1,10 +1,10 @@
 #include "dynid/data/robot_simulator.h"
 
-#include <cmath>
-#include <random>
+#include <glog/logging.h>
 
 #include <Eigen/LU>
-#include <glog/logging.h>
+#include <cmath>
+#include <random>
 
 #include "dynid/models/integrator.h"
 
@@ -86,9 +86,8 @@ bool SimulateClosedLoop(const models::SerialRobot& robot, const JointTrajectory&
   std::normal_distribution<double> normal(0.0, 1.0);
   auto quantise = [&](const Eigen::VectorXd& q) {
     if (options.encoder_resolution_rad.size() == 0) return Eigen::VectorXd(q);
-    return Eigen::VectorXd(
-        (q.array() / options.encoder_resolution_rad.array()).round() *
-        options.encoder_resolution_rad.array());
+    return Eigen::VectorXd((q.array() / options.encoder_resolution_rad.array()).round() *
+                           options.encoder_resolution_rad.array());
   };
 
   Eigen::VectorXd q_ref, qd_ref, qdd_ref;
@@ -137,10 +136,19 @@ bool SimulateClosedLoop(const models::SerialRobot& robot, const JointTrajectory&
     sim.tau_measured.row(k) = tau_meas.transpose();
     if (k + 1 == num_samples) break;
 
-    // Zero-order hold of tau over the control period, classical RK4 on [q, q'].
+    // Zero-order hold of tau over the control period, classical RK4 on [q, q']. The first stage
+    // is at (q, q', tau) of this sample, whose accelerations qdd were just computed for the
+    // record: they are reused (the same numbers; one forward dynamics in five per sample less
+    // with one substep).
+    bool first_stage = true;
     const auto derivative = [&](double, const Eigen::VectorXd& x) {
       Eigen::VectorXd dx(2 * n);
       dx.head(n) = x.tail(n);
+      if (first_stage) {
+        first_stage = false;
+        dx.tail(n) = qdd;
+        return dx;
+      }
       robot.ForwardDynamics(x.head(n), x.tail(n), tau, &data, &a);
       dx.tail(n) = a;
       return dx;
@@ -155,9 +163,8 @@ bool SimulateClosedLoop(const models::SerialRobot& robot, const JointTrajectory&
       return false;
     }
   }
-  const Eigen::MatrixXd r = options.motor_from_joint.size() > 0
-                                ? options.motor_from_joint
-                                : Eigen::MatrixXd::Identity(n, n);
+  const Eigen::MatrixXd r = options.motor_from_joint.size() > 0 ? options.motor_from_joint
+                                                                : Eigen::MatrixXd::Identity(n, n);
   // Rows are samples: q_mᵀ = qᵀ Rᵀ; tau = Rᵀ tau_m ⇒ tau_mᵀ = tauᵀ R^{-1}.
   sim.q_motor = sim.q_measured * r.transpose();
   sim.tau_motor = sim.tau_measured * r.inverse();
