@@ -144,7 +144,7 @@ void RunJobs(const Settings& settings, const models::SerialRobot& robot,
     // One cached simulation: the θ^0 run every IV job starts from (each later θ is a job's own,
     // never asked for twice; a cached simulation of a long record holds hundreds of MB).
     auxiliary = std::make_unique<solvers::ClosedLoopAuxiliaryModel>(reference.get(), controller,
-                                                                    /*cache_capacity=*/1);
+                                                                     /*cache_capacity=*/1);
   }
 
   // Longest runs first (IDIM-IV without decimation iterates on ~200 000 rows), so that the
