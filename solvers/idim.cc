@@ -755,8 +755,11 @@ void SampledTrajectory::Evaluate(double t, Eigen::VectorXd* q, Eigen::VectorXd* 
 
 ClosedLoopAuxiliaryModel::ClosedLoopAuxiliaryModel(const data::JointTrajectory* reference,
                                                    data::RobotSimulatorOptions simulator,
-                                                   int cache_capacity)
-    : reference_(reference), simulator_(std::move(simulator)), cache_capacity_(cache_capacity) {
+                                                   int cache_capacity, bool motion_only)
+    : reference_(reference),
+      simulator_(std::move(simulator)),
+      cache_capacity_(cache_capacity),
+      motion_only_(motion_only) {
   CHECK(reference_ != nullptr);
   simulator_.encoder_resolution_rad.resize(0);
   simulator_.torque_noise_std.resize(0);
@@ -848,6 +851,13 @@ bool ClosedLoopAuxiliaryModel::SimulateUncached(
   if (!data::SimulateClosedLoop(robot, *reference_, simulator_, result.get(), error)) {
     *error = "auxiliary closed-loop simulation: " + *error;
     return false;
+  }
+  if (motion_only_) {
+    for (Eigen::MatrixXd* series :
+         {&result->q_reference, &result->qd_reference, &result->qdd_reference, &result->qdd,
+          &result->q_measured, &result->tau_measured, &result->q_motor, &result->tau_motor}) {
+      series->resize(0, 0);
+    }
   }
   *simulation = std::move(result);
   return true;

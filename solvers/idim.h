@@ -211,8 +211,11 @@ class ClosedLoopAuxiliaryModel {
   // `reference` must outlive this object. simulator: gains, control rate, duration; its
   // encoder resolution, noise and bias are cleared (noise-free auxiliary model) and the velocity
   // feedback uses the exact state.
+  // motion_only: each simulation keeps only time, q, q' and tau (what RunIdim uses), 4 of its 12
+  // series (the others are released: 13 MB per simulation of the 7 s TX40 record).
   ClosedLoopAuxiliaryModel(const data::JointTrajectory* reference,
-                           data::RobotSimulatorOptions simulator, int cache_capacity = 4);
+                           data::RobotSimulatorOptions simulator, int cache_capacity = 4,
+                           bool motion_only = false);
   // Simulates the robot of model.RobotWithParameters(theta). Fails (no abort) when that robot's
   // mass matrix is not positive definite along the reference (checked every `check_stride`
   // samples) or when the simulation diverges.
@@ -229,6 +232,7 @@ class ClosedLoopAuxiliaryModel {
   const data::JointTrajectory* reference_;
   data::RobotSimulatorOptions simulator_;
   int cache_capacity_;
+  bool motion_only_;
   struct Pending;  // a simulation in progress on some thread
   mutable std::mutex mutex_;
   std::condition_variable finished_;
