@@ -137,10 +137,19 @@ bool SimulateClosedLoop(const models::SerialRobot& robot, const JointTrajectory&
     sim.tau_measured.row(k) = tau_meas.transpose();
     if (k + 1 == num_samples) break;
 
-    // Zero-order hold of tau over the control period, classical RK4 on [q, q'].
+    // Zero-order hold of tau over the control period, classical RK4 on [q, q']. The first stage
+    // is at (q, q', tau) of this sample, whose accelerations qdd were just computed for the
+    // record: they are reused (the same numbers; one forward dynamics in five per sample less
+    // with one substep).
+    bool first_stage = true;
     const auto derivative = [&](double, const Eigen::VectorXd& x) {
       Eigen::VectorXd dx(2 * n);
       dx.head(n) = x.tail(n);
+      if (first_stage) {
+        first_stage = false;
+        dx.tail(n) = qdd;
+        return dx;
+      }
       robot.ForwardDynamics(x.head(n), x.tail(n), tau, &data, &a);
       dx.tail(n) = a;
       return dx;

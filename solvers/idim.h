@@ -35,6 +35,7 @@
 #ifndef DYNID_SOLVERS_IDIM_H_
 #define DYNID_SOLVERS_IDIM_H_
 
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -168,7 +169,8 @@ bool BuildIdimSystemAtTimes(const IdimModel& model, const Eigen::VectorXd& time_
                             std::string* error);
 
 // Steps 2–4 for exact states (no differentiation): the instruments of IDIM-IV. x and tau_stacked
-// have the rows of `system` (same decimation, same kept rows). tau may be empty (then only x).
+// have the rows of `system` (same decimation, same kept rows). tau may be empty (then only x);
+// x may be null (then only tau_stacked, and q, qd, qdd are not used beyond their shape).
 // `workspace` (optional) holds the full-rate regressor of a decimated system; pass the same
 // matrix to repeated calls (the IV iteration) so that its ~90 MB are allocated once. Without
 // decimation the kept rows are computed directly into x (no full-rate stack).
@@ -201,14 +203,19 @@ class SampledTrajectory : public data::JointTrajectory {
 };
 
 // The closed-loop auxiliary model of IDIM-IV. Simulations are cached by θ (exact match), so
-// runs that start from the same θ^0 share their first simulation; thread-safe.
+// runs that start from the same θ^0 share their first simulation; thread-safe. A θ that another
+// thread is simulating is waited for rather than simulated again (runs on parallel workers start
+// together from θ^0).
 class ClosedLoopAuxiliaryModel {
  public:
   // `reference` must outlive this object. simulator: gains, control rate, duration; its
   // encoder resolution, noise and bias are cleared (noise-free auxiliary model) and the velocity
   // feedback uses the exact state.
+  // motion_only: each simulation keeps only time, q, q' and tau (what RunIdim uses), 4 of its 12
+  // series (the others are released: 13 MB per simulation of the 7 s TX40 record).
   ClosedLoopAuxiliaryModel(const data::JointTrajectory* reference,
-                           data::RobotSimulatorOptions simulator, int cache_capacity = 4);
+                           data::RobotSimulatorOptions simulator, int cache_capacity = 4,
+                           bool motion_only = false);
   // Simulates the robot of model.RobotWithParameters(theta). Fails (no abort) when that robot's
   // mass matrix is not positive definite along the reference (checked every `check_stride`
   // samples) or when the simulation diverges.
@@ -217,11 +224,20 @@ class ClosedLoopAuxiliaryModel {
   int num_simulations() const;
 
  private:
+  // One simulation, no cache.
+  bool SimulateUncached(const IdimModel& model, const Eigen::VectorXd& theta,
+                        std::shared_ptr<const data::RobotSimulation>* simulation,
+                        std::string* error) const;
+
   const data::JointTrajectory* reference_;
   data::RobotSimulatorOptions simulator_;
   int cache_capacity_;
+  bool motion_only_;
+  struct Pending;  // a simulation in progress on some thread
   mutable std::mutex mutex_;
+  std::condition_variable finished_;
   std::vector<std::pair<Eigen::VectorXd, std::shared_ptr<const data::RobotSimulation>>> cache_;
+  std::vector<std::shared_ptr<Pending>> pending_;
   int num_simulations_ = 0;
 };
 
@@ -256,9 +272,9 @@ LinearLeastSquaresSummary SolveIdimIvNormalProducts(const Eigen::MatrixXd& z,
                                                     double condition_number_x);
 
 struct IdimResult {
-  bool success = false;     // an estimate exists (IV: also when it did not converge)
-  bool converged = true;    // IV: both convergence tests met within the cap
-  int iterations = 0;       // IV solves (0 for LS/WLS)
+  bool success = false;   // an estimate exists (IV: also when it did not converge)
+  bool converged = true;  // IV: both convergence tests met within the cap
+  int iterations = 0;     // IV solves (0 for LS/WLS)
   std::string message;
   LinearLeastSquaresSummary fit;  // estimate, covariance, residual, cond(X), relative error
   WhitenessSummary whiteness;     // of fit.residual per joint
@@ -272,8 +288,8 @@ struct IdimResult {
 // inertias, zero friction); LS/WLS ignore both. Returns false only when no estimate exists (message
 // says why); a non-converged IV returns true with converged = false and the last estimate.
 bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOptions& options,
-             const Eigen::VectorXd& theta0, ClosedLoopAuxiliaryModel* auxiliary,
-             IdimResult* result, std::string* error);
+             const Eigen::VectorXd& theta0, ClosedLoopAuxiliaryModel* auxiliary, IdimResult* result,
+             std::string* error);
 
 }  // namespace dynid::solvers
 

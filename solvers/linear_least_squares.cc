@@ -758,18 +758,19 @@ IvIterationSummary IterateInstrumentalVariables(const Eigen::MatrixXd& X,
     return summary;
   }
   // One simulation of the auxiliary model; its torques default to Z θ. Z keeps its storage (the
-  // generator may reuse it when the shape is unchanged).
+  // generator may reuse it when the shape is unchanged). Z == nullptr: the torques only
+  // (torques_first).
   auto simulate = [&](const Eigen::VectorXd& theta, Eigen::MatrixXd* Z, Eigen::VectorXd* torque,
                       std::string* error) {
     torque->resize(0);
     if (!generator(theta, Z, torque, error)) return false;
-    if (Z->rows() != X.rows() || Z->cols() != X.cols()) {
+    if (Z != nullptr && (Z->rows() != X.rows() || Z->cols() != X.cols())) {
       *error = "the instrument generator returned " + std::to_string(Z->rows()) + " × " +
                std::to_string(Z->cols()) + " instruments, expected " + std::to_string(X.rows()) +
                " × " + std::to_string(X.cols());
       return false;
     }
-    if (torque->size() == 0) *torque = *Z * theta;
+    if (torque->size() == 0 && Z != nullptr) *torque = *Z * theta;
     if (torque->size() != X.rows()) {
       *error = "the instrument generator returned " + std::to_string(torque->size()) +
                " simulated torques, expected " + std::to_string(X.rows());
@@ -778,6 +779,7 @@ IvIterationSummary IterateInstrumentalVariables(const Eigen::MatrixXd& X,
     return true;
   };
 
+  const bool torques_first = iteration_options.torques_first;
   Eigen::VectorXd theta = theta0;
   summary.theta_history.push_back(theta);
   Eigen::MatrixXd Z, Z_new;  // swapped each iteration, so their storage is reused
@@ -802,20 +804,32 @@ IvIterationSummary IterateInstrumentalVariables(const Eigen::MatrixXd& X,
     const Eigen::VectorXd theta_new = summary.estimate.theta;
     summary.theta_history.push_back(theta_new);
     summary.parameter_change.push_back(RelativeChange(theta_new, theta));
-    if (!simulate(theta_new, &Z_new, &torque_new, &error)) {
+    if (!simulate(theta_new, torques_first ? nullptr : &Z_new, &torque_new, &error)) {
       summary.message = "auxiliary model failed at iteration " + std::to_string(it) + ": " + error;
       break;
     }
     summary.torque_change.push_back(RelativeChange(torque_new, torque));
     theta = theta_new;
-    Z.swap(Z_new);
-    solved_in = 2;
     torque.swap(torque_new);
+    if (!torques_first) {
+      Z.swap(Z_new);
+      solved_in = 2;
+    }
     if (summary.torque_change.back() <= iteration_options.torque_tolerance &&
         summary.parameter_change.back() <= iteration_options.parameter_tolerance) {
       summary.converged = true;
       summary.message = "converged after " + std::to_string(it) + " iterations";
       break;
+    }
+    if (torques_first && it < iteration_options.max_iterations) {
+      // The next solve needs the instruments of θ^it: they replace those of the last solve.
+      solved_in = 0;
+      Eigen::VectorXd unused;
+      if (!simulate(theta, &Z, &unused, &error)) {
+        summary.message =
+            "auxiliary model failed at iteration " + std::to_string(it) + ": " + error;
+        break;
+      }
     }
   }
   if (!summary.converged && summary.message.empty()) {

@@ -178,6 +178,14 @@ struct IvIterationOptions {
   // Converged when both relative changes fall to or below their tolerance:
   double torque_tolerance = 1e-3;     // ||τ_s^it − τ_s^(it−1)|| / ||τ_s^(it−1)||
   double parameter_tolerance = 1e-3;  // ||θ^it − θ^(it−1)|| / ||θ^(it−1)||
+  // Torques first: the generator also accepts instruments == nullptr and then returns only the
+  // simulated torques (it must return them). The iteration asks for the torques of a new
+  // estimate first and for its instruments only when another solve needs them, so the
+  // simulation that confirms convergence forms no instruments (IDIM-IV: one regressor and
+  // decimation pass less per run, and one instrument matrix less alive at a time). A generator
+  // that simulates should keep its last simulation, because the instruments of an estimate are
+  // asked for right after its torques. Estimates, changes and counts are those of the default.
+  bool torques_first = false;
   bool IsValid(std::string* why) const;
 };
 
@@ -185,7 +193,8 @@ struct IvIterationOptions {
 // IDIM-IV the closed-loop robot driven by the reference trajectory) and return the instruments
 // (N_t × b: its regressor, pre-processed with the same decimation filter as X) and its
 // torques (N_t, stacked like y; may be left empty, then Z θ is used). Returns false with a
-// message when the simulation fails (e.g. diverges for this θ).
+// message when the simulation fails (e.g. diverges for this θ). With
+// IvIterationOptions::torques_first, instruments may be null: then only the torques.
 using InstrumentGenerator =
     std::function<bool(const Eigen::VectorXd& theta, Eigen::MatrixXd* instruments,
                        Eigen::VectorXd* simulated_torques, std::string* error)>;

@@ -302,26 +302,25 @@ bool WriteOutputs(const Settings& settings, const solvers::IdimModel& model, con
     const solvers::IdimSystem& system = systems[shown->system];
     const int ns = system.num_samples;
     // At most ~2500 plotted samples per joint (undecimated records: every stride-th sample).
-    const int stride = std::max(1, ns / 2500);
+    const int stride = TorqueStride(ns);
     const int shown_samples = (ns + stride - 1) / stride;
     Eigen::MatrixXd torque_table = Eigen::MatrixXd::Constant(shown_samples, 1 + 18, std::nan(""));
     std::vector<std::string> header = {"t"};
     for (int k = 0; k < shown_samples; ++k) {
       torque_table(k, 0) = k * stride / system.sample_rate_hz;
     }
-    const Eigen::VectorXd estimated = system.x * shown->result.fit.theta;
     for (int j = 0; j < 6; ++j) {
       for (const char* what : {"measured", "estimated", "residual"}) {
         header.push_back(std::string(what) + "_" + std::to_string(j + 1));
       }
     }
-    for (Eigen::Index r = 0; r < system.x.rows(); ++r) {
-      const int j = system.blocks.BlockOf(static_cast<int>(r));
-      if (system.blocks.sample_of_row[r] % stride != 0) continue;
-      const int k = system.blocks.sample_of_row[r] / stride;
-      torque_table(k, 1 + 3 * j) = system.y[r];
-      torque_table(k, 2 + 3 * j) = estimated[r];
-      torque_table(k, 3 + 3 * j) = system.y[r] - estimated[r];
+    // The rows the run kept for this figure (its system's matrices may have been released).
+    for (const TorqueSample& row : shown->torques) {
+      const int j = row.joint;
+      const int k = row.sample / stride;
+      torque_table(k, 1 + 3 * j) = row.measured;
+      torque_table(k, 2 + 3 * j) = row.estimated;
+      torque_table(k, 3 + 3 * j) = row.measured - row.estimated;
     }
     // Residual autocorrelation per joint and method.
     const int lags =

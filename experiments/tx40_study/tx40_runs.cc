@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cctype>
 #include <cstdio>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -50,19 +51,13 @@ bool ParseMethod(const std::string& key, Method* method, std::string* error) {
   return false;
 }
 
-bool BuildSystems(const Settings& settings, const solvers::IdimModel& model, const Record& record,
-                  const Elapsed& elapsed, Runs* runs, std::string* error) {
-  const std::vector<dynid::experiments::PriorKnowledge>& levels = settings.levels;
-  const std::vector<Method>& methods = settings.methods;
-  const int threads = settings.threads;
-  const bool select_samples = settings.select_samples;
-  const double fs = record.fs;
-  const Eigen::MatrixXd& q_measured = record.q_measured;
-  const Eigen::MatrixXd& tau_measured = record.tau_measured;
+int TorqueStride(int num_samples) { return std::max(1, num_samples / 2500); }
+
+void PlanJobs(const Settings& settings, Runs* runs) {
   std::vector<SystemKey>& system_keys = runs->system_keys;
   std::vector<Job>& jobs = runs->jobs;
-  for (dynid::experiments::PriorKnowledge level : levels) {
-    for (const Method& method : methods) {
+  for (dynid::experiments::PriorKnowledge level : settings.levels) {
+    for (const Method& method : settings.methods) {
       int index = -1;
       for (size_t s = 0; s < system_keys.size(); ++s) {
         if (system_keys[s].differentiator == method.differentiator &&
@@ -81,53 +76,34 @@ bool BuildSystems(const Settings& settings, const solvers::IdimModel& model, con
       jobs.push_back(job);
     }
   }
-  std::vector<solvers::IdimSystem>& systems = runs->systems;
-  systems.resize(system_keys.size());
-  std::vector<std::string> system_errors(system_keys.size());
-  std::mutex print_mutex;
-  cli::Stage stage("pre-processing, systems", static_cast<int64_t>(system_keys.size()));
-  data::ParallelFor(0, static_cast<int>(system_keys.size()), threads, [&](int s) {
-    solvers::IdimPreprocessingOptions options = dynid::experiments::KnowledgePreprocessing(
-        system_keys[s].knowledge, system_keys[s].differentiator, fs);
-    options.select_samples = select_samples;
-    options.selection.velocity_threshold =
-        Eigen::VectorXd::Constant(1, settings.velocity_threshold);
-    options.selection_guard_rows = settings.guard_rows;
-    options.selection_guard_s = settings.guard_s;
-    std::string why;
-    const bool ok =
-        solvers::BuildIdimSystem(model, q_measured, tau_measured, options, &systems[s], &why);
-    std::lock_guard<std::mutex> lock(print_mutex);
-    if (!ok) system_errors[s] = why;
-    std::printf(
-        "  [%5.1f s] pre-processed %-12s %-4s knowledge: %s\n", elapsed(),
-        solvers::IdimDifferentiatorName(system_keys[s].differentiator),
-        dynid::experiments::PriorKnowledgeName(system_keys[s].knowledge),
-        ok ? (std::to_string(systems[s].x.rows()) + " rows").c_str() : ("FAILED: " + why).c_str());
-    std::fflush(stdout);
-    stage.Add();
-  });
-  stage.End();
-  for (size_t s = 0; s < system_keys.size(); ++s) {
-    if (!system_errors[s].empty()) {
-      *error = std::string("pre-processing (") +
-               solvers::IdimDifferentiatorName(system_keys[s].differentiator) + ", " +
-               dynid::experiments::PriorKnowledgeName(system_keys[s].knowledge) +
-               " knowledge): " + system_errors[s];
-      return false;
-    }
-  }
-  return true;
+  runs->systems.assign(system_keys.size(), solvers::IdimSystem());
 }
 
-void RunJobs(const Settings& settings, const models::SerialRobot& robot,
+namespace {
+
+solvers::IdimPreprocessingOptions SystemOptions(const Settings& settings, const SystemKey& key,
+                                                double fs) {
+  solvers::IdimPreprocessingOptions options =
+      dynid::experiments::KnowledgePreprocessing(key.knowledge, key.differentiator, fs);
+  options.select_samples = settings.select_samples;
+  options.selection.velocity_threshold = Eigen::VectorXd::Constant(1, settings.velocity_threshold);
+  options.selection_guard_rows = settings.guard_rows;
+  options.selection_guard_s = settings.guard_s;
+  return options;
+}
+
+}  // namespace
+
+bool RunJobs(const Settings& settings, const models::SerialRobot& robot,
              const solvers::IdimModel& model, const Record& record, const Elapsed& elapsed,
-             Runs* runs) {
+             Runs* runs, std::string* error) {
   const std::unique_ptr<data::JointTrajectory>& reference = record.reference;
   const data::RobotSimulatorOptions& controller = record.controller;
   const int threads = settings.threads;
-  const std::vector<solvers::IdimSystem>& systems = runs->systems;
+  const std::vector<SystemKey>& system_keys = runs->system_keys;
+  std::vector<solvers::IdimSystem>& systems = runs->systems;
   std::vector<Job>& jobs = runs->jobs;
+  const int num_systems = static_cast<int>(system_keys.size());
   std::mutex print_mutex;
   // θ^0 of IDIM-IV (Brunot et al. (2018) eq. 6 step 1): CAD inertial values, zero friction.
   Eigen::VectorXd theta0 = model.FromStandard(robot.standard_parameters());
@@ -137,9 +113,10 @@ void RunJobs(const Settings& settings, const models::SerialRobot& robot,
   std::unique_ptr<solvers::ClosedLoopAuxiliaryModel> auxiliary;
   if (reference) {
     // One cached simulation: the θ^0 run every IV job starts from (each later θ is a job's own,
-    // never asked for twice; a cached simulation of a long record holds hundreds of MB).
-    auxiliary = std::make_unique<solvers::ClosedLoopAuxiliaryModel>(reference.get(), controller,
-                                                                     /*cache_capacity=*/1);
+    // never asked for twice; a cached simulation of a long record holds hundreds of MB). The
+    // simulations keep only the series the runs use.
+    auxiliary = std::make_unique<solvers::ClosedLoopAuxiliaryModel>(
+        reference.get(), controller, /*cache_capacity=*/1, /*motion_only=*/true);
   }
 
   // Longest runs first (IDIM-IV without decimation iterates on ~200 000 rows), so that the
@@ -153,18 +130,92 @@ void RunJobs(const Settings& settings, const models::SerialRobot& robot,
            (jobs[i].method.differentiator == solvers::IdimDifferentiator::kConventional ? 1 : 0);
   };
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return cost(a) > cost(b); });
+  // A further run on an undecimated system starts as soon as the runs started with its first one
+  // have been handed out, rather than last by its cost, so that the system is released early.
+  std::vector<int> undecimated(num_systems, 0);
+  for (int s = 0; s < num_systems; ++s) {
+    undecimated[s] = SystemOptions(settings, system_keys[s], record.fs).decimation_factor == 1;
+  }
+  const int workers = data::ParallelForThreads(threads, static_cast<int>(jobs.size()));
+  for (size_t position = 1; position < order.size(); ++position) {
+    const int s = jobs[order[position]].system;
+    if (!undecimated[s]) continue;
+    size_t first = 0;
+    while (first < position && jobs[order[first]].system != s) ++first;
+    const size_t target = first + static_cast<size_t>(workers);
+    if (first < position && target < position) {
+      std::rotate(order.begin() + target, order.begin() + position, order.begin() + position + 1);
+    }
+  }
+
+  // Per system: built once, on its first job; its matrices released after its last job, except
+  // for the system of the first LS/WLS job (the outputs' essential-parameter selection).
+  std::deque<std::once_flag> built(num_systems);
+  std::vector<std::string> system_errors(num_systems);
+  std::vector<int> remaining(num_systems, 0);
+  for (const Job& job : jobs) ++remaining[job.system];
+  int kept_for_outputs = -1;
+  for (const Job& job : jobs) {
+    if (job.method.estimator != solvers::IdimEstimator::kInstrumentalVariables) {
+      kept_for_outputs = job.system;
+      break;
+    }
+  }
+  auto build = [&](int s) {
+    const solvers::IdimPreprocessingOptions options =
+        SystemOptions(settings, system_keys[s], record.fs);
+    std::string why;
+    const bool ok = solvers::BuildIdimSystem(model, record.q_measured, record.tau_measured, options,
+                                             &systems[s], &why);
+    // The differentiated states at the input rate (3 × Ns × n) are not used by the runs or the
+    // outputs: released, 5 MB per system for the 7 s record.
+    systems[s].q.resize(0, 0);
+    systems[s].qd.resize(0, 0);
+    systems[s].qdd.resize(0, 0);
+    std::lock_guard<std::mutex> lock(print_mutex);
+    if (!ok) system_errors[s] = why;
+    std::printf(
+        "  [%5.1f s] pre-processed %-12s %-4s knowledge: %s\n", elapsed(),
+        solvers::IdimDifferentiatorName(system_keys[s].differentiator),
+        dynid::experiments::PriorKnowledgeName(system_keys[s].knowledge),
+        ok ? (std::to_string(systems[s].x.rows()) + " rows").c_str() : ("FAILED: " + why).c_str());
+    std::fflush(stdout);
+  };
+
   std::atomic<int> done{0};
   cli::Stage stage("estimation runs", static_cast<int64_t>(jobs.size()));
   data::ParallelFor(0, static_cast<int>(jobs.size()), threads, [&](int position) {
     Job& job = jobs[order[position]];
-    solvers::IdimRunOptions options;
-    options.estimator = job.method.estimator;
-    options.iv.max_iterations = settings.max_iterations;
-    options.iv.torque_tolerance = settings.iv_tolerance;
-    options.iv.parameter_tolerance = settings.iv_tolerance;
-    job.ok = solvers::RunIdim(model, systems[job.system], options, theta0, auxiliary.get(),
-                              &job.result, &job.error);
+    const int s = job.system;
+    std::call_once(built[s], build, s);
+    const solvers::IdimSystem& system = systems[s];
+    if (!system_errors[s].empty()) {
+      job.ok = false;
+      job.error = "pre-processing failed: " + system_errors[s];
+    } else {
+      solvers::IdimRunOptions options;
+      options.estimator = job.method.estimator;
+      options.iv.max_iterations = settings.max_iterations;
+      options.iv.torque_tolerance = settings.iv_tolerance;
+      options.iv.parameter_tolerance = settings.iv_tolerance;
+      job.ok = solvers::RunIdim(model, system, options, theta0, auxiliary.get(), &job.result,
+                                &job.error);
+    }
+    if (job.ok) {
+      const int stride = TorqueStride(system.num_samples);
+      const Eigen::VectorXd estimated = system.x * job.result.fit.theta;
+      for (Eigen::Index r = 0; r < system.x.rows(); ++r) {
+        const int sample = system.blocks.sample_of_row[r];
+        if (sample % stride != 0) continue;
+        job.torques.push_back(
+            {system.blocks.BlockOf(static_cast<int>(r)), sample, system.y[r], estimated[r]});
+      }
+    }
     std::lock_guard<std::mutex> lock(print_mutex);
+    if (--remaining[s] == 0 && s != kept_for_outputs) {
+      systems[s].x.resize(0, 0);
+      systems[s].y.resize(0);
+    }
     ++done;
     std::printf("  [%5.1f s] %2d/%zu %-20s %-4s: %s\n", elapsed(), done.load(), jobs.size(),
                 job.method.label.c_str(), dynid::experiments::PriorKnowledgeName(job.knowledge),
@@ -176,6 +227,16 @@ void RunJobs(const Settings& settings, const models::SerialRobot& robot,
     stage.Set(done.load());
   });
   stage.End();
+  for (int s = 0; s < num_systems; ++s) {
+    if (!system_errors[s].empty()) {
+      *error = std::string("pre-processing (") +
+               solvers::IdimDifferentiatorName(system_keys[s].differentiator) + ", " +
+               dynid::experiments::PriorKnowledgeName(system_keys[s].knowledge) +
+               " knowledge): " + system_errors[s];
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace dynid::tx40_study

@@ -26,14 +26,27 @@ struct Method {
 // key: idim_{ls,wls,iv}_{conventional,irwsm1,irwsm2}.
 bool ParseMethod(const std::string& key, Method* method, std::string* error);
 
+// One decimated sample of the torque figure: the measured and the estimated (X θ) torque of a
+// kept row.
+struct TorqueSample {
+  int joint = 0, sample = 0;  // joint, decimated sample
+  double measured = 0.0, estimated = 0.0;
+};
+
 struct Job {
   Method method;
   dynid::experiments::PriorKnowledge knowledge;
-  int system = -1;  // index into the built systems
+  int system = -1;  // index into the systems
   solvers::IdimResult result;
   bool ok = false;
   std::string error;
+  // The kept rows at every TorqueStride(system)-th decimated sample, taken when the run ends so
+  // that the outputs need not keep the system's matrices.
+  std::vector<TorqueSample> torques;
 };
+
+// Every how many decimated samples the torque figure shows one (at most ~2500 per joint).
+int TorqueStride(int num_samples);
 
 struct SystemKey {
   solvers::IdimDifferentiator differentiator;
@@ -50,15 +63,19 @@ struct Runs {
 // Seconds since the program started (for the progress lines).
 using Elapsed = std::function<double()>;
 
-// The jobs and their pre-processed systems; false with *error when a system cannot be built.
-bool BuildSystems(const Settings& settings, const solvers::IdimModel& model, const Record& record,
-                  const Elapsed& elapsed, Runs* runs, std::string* error);
+// The jobs and the keys of the systems they share (the systems are built by RunJobs).
+void PlanJobs(const Settings& settings, Runs* runs);
 
-// Runs every job (longest first) from θ^0 = CAD inertias, zero friction. A job that fails keeps
-// its error in the job.
-void RunJobs(const Settings& settings, const models::SerialRobot& robot,
+// Runs every job (longest first) from θ^0 = CAD inertias, zero friction. A system is
+// pre-processed when its first job starts, and its matrices (x, y) are released when its last
+// job ends, except on the system of the first LS/WLS job (the essential-parameter selection of
+// the outputs); a run on an undecimated system is scheduled close to the other runs of that
+// system. So an undecimated system (75 MB for the 7 s record, 2.6 GB for 10⁶ samples) lives
+// only while its runs do, rather than all of them throughout. A job that fails keeps its error
+// in the job; false with *error when a system cannot be built.
+bool RunJobs(const Settings& settings, const models::SerialRobot& robot,
              const solvers::IdimModel& model, const Record& record, const Elapsed& elapsed,
-             Runs* runs);
+             Runs* runs, std::string* error);
 
 }  // namespace dynid::tx40_study
 

@@ -65,8 +65,10 @@ int main(int argc, char** argv) {
 
   // The pre-processed systems, then every method at every knowledge level.
   study::Runs runs;
-  if (!study::BuildSystems(settings, model, record, elapsed, &runs, &error)) return Fail(1, error);
-  study::RunJobs(settings, robot, model, record, elapsed, &runs);
+  study::PlanJobs(settings, &runs);
+  if (!study::RunJobs(settings, robot, model, record, elapsed, &runs, &error)) {
+    return Fail(1, error);
+  }
   const double compute_seconds = elapsed();
 
   // Tables, CSVs, figures and summary.json.

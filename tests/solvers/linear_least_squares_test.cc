@@ -372,6 +372,53 @@ TEST(IvIterationTest, ConvergesToTheTruthWhereLeastSquaresIsBiased) {
   EXPECT_NEAR(iv.estimate.theta(1), 0.5, 3.0 * iv.estimate.standard_deviation(1));
 }
 
+TEST(IvIterationTest, TorquesFirstFormsInstrumentsOnlyForSolvesAndChangesNothing) {
+  const FirstOrderData d = MakeFirstOrderData(13);
+  const LinearLeastSquaresOptions options;
+  const Eigen::Vector2d start(0.5, 0.1);
+  // The first-order auxiliary model, counting the simulations that formed instruments; with a
+  // null Z it returns the torques only.
+  const InstrumentGenerator full = FirstOrderAuxiliaryModel(d.u);
+  int with_instruments = 0, torques_only = 0;
+  const InstrumentGenerator counting = [&](const Eigen::VectorXd& theta, Eigen::MatrixXd* z,
+                                           Eigen::VectorXd* torque, std::string* error) {
+    Eigen::MatrixXd unused;
+    ++(z != nullptr ? with_instruments : torques_only);
+    return full(theta, z != nullptr ? z : &unused, torque, error);
+  };
+  for (int cap : {20, 3}) {
+    IvIterationOptions iteration;
+    iteration.max_iterations = cap;
+    iteration.torque_tolerance = 1e-8;
+    iteration.parameter_tolerance = 1e-8;
+    with_instruments = torques_only = 0;
+    Eigen::MatrixXd z_default, z_first;
+    auto solve = [&](const Eigen::MatrixXd& z) {
+      return SolveInstrumentalVariables(z, d.X, d.y, options);
+    };
+    const IvIterationSummary reference =
+        IterateInstrumentalVariables(d.X, start, counting, iteration, solve, &z_default);
+    EXPECT_EQ(torques_only, 0);
+    EXPECT_EQ(with_instruments, reference.iterations + 1);
+    iteration.torques_first = true;
+    with_instruments = torques_only = 0;
+    const IvIterationSummary first =
+        IterateInstrumentalVariables(d.X, start, counting, iteration, solve, &z_first);
+    SCOPED_TRACE("cap " + std::to_string(cap));
+    EXPECT_EQ(first.converged, cap == 20);
+    EXPECT_EQ(first.converged, reference.converged);
+    EXPECT_EQ(first.iterations, reference.iterations);
+    EXPECT_EQ(first.message, reference.message);
+    EXPECT_EQ(first.torque_change, reference.torque_change);
+    EXPECT_EQ(first.parameter_change, reference.parameter_change);
+    EXPECT_EQ(first.estimate.theta, reference.estimate.theta);
+    // The instruments behind the last estimate, formed once per solve only.
+    EXPECT_EQ(z_first, z_default);
+    EXPECT_EQ(with_instruments, first.iterations);
+    EXPECT_EQ(torques_only, first.iterations);
+  }
+}
+
 TEST(IvIterationTest, ReportsNonConvergenceAndSimulationFailureHonestly) {
   const FirstOrderData d = MakeFirstOrderData(14);
   IvIterationOptions iteration;

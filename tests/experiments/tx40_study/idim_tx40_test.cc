@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <glog/logging.h>
@@ -249,6 +250,33 @@ TEST(IdimTest, RejectsBadInput) {
 
 // The second cause: the instruments' accelerations are central differences of the simulated
 // velocities, which follow the motion, not the recorded sample-instant q''(t_k).
+// Two callers of one θ at the same time share one simulation (the IV runs that start together
+// from θ^0); motion_only keeps time, q, q' and tau with the same numbers and drops the rest.
+TEST(IdimTest, AuxiliaryModelSimulatesEachThetaOnceAndKeepsTheMotion) {
+  const Fixture& f = GetFixture();
+  ClosedLoopAuxiliaryModel slim(f.reference.get(), f.controller, /*cache_capacity=*/1,
+                                /*motion_only=*/true);
+  std::shared_ptr<const data::RobotSimulation> a, b, full_simulation;
+  std::string error_a, error_b, error;
+  bool ok_b = false;
+  std::thread other([&] { ok_b = slim.Simulate(f.model, f.theta0, &b, &error_b); });
+  const bool ok_a = slim.Simulate(f.model, f.theta0, &a, &error_a);
+  other.join();
+  ASSERT_TRUE(ok_a && ok_b) << error_a << error_b;
+  EXPECT_EQ(slim.num_simulations(), 1);
+  EXPECT_EQ(a.get(), b.get());
+  ClosedLoopAuxiliaryModel full(f.reference.get(), f.controller, /*cache_capacity=*/1);
+  ASSERT_TRUE(full.Simulate(f.model, f.theta0, &full_simulation, &error)) << error;
+  EXPECT_EQ(a->time, full_simulation->time);
+  EXPECT_EQ(a->q, full_simulation->q);
+  EXPECT_EQ(a->qd, full_simulation->qd);
+  EXPECT_EQ(a->tau, full_simulation->tau);
+  EXPECT_EQ(a->qdd.size(), 0);
+  EXPECT_EQ(a->q_reference.size(), 0);
+  EXPECT_EQ(a->tau_motor.size(), 0);
+  EXPECT_EQ(full_simulation->qdd.rows(), full_simulation->q.rows());
+}
+
 TEST(IdimTest, MotionAccelerationsAreCentralDifferencesOfVelocity) {
   Eigen::MatrixXd qd(5, 2);
   qd << 0, 1, 1, 1, 4, 2, 9, 3, 16, 5;
