@@ -17,6 +17,7 @@
 
 #include "dynid/data/figure.h"
 #include "dynid/data/output.h"
+#include "dynid/data/runtime_files.h"
 #include "dynid/solvers/monte_carlo.h"
 
 namespace dynid::solvers {
@@ -163,6 +164,21 @@ std::string FormatCoverageCsv(const std::vector<CoverageRow>& rows) {
            "\n";
   }
   return csv;
+}
+
+bool LoadMeasuredCoverage(const std::string& given_path, const std::string& shipped_relative_path,
+                          std::vector<CoverageRow>* rows, std::string* source, std::string* error) {
+  rows->clear();
+  source->clear();
+  std::string path = given_path;
+  if (path.empty()) {
+    std::string why;
+    // A tree without the shipped measurement has nothing to quote: "coverage not measured".
+    if (!data::FindRuntimeFile(shipped_relative_path, &path, &why)) return true;
+  }
+  if (!ReadCoverageCsv(path, rows, error)) return false;
+  *source = path;
+  return true;
 }
 
 bool ReadCoverageCsv(const std::string& path, std::vector<CoverageRow>* rows, std::string* error) {

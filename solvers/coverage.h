@@ -89,6 +89,14 @@ std::string FormatCoverageCsv(const std::vector<CoverageRow>& rows);
 // intervals. False with a message naming the file and line otherwise.
 bool ReadCoverageCsv(const std::string& path, std::vector<CoverageRow>* rows, std::string* error);
 
+// The measured coverage a single run quotes: the coverage.csv at `given_path` (a study's
+// --coverage_csv) when it is not empty, else the runtime file `shipped_relative_path`
+// (data/runtime_files.h, e.g. "scara_study/coverage.csv") when it exists. *source is the file
+// read, empty (and no rows) when there was none to read. False with ReadCoverageCsv's message
+// for a file that cannot be read.
+bool LoadMeasuredCoverage(const std::string& given_path, const std::string& shipped_relative_path,
+                          std::vector<CoverageRow>* rows, std::string* source, std::string* error);
+
 // One line per row for a console (runs, median, bias, spread, mean σ, coverage with
 // "covered/with_interval", z mean and std, non-converged, and "calibrated" or "NOT calibrated").
 std::string FormatCoverageTable(const std::vector<CoverageRow>& rows);

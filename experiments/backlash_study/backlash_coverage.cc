@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <string>
 
-#include "dynid/data/runtime_files.h"
 #include "dynid/solvers/coverage.h"
 #include "experiments/backlash_study/backlash_case.h"
 #include "experiments/backlash_study/backlash_flags.h"
@@ -22,24 +21,18 @@ bool LoadMeasuredCoverage(MeasuredCoverage* coverage, std::string* error) {
   coverage->rows.clear();
   coverage->source.clear();
   coverage->withheld.clear();
-  std::string path = FLAGS_coverage_csv;
   const std::string mismatch = ModelMismatchDescription();
-  if (path.empty() && !mismatch.empty()) {
+  if (FLAGS_coverage_csv.empty() && !mismatch.empty()) {
     // The shipped coverage was measured with the exact model; it says nothing of this setting.
     coverage->withheld = "coverage not measured for this setting (" + mismatch +
                          "): the shipped coverage holds for the exact model only";
     return true;
   }
-  if (path.empty()) {
-    std::string why;
-    // The shipped measurement; a tree without it reports "coverage not measured".
-    if (!data::FindRuntimeFile("backlash_study/coverage.csv", &path, &why)) return true;
-  }
-  if (!solvers::ReadCoverageCsv(path, &coverage->rows, error)) {
+  if (!solvers::LoadMeasuredCoverage(FLAGS_coverage_csv, "backlash_study/coverage.csv",
+                                     &coverage->rows, &coverage->source, error)) {
     *error = "--coverage_csv: " + *error;
     return false;
   }
-  coverage->source = path;
   return true;
 }
 

@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <string>
 
-#include "dynid/data/runtime_files.h"
 #include "experiments/scara_study/scara_flags.h"
 #include "experiments/scara_study/scara_published.h"
 
@@ -26,20 +25,12 @@ const solvers::CoverageRow* FindRow(const MeasuredCoverage& coverage, const std:
 }  // namespace
 
 bool LoadMeasuredCoverage(MeasuredCoverage* coverage, std::string* error) {
-  coverage->rows.clear();
-  coverage->source.clear();
   coverage->scenario = FLAGS_mismatch == "none" ? "" : "mismatch_" + FLAGS_mismatch;
-  std::string path = FLAGS_coverage_csv;
-  if (path.empty()) {
-    std::string why;
-    // The shipped measurement; a tree without it reports "coverage not measured".
-    if (!data::FindRuntimeFile("scara_study/coverage.csv", &path, &why)) return true;
-  }
-  if (!solvers::ReadCoverageCsv(path, &coverage->rows, error)) {
+  if (!solvers::LoadMeasuredCoverage(FLAGS_coverage_csv, "scara_study/coverage.csv",
+                                     &coverage->rows, &coverage->source, error)) {
     *error = "--coverage_csv: " + *error;
     return false;
   }
-  coverage->source = path;
   return true;
 }
 

@@ -244,6 +244,34 @@ TEST(MonteCarloTest, CoverageCsvRoundTrips) {
   EXPECT_NE(error.find(":1: not a coverage.csv header"), std::string::npos) << error;
 }
 
+TEST(MonteCarloTest, LoadMeasuredCoverageReadsTheGivenFileOrReportsNone) {
+  MonteCarloOptions options;
+  options.num_seeds = 5;
+  options.num_threads = 1;
+  std::vector<MonteCarloRun> runs;
+  std::string error;
+  ASSERT_TRUE(RunMonteCarlo(2, Regression(2.0), options, &runs, &error)) << error;
+  const std::vector<CoverageRow> rows = SummarizeCoverage(runs, {"honest", "halved"});
+  const std::string path = ::testing::TempDir() + "/monte_carlo_test_measured.csv";
+  {
+    std::ofstream out(path);
+    out << FormatCoverageCsv(rows);
+  }
+  std::vector<CoverageRow> loaded;
+  std::string source;
+  ASSERT_TRUE(LoadMeasuredCoverage(path, "no_such_study/coverage.csv", &loaded, &source, &error))
+      << error;
+  EXPECT_EQ(source, path);
+  EXPECT_EQ(FormatCoverageCsv(loaded), FormatCoverageCsv(rows));
+  // No given file and no shipped one: nothing to quote, not an error.
+  ASSERT_TRUE(LoadMeasuredCoverage("", "no_such_study/coverage.csv", &loaded, &source, &error));
+  EXPECT_TRUE(source.empty());
+  EXPECT_TRUE(loaded.empty());
+  // A given file that cannot be read is an error naming it.
+  EXPECT_FALSE(LoadMeasuredCoverage(path + ".missing", "", &loaded, &source, &error));
+  EXPECT_NE(error.find(".missing"), std::string::npos) << error;
+}
+
 TEST(MonteCarloTest, ATrialErrorStopsTheRunAndNamesTheSeed) {
   MonteCarloOptions options;
   options.num_seeds = 10;
