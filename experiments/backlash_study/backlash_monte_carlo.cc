@@ -13,6 +13,7 @@
 #include "dynid/data/parallel_for.h"
 #include "dynid/solvers/coverage.h"
 #include "dynid/solvers/monte_carlo.h"
+#include "experiments/common/progress.h"
 #include "experiments/backlash_study/backlash_case.h"
 #include "experiments/backlash_study/backlash_estimators.h"
 #include "experiments/backlash_study/backlash_flags.h"
@@ -65,9 +66,11 @@ bool RunMonteCarloStudy(const std::vector<Case>& cases, std::string* error) {
   options.num_seeds = FLAGS_monte_carlo;
   options.first_seed = FLAGS_seed;
   options.num_threads = FLAGS_monte_carlo_threads;
-  options.on_run = [](const solvers::MonteCarloRun& run, int finished, int total) {
-    std::fprintf(stderr, "monte carlo: %d/%d runs (scenario %d, seed %llu)\n", finished, total,
-                 run.scenario, static_cast<unsigned long long>(run.seed));
+  // Progress through the programs' shared stage display (--progress).
+  cli::Stage progress("Monte Carlo runs");
+  options.on_run = [&progress](const solvers::MonteCarloRun&, int finished, int total) {
+    progress.SetTotal(total);
+    progress.Set(finished);
   };
   std::vector<std::string> names;
   for (const Case& c : cases) names.push_back(c.name);

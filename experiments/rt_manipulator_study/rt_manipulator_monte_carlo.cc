@@ -14,6 +14,7 @@
 #include "dynid/models/rt_manipulator.h"
 #include "dynid/solvers/coverage.h"
 #include "dynid/solvers/monte_carlo.h"
+#include "experiments/common/progress.h"
 #include "experiments/rt_manipulator_study/rt_manipulator_estimates.h"
 #include "experiments/rt_manipulator_study/rt_manipulator_flags.h"
 #include "experiments/rt_manipulator_study/rt_manipulator_record.h"
@@ -63,10 +64,11 @@ bool RunMonteCarloStudy(const models::RtManipulatorParameters& parameters, std::
   options.num_seeds = FLAGS_monte_carlo;
   options.first_seed = static_cast<std::uint64_t>(FLAGS_seed);
   options.num_threads = FLAGS_monte_carlo_threads;
-  options.on_run = [](const solvers::MonteCarloRun&, int finished, int total) {
-    if (finished % 10 == 0 || finished == total) {
-      std::fprintf(stderr, "monte carlo: %d/%d runs\n", finished, total);
-    }
+  // Progress through the programs' shared stage display (--progress).
+  cli::Stage progress("Monte Carlo runs");
+  options.on_run = [&progress](const solvers::MonteCarloRun&, int finished, int total) {
+    progress.SetTotal(total);
+    progress.Set(finished);
   };
   const auto start = std::chrono::steady_clock::now();
   std::vector<solvers::MonteCarloRun> runs;

@@ -14,6 +14,7 @@
 #include "dynid/models/scara3.h"
 #include "dynid/solvers/coverage.h"
 #include "dynid/solvers/monte_carlo.h"
+#include "experiments/common/progress.h"
 #include "experiments/scara_study/scara_estimators.h"
 #include "experiments/scara_study/scara_flags.h"
 #include "experiments/scara_study/scara_published.h"
@@ -84,10 +85,11 @@ bool RunMonteCarloStudy(const Eigen::Vector3d& torque_noise, std::string* error)
   options.num_seeds = FLAGS_monte_carlo;
   options.first_seed = FLAGS_seed;
   options.num_threads = FLAGS_monte_carlo_threads;
-  options.on_run = [](const solvers::MonteCarloRun&, int finished, int total) {
-    if (finished % 10 == 0 || finished == total) {
-      std::fprintf(stderr, "monte carlo: %d/%d runs\n", finished, total);
-    }
+  // Progress through the programs' shared stage display (--progress).
+  cli::Stage progress("Monte Carlo runs");
+  options.on_run = [&progress](const solvers::MonteCarloRun&, int finished, int total) {
+    progress.SetTotal(total);
+    progress.Set(finished);
   };
   const auto start = std::chrono::steady_clock::now();
   std::vector<solvers::MonteCarloRun> runs;
