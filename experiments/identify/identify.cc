@@ -85,6 +85,9 @@ DEFINE_string(kp, "", "IDIM-IV: proportional gains, one per joint (N m/rad or N/
 DEFINE_string(ki, "", "IDIM-IV: integral gains, one per joint");
 DEFINE_string(kd, "", "IDIM-IV: derivative gains, one per joint");
 DEFINE_int32(iv_max_iterations, 20, "IDIM-IV: iteration cap");
+DEFINE_string(iv_reference, "log",
+              "IDIM-IV: the closed loop's reference, 'log' (the qref_<joint> columns) or "
+              "'measured' (a substitute for logs without one: the smoothed measured positions)");
 DEFINE_bool(essential, false,
             "also select the essential parameters (Brunot et al. (2018) §4.1) on the LS system: "
             "the report and summary.json list them");
@@ -172,6 +175,10 @@ int main(int argc, char** argv) {
   options.pid_bandwidth_hz = FLAGS_pid_bandwidth_hz;
   if (FLAGS_iv_max_iterations < 1) return Fail(2, "--iv_max_iterations must be >= 1");
   options.iv.max_iterations = FLAGS_iv_max_iterations;
+  if (FLAGS_iv_reference != "log" && FLAGS_iv_reference != "measured") {
+    return Fail(2, "--iv_reference: expected log or measured, got '" + FLAGS_iv_reference + "'");
+  }
+  options.iv_reference_from_measured = FLAGS_iv_reference == "measured";
   if (!(FLAGS_essential_max_error_increase > 0.0 && FLAGS_essential_max_error_increase < 1.0)) {
     return Fail(2, "--essential_max_error_increase must be in (0, 1)");
   }

@@ -56,10 +56,17 @@ std::string FormatG(double value) {
 bool RunInstrumentalVariables(const models::SerialRobot& robot, const solvers::IdimModel& model,
                               const JointLog& log, const IdentifyOptions& options,
                               IdentifyResults& r, MethodEstimate* estimate, std::string* error) {
-  if (log.qref.size() == 0) {
-    estimate->message = "no reference trajectory (qref_<joint> columns)";
+  // The reference the closed loop follows: the log's, or — a stated substitute for logs without
+  // one — the smoothed measured positions (a well-tuned controller tracks its reference closely,
+  // so the measured motion is the reference plus a small tracking error).
+  const bool substitute = options.iv_reference_from_measured && log.qref.size() == 0;
+  if (log.qref.size() == 0 && !substitute) {
+    estimate->message =
+        "no reference trajectory (qref_<joint> columns; --iv_reference=measured uses the smoothed "
+        "measured positions instead)";
     return true;
   }
+  const Eigen::MatrixXd& qref = substitute ? r.system.q : log.qref;
   const Eigen::Index ns = log.t.size();
   const double step = (log.t[ns - 1] - log.t[0]) / static_cast<double>(ns - 1);
   const Eigen::VectorXd steps = log.t.tail(ns - 1) - log.t.head(ns - 1);
@@ -73,10 +80,10 @@ bool RunInstrumentalVariables(const models::SerialRobot& robot, const solvers::I
   const int n = robot.num_joints();
   Eigen::MatrixXd qd_ref(ns, n), qdd_ref(ns, n);
   for (int j = 0; j < n; ++j) {
-    qd_ref.col(j) = data::CentralDifference(log.qref.col(j), step);
-    qdd_ref.col(j) = data::CentralSecondDifference(log.qref.col(j), step);
+    qd_ref.col(j) = data::CentralDifference(qref.col(j), step);
+    qdd_ref.col(j) = data::CentralSecondDifference(qref.col(j), step);
   }
-  const solvers::SampledTrajectory reference(log.qref, qd_ref, qdd_ref, rate);
+  const solvers::SampledTrajectory reference(qref, qd_ref, qdd_ref, rate);
   // θ^0 (Brunot et al. (2018) eq. 6 step 1): the description's inertial values, no friction; a
   // description without inertial values (a bare DH table) starts from the IDIM-LS estimate.
   Eigen::VectorXd theta0 = model.FromStandard(robot.standard_parameters());
@@ -101,8 +108,8 @@ bool RunInstrumentalVariables(const models::SerialRobot& robot, const solvers::I
   controller.control_rate_hz = rate;
   controller.duration_s = (ns - 1) * step;
   // Gains tuned on the robot of θ^0 (the description, or the LS estimate without one).
-  controller.gains = data::TunePidGains(model.RobotWithParameters(theta0),
-                                        log.qref.row(0).transpose(), options.pid_bandwidth_hz);
+  controller.gains = data::TunePidGains(model.RobotWithParameters(theta0), qref.row(0).transpose(),
+                                        options.pid_bandwidth_hz);
   if (options.kp.size() > 0) controller.gains.kp = options.kp;
   if (options.ki.size() > 0) controller.gains.ki = options.ki;
   if (options.kd.size() > 0) controller.gains.kd = options.kd;
@@ -128,7 +135,9 @@ bool RunInstrumentalVariables(const models::SerialRobot& robot, const solvers::I
     estimate->message = "not converged after " + std::to_string(r.iv.iterations) + " iterations";
   }
   r.notes.push_back(
-      "IDIM-IV from " + start + ": " + std::to_string(r.iv.iterations) + " iterations, " +
+      std::string("IDIM-IV (reference: ") +
+      (substitute ? "SUBSTITUTE, the smoothed measured positions" : "the log's qref") + ") from " +
+      start + ": " + std::to_string(r.iv.iterations) + " iterations, " +
       std::to_string(r.iv.simulations) + " closed-loop simulations (PID: " +
       (options.kp.size() > 0
            ? std::string("given gains")

@@ -48,6 +48,8 @@ struct IdentifyOptions {
   // pid_bandwidth_hz on the description's mass matrix at the first reference position).
   Eigen::VectorXd kp, ki, kd;
   double pid_bandwidth_hz = 10.0;
+  // Without qref columns: the smoothed measured positions as the closed loop's reference.
+  bool iv_reference_from_measured = false;
   IvIterationOptions iv;
   // Also select the essential parameters (Brunot et al. (2018) §4.1) on the LS system: the
   // subset whose removal costs at most essential_max_error_increase of relative error.

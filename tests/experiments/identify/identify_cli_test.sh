@@ -77,6 +77,16 @@ check "IV fc" "a > 0.39 && a < 0.41" "$(value "$work/turntable_iv/parameters.csv
 check "IV converged" "a == 1" \
   "$(json "$work/turntable_iv/summary.json" "int('message' not in d['methods']['iv'])")"
 
+# Without a reference column, --iv_reference=measured uses the smoothed positions instead, and
+# the report says so.
+"$binary" --robot="$work/turntable.yaml" --data="$work/turntable.csv" --method=iv \
+  --iv_reference=measured --out_dir="$work/turntable_iv_sub" --figures=false > "$work/log" 2>&1 ||
+  fail "turntable IV (measured reference) run exited non-zero: $(cat "$work/log")"
+check "IV (substitute) fc" "a > 0.39 && a < 0.41" \
+  "$(value "$work/turntable_iv_sub/parameters.csv" fc1)"
+grep -q "SUBSTITUTE, the smoothed measured positions" "$work/turntable_iv_sub/report.md" ||
+  fail "the report does not state the substitute reference"
+
 # 2. The TIAGo recording.
 "$binary" --robot="$tiago/tiago_48_schunk.urdf" --chain=base_footprint:arm_7_link \
   --drives="$tiago/tiago_drives.yaml" --data="$tiago/tiago_arm_log.csv" \
@@ -133,4 +143,6 @@ expect_exit 2 "no_such.csv" "${good[@]}" --data="$work/no_such.csv"
 expect_exit 1 "IDIM-IV estimate not available: no reference trajectory" "${good[@]}" \
   --data="$work/turntable.csv" --method=iv
 expect_exit 2 "--kp" "${good[@]}" --data="$work/turntable_ref.csv" --kp=1,2
+expect_exit 2 "--iv_reference: expected" "${good[@]}" --data="$work/turntable.csv" \
+  --iv_reference=cad
 finish identify
