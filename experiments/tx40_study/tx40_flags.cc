@@ -21,7 +21,8 @@ DEFINE_int32(threads, 0, "worker threads for the method × scenario runs (0 = al
 DEFINE_string(knowledge, "good,poor,none", "prior-knowledge levels to run (good, poor, none)");
 DEFINE_string(methods, "",
               "comma-separated methods (default: the four of Brunot et al. (2018) for simulated "
-              "data; for real data without a reference the trajectory-free ones). Known: "
+              "data; for real data IDIM-LS/WLS and the three IDIM-IV, these with "
+              "--reference_csv or the substitute reference). Known: "
               "idim_ls_conventional, idim_wls_conventional, idim_iv_conventional, "
               "idim_{ls,wls,iv}_irwsm{1,2}");
 DEFINE_string(parameters, "base",
@@ -45,19 +46,32 @@ DEFINE_double(sample_rate_hz, 5000.0, "real data: sampling rate (Hz)");
 DEFINE_double(pid_bandwidth_hz, 10.0,
               "real data, IDIM-IV: bandwidth of the triple-pole PID assumed for the auxiliary "
               "closed-loop model (the real controller gains are not in the data)");
+DEFINE_bool(substitute_reference, true,
+            "real data without --reference_csv: run IDIM-IV with a substitute reference, the "
+            "measured positions smoothed by a zero-phase Butterworth (order 4) at "
+            "--substitute_cutoff_hz (false: IDIM-IV needs --reference_csv, the preferred path)");
+DEFINE_double(substitute_cutoff_hz, 50.0,
+              "real data, substitute reference: cut-off (Hz) of the zero-phase Butterworth that "
+              "smooths the measured positions (default: omega_q of good knowledge); < fs/2");
 // Estimation.
 DEFINE_string(sample_selection, "on",
               "exclude low-velocity rows and the leading/trailing rest: on or off (on by default "
               "for real and simulated data: the simulated Coulomb friction chatters at rest just "
               "as real stiction does)");
 DEFINE_double(velocity_threshold, 0.05, "sample selection: joint velocity threshold (rad/s)");
-DEFINE_int32(guard_rows, 5,
+DEFINE_int32(guard_rows, dynid::tx40_study::kSimulatedGuardRows,
              "sample selection: also exclude the rows within this many decimated rows of an "
              "excluded row of the same joint (the decimation filter smears the stiction held at "
-             "rest into them); 0 = off");
-DEFINE_double(guard_s, 0.04,
+             "rest into them); 0 = off. Default 5 for the simulated study; 0 for real data "
+             "(--positions_csv), the procedure of Brunot et al. (2018)");
+DEFINE_double(guard_s, dynid::tx40_study::kSimulatedGuardS,
               "sample selection: the guard band is at least this long (s) as well: "
-              "max(guard_rows, ceil(guard_s · decimated rate)) rows");
+              "max(guard_rows, ceil(guard_s · decimated rate)) rows. Default 0.04 for the "
+              "simulated study; 0 for real data");
+DEFINE_bool(guard_comparison, true,
+            "real data: also run IDIM-LS conv. with the other guard band (the simulated study's "
+            "max(5 rows, 0.04 s) when none is used, none otherwise) and report the relative "
+            "change of every essential parameter it causes");
 DEFINE_int32(max_iterations, 20, "IDIM-IV iteration cap (Brunot et al. (2018): 20)");
 DEFINE_double(iv_tolerance, 1e-3,
               "IDIM-IV: tolerance of both relative changes (simulated torques and parameters)");
@@ -70,6 +84,9 @@ bool Invalid(std::string* error, const std::string& message) {
   return false;
 }
 
+// True when the flag was given (on the command line), even at its default value.
+bool Given(const char* name) { return !gflags::GetCommandLineFlagInfoOrDie(name).is_default; }
+
 }  // namespace
 
 bool ValidateFlags(Settings* settings, std::string* error) {
@@ -80,8 +97,26 @@ bool ValidateFlags(Settings* settings, std::string* error) {
   if (!real && !FLAGS_reference_csv.empty()) {
     return Invalid(error, "--reference_csv is only used with --positions_csv/--torques_csv");
   }
+  for (const char* name : {"substitute_reference", "substitute_cutoff_hz", "guard_comparison"}) {
+    if (!real && Given(name)) {
+      return Invalid(error, std::string("--") + name +
+                                " is only used with real data (--positions_csv/--torques_csv)");
+    }
+  }
+  if (!FLAGS_reference_csv.empty() && FLAGS_substitute_reference && Given("substitute_reference")) {
+    return Invalid(error,
+                   "--substitute_reference: not used with --reference_csv (the given reference "
+                   "is the preferred path)");
+  }
+  if (!FLAGS_reference_csv.empty() && Given("substitute_cutoff_hz")) {
+    return Invalid(error, "--substitute_cutoff_hz: not used with --reference_csv");
+  }
   if (!(FLAGS_sample_rate_hz > 0.0) || !std::isfinite(FLAGS_sample_rate_hz)) {
     return Invalid(error, "--sample_rate_hz must be > 0");
+  }
+  if (real && (!(FLAGS_substitute_cutoff_hz > 0.0) ||
+               !(FLAGS_substitute_cutoff_hz < 0.5 * FLAGS_sample_rate_hz))) {
+    return Invalid(error, "--substitute_cutoff_hz must be in (0, --sample_rate_hz/2)");
   }
   if (!(FLAGS_duration_s > 0.0) || FLAGS_duration_s > 600.0) {
     return Invalid(error, "--duration_s must be in (0, 600]");
@@ -115,7 +150,8 @@ bool ValidateFlags(Settings* settings, std::string* error) {
     levels.push_back(level);
   }
   if (levels.empty()) return Invalid(error, "--knowledge is empty");
-  const bool have_reference = !real || !FLAGS_reference_csv.empty();
+  const bool substitute = real && FLAGS_reference_csv.empty() && FLAGS_substitute_reference;
+  const bool have_reference = !real || !FLAGS_reference_csv.empty() || substitute;
   std::vector<std::string> method_keys = data::SplitList(FLAGS_methods);
   if (method_keys.empty()) {
     if (!real) {
@@ -137,10 +173,37 @@ bool ValidateFlags(Settings* settings, std::string* error) {
     if (method.estimator == solvers::IdimEstimator::kInstrumentalVariables && !have_reference) {
       return Invalid(error,
                      "--methods: " + key +
-                         " needs a reference trajectory (give --reference_csv with real data)");
+                         " needs a reference trajectory (give --reference_csv with real data, "
+                         "or drop --substitute_reference=false)");
+    }
+    if (substitute && method.estimator == solvers::IdimEstimator::kInstrumentalVariables) {
+      method.label += " (subst. ref.)";
     }
     methods.push_back(method);
   }
+  // The guard band: explicit flags win; otherwise the simulated study's, or none for real data.
+  const bool guard_given = Given("guard_rows") || Given("guard_s");
+  const int guard_rows = real && !Given("guard_rows") ? 0 : FLAGS_guard_rows;
+  const double guard_s = real && !Given("guard_s") ? 0.0 : FLAGS_guard_s;
+  const std::string guard_source =
+      guard_given ? "given by --guard_rows/--guard_s"
+                  : (real ? "the real-data default: no guard band, the procedure of Brunot et "
+                            "al. (2018)"
+                          : "the simulated study's default");
+  const bool has_ls_conventional = std::any_of(methods.begin(), methods.end(), [](const Method& m) {
+    return m.key == "idim_ls_conventional";
+  });
+  if (real && Given("guard_comparison") && FLAGS_guard_comparison) {
+    if (!select_samples) {
+      return Invalid(error, "--guard_comparison needs --sample_selection=on");
+    }
+    if (!has_ls_conventional) {
+      return Invalid(error, "--guard_comparison needs idim_ls_conventional in --methods");
+    }
+  }
+  const bool guard_comparison =
+      real && FLAGS_guard_comparison && select_samples && has_ls_conventional;
+  const bool no_guard = guard_rows == 0 && guard_s == 0.0;
   const int threads = FLAGS_threads > 0
                           ? FLAGS_threads
                           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
@@ -157,9 +220,15 @@ bool ValidateFlags(Settings* settings, std::string* error) {
   settings->reference_csv = FLAGS_reference_csv;
   settings->sample_rate_hz = FLAGS_sample_rate_hz;
   settings->pid_bandwidth_hz = FLAGS_pid_bandwidth_hz;
+  settings->substitute_reference = substitute;
+  settings->substitute_cutoff_hz = FLAGS_substitute_cutoff_hz;
   settings->velocity_threshold = FLAGS_velocity_threshold;
-  settings->guard_rows = FLAGS_guard_rows;
-  settings->guard_s = FLAGS_guard_s;
+  settings->guard_rows = guard_rows;
+  settings->guard_s = guard_s;
+  settings->guard_source = guard_source;
+  settings->guard_comparison = guard_comparison;
+  settings->comparison_guard_rows = no_guard ? kSimulatedGuardRows : 0;
+  settings->comparison_guard_s = no_guard ? kSimulatedGuardS : 0.0;
   settings->max_iterations = FLAGS_max_iterations;
   settings->iv_tolerance = FLAGS_iv_tolerance;
   settings->real = real;

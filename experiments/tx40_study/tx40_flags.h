@@ -13,6 +13,12 @@
 
 namespace dynid::tx40_study {
 
+// The guard band of the simulated study's sample selection (tuned on the simulation: the rows
+// next to an excluded row carry the stiction the decimation filter smears into them). Real data
+// default to no guard band, the procedure of Brunot et al. (2018) (low-velocity rows excluded).
+inline constexpr int kSimulatedGuardRows = 5;
+inline constexpr double kSimulatedGuardS = 0.04;
+
 // The flags of tx40_study, checked, and what they select.
 struct Settings {
   std::string out_dir;
@@ -27,10 +33,20 @@ struct Settings {
   std::string positions_csv, torques_csv, reference_csv;
   double sample_rate_hz = 0.0;
   double pid_bandwidth_hz = 0.0;
+  // Real data without --reference_csv: IDIM-IV follows the measured positions smoothed by a
+  // zero-phase Butterworth (order 4) at substitute_cutoff_hz, a stated substitute reference.
+  bool substitute_reference = false;
+  double substitute_cutoff_hz = 0.0;
   // Estimation.
   double velocity_threshold = 0.0;
   int guard_rows = 0;
   double guard_s = 0.0;
+  std::string guard_source;  // where the guard band comes from (flags or which default)
+  // Real data: IDIM-LS conv. also run with comparison_guard_rows/_s (the other setting: the
+  // simulated study's guard band when none is used, none otherwise), to show its effect.
+  bool guard_comparison = false;
+  int comparison_guard_rows = 0;
+  double comparison_guard_s = 0.0;
   int max_iterations = 0;
   double iv_tolerance = 0.0;
   // Selected by the flags.

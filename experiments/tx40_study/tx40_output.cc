@@ -26,11 +26,83 @@ namespace {
 
 namespace published = dynid::experiments;
 
+std::string GuardBand(int rows, double seconds) {
+  if (rows == 0 && seconds == 0.0) return "no guard band";
+  return "guard band max(" + std::to_string(rows) + " rows, " + Number(seconds) + " s)";
+}
+
+// The IDIM-LS conv. estimates with the other guard band beside the run's own, per knowledge
+// level: the relative change the guard band causes on every essential parameter.
+void GuardComparison(const Settings& settings, const solvers::IdimModel& model, const Runs& runs,
+                     const Runs& comparison, std::ostringstream* md, nlohmann::json* summary) {
+  const bool used_has_guard = settings.guard_rows > 0 || settings.guard_s > 0.0;
+  const std::string used = GuardBand(settings.guard_rows, settings.guard_s);
+  const std::string other = GuardBand(settings.comparison_guard_rows, settings.comparison_guard_s);
+  const int b =
+      std::min<int>(model.num_parameters(), static_cast<int>(models::Tx40EssentialNames().size()));
+  *md << "\n## Guard band: its effect on the IDIM-LS conv. estimates\n\nThe results above use "
+      << used << " (" << settings.guard_source << "). IDIM-LS conv. was run again with " << other
+      << (used_has_guard ? " (the procedure of Brunot et al. (2018))"
+                         : " (the simulated study's default, --guard_rows=5 --guard_s=0.04)")
+      << "; change = (estimate with the guard band − estimate without) / |estimate without|.\n";
+  nlohmann::json entry;
+  entry["method"] = "idim_ls_conventional";
+  entry["used"] = used;
+  entry["compared"] = other;
+  entry["change_definition"] = "(with guard band - without) / |without|";
+  for (const Job& job : runs.jobs) {
+    if (job.method.key != "idim_ls_conventional") continue;
+    const Job* twin = nullptr;
+    for (const Job& candidate : comparison.jobs) {
+      if (candidate.knowledge == job.knowledge) twin = &candidate;
+    }
+    const std::string scenario = dynid::experiments::PriorKnowledgeName(job.knowledge);
+    if (twin == nullptr || !job.ok || !twin->ok) {
+      *md << "\n"
+          << scenario << " knowledge: no comparison ("
+          << (twin == nullptr ? std::string("not run")
+              : job.ok        ? twin->error
+                              : job.error)
+          << ").\n";
+      continue;
+    }
+    const solvers::IdimResult& without = used_has_guard ? twin->result : job.result;
+    const solvers::IdimResult& with = used_has_guard ? job.result : twin->result;
+    *md << "\n### " << scenario << " knowledge\n\nrelative error "
+        << Number(100 * without.fit.relative_error, 3) << " % on " << without.fit.num_rows
+        << " rows without the guard band, " << Number(100 * with.fit.relative_error, 3) << " % on "
+        << with.fit.num_rows
+        << " rows with it.\n\n| param | no guard band: estimate (%σ) | with guard band: "
+           "estimate (%σ) | change % |\n|---|---|---|---|\n";
+    nlohmann::json level;
+    level["scenario"] = scenario;
+    level["relative_error_without"] = without.fit.relative_error;
+    level["relative_error_with"] = with.fit.relative_error;
+    level["rows_without"] = without.fit.num_rows;
+    level["rows_with"] = with.fit.num_rows;
+    nlohmann::json parameters = nlohmann::json::array();
+    for (int i = 0; i < b; ++i) {
+      const double a = without.fit.theta[i], c = with.fit.theta[i];
+      const double change = 100.0 * (c - a) / std::abs(a);
+      *md << "| " << model.names()[i] << " | " << Number(a, 4) << " ("
+          << Number(without.fit.relative_std_percent[i], 3) << ") | " << Number(c, 4) << " ("
+          << Number(with.fit.relative_std_percent[i], 3) << ") | " << Number(change, 3) << " |\n";
+      parameters.push_back({{"parameter", model.names()[i]},
+                            {"without_guard_band", a},
+                            {"with_guard_band", c},
+                            {"relative_change_percent", change}});
+    }
+    level["parameters"] = parameters;
+    entry["levels"].push_back(level);
+  }
+  (*summary)["guard_band_comparison"] = entry;
+}
+
 }  // namespace
 
 void BuildTables(const Settings& settings, const solvers::IdimModel& model, const Record& record,
-                 const Runs& runs, double compute_seconds, std::string* markdown,
-                 std::string* estimates, nlohmann::json* summary_out) {
+                 const Runs& runs, const Runs* guard_comparison, double compute_seconds,
+                 std::string* markdown, std::string* estimates, nlohmann::json* summary_out) {
   const bool real = settings.real;
   const bool select_samples = settings.select_samples;
   const std::vector<dynid::experiments::PriorKnowledge>& levels = settings.levels;
@@ -46,21 +118,37 @@ void BuildTables(const Settings& settings, const solvers::IdimModel& model, cons
   md << "Identified: " << model.num_parameters() << " parameters (" << settings.parameters
      << "). Sample selection: "
      << (select_samples ? "ON (rows with |q'_j| < " + Number(settings.velocity_threshold) +
-                              " rad/s and the leading/trailing rest excluded, and a guard band "
-                              "of max(" +
-                              std::to_string(settings.guard_rows) + " rows, " +
-                              Number(settings.guard_s) + " s) around them; rows used per run below)"
+                              " rad/s and the leading/trailing rest excluded, and " +
+                              GuardBand(settings.guard_rows, settings.guard_s) + " around them — " +
+                              settings.guard_source + "; rows used per run below)"
                         : std::string("off (all decimated rows used)"))
      << ". IDIM-IV: instruments from the noise-free closed-loop simulation driven by the "
         "reference with the current estimate, same decimation; θ⁰ = CAD inertias, zero "
         "friction; tolerance "
      << Number(settings.iv_tolerance) << " on both relative changes, cap "
-     << settings.max_iterations << ".\n\n";
+     << settings.max_iterations << "; reference: "
+     << (record.iv_reference.empty() ? std::string("none (no IDIM-IV)") : record.iv_reference)
+     << ".\n\n";
+  if (record.substitute_reference) {
+    md << "**" << kSubstituteReference
+       << "**: the record has no reference trajectory, so the auxiliary model follows the "
+          "smoothed measured positions (runs marked \"subst. ref.\"); give --reference_csv "
+          "when the reference exists.\n\n";
+  }
   summary["data"] = data_description;
   summary["simulated"] = !real;
   summary["parameters"] = settings.parameters;
   summary["sample_selection"] = select_samples;
   summary["velocity_threshold_rad_per_s"] = settings.velocity_threshold;
+  if (select_samples) {
+    summary["guard_band"] = {{"rows", settings.guard_rows},
+                             {"seconds", settings.guard_s},
+                             {"text", GuardBand(settings.guard_rows, settings.guard_s)},
+                             {"source", settings.guard_source}};
+  }
+  summary["iv_reference"] = record.iv_reference;
+  summary["iv_substitute_reference"] = record.substitute_reference;
+  if (record.substitute_reference) summary["iv_note"] = kSubstituteReference;
   summary["seed"] = settings.seed;
   summary["compute_seconds"] = compute_seconds;
   std::ostringstream estimates_csv;
@@ -134,7 +222,9 @@ void BuildTables(const Settings& settings, const solvers::IdimModel& model, cons
     const bool iv = job.method.estimator == solvers::IdimEstimator::kInstrumentalVariables;
     nlohmann::json entry;
     entry["method"] = job.method.key;
+    entry["label"] = job.method.label;
     entry["scenario"] = scenario;
+    if (iv) entry["iv_reference"] = record.iv_reference;
     entry["success"] = job.ok;
     std::string white_text = "-";
     if (job.ok) {
@@ -252,6 +342,9 @@ void BuildTables(const Settings& settings, const solvers::IdimModel& model, cons
         {"kept", essential.essential_names},
         {"message", essential.message}};
     break;
+  }
+  if (guard_comparison != nullptr) {
+    GuardComparison(settings, model, runs, *guard_comparison, &md, &summary);
   }
   bool any_selection = false;
   for (size_t s = 0; s < systems.size(); ++s) {

@@ -15,9 +15,11 @@
 namespace dynid::tx40_study {
 
 // tables.md (also printed), estimates.csv and summary.json without its total time.
+// guard_comparison (may be null): the IDIM-LS conv. runs with settings.comparison_guard_rows/_s,
+// reported per essential parameter as the relative change the guard band causes.
 void BuildTables(const Settings& settings, const solvers::IdimModel& model, const Record& record,
-                 const Runs& runs, double compute_seconds, std::string* markdown,
-                 std::string* estimates, nlohmann::json* summary);
+                 const Runs& runs, const Runs* guard_comparison, double compute_seconds,
+                 std::string* markdown, std::string* estimates, nlohmann::json* summary);
 
 // Writes tables.md, estimates.csv, the per-scenario CSVs and figures, the measurements (when
 // asked) and summary.json (with total_seconds) to settings.out_dir, all at once at the end.

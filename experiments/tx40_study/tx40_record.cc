@@ -45,6 +45,23 @@ bool ReadSixColumns(const std::string& path, const std::string& flag, Eigen::Mat
 
 }  // namespace
 
+bool SmoothedReference(const Eigen::MatrixXd& q, double fs, double cutoff_hz,
+                       std::unique_ptr<data::JointTrajectory>* reference, std::string* error) {
+  data::SecondOrderSections sos;
+  if (!data::DesignButterworthLowPass(4, cutoff_hz, fs, &sos, error)) return false;
+  const Eigen::Index ns = q.rows();
+  Eigen::MatrixXd q_ref(ns, q.cols()), qd_ref(ns, q.cols()), qdd_ref(ns, q.cols());
+  for (Eigen::Index j = 0; j < q.cols(); ++j) {
+    Eigen::VectorXd smoothed;
+    if (!data::FiltFilt(sos, q.col(j), &smoothed, error)) return false;
+    q_ref.col(j) = smoothed;
+    qd_ref.col(j) = data::CentralDifference(smoothed, 1.0 / fs);
+    qdd_ref.col(j) = data::CentralSecondDifference(smoothed, 1.0 / fs);
+  }
+  *reference = std::make_unique<solvers::SampledTrajectory>(q_ref, qd_ref, qdd_ref, fs);
+  return true;
+}
+
 std::string Number(double value, int precision) {
   if (!std::isfinite(value)) return "";
   char buffer[64];
@@ -103,6 +120,7 @@ int LoadRecord(const Settings& settings, const models::SerialRobot& robot,
         robot, 0.5 * (models::Tx40JointLowerLimitRad() + models::Tx40JointUpperLimitRad()),
         options.pid_bandwidth_hz);
     controller.duration_s = settings.duration_s;
+    record->iv_reference = "the simulated reference trajectory";
     std::ostringstream text;
     text << "simulated TX40 experiment: " << sim.time.size() << " samples at " << fs
          << " Hz, closed-loop PID (" << options.pid_bandwidth_hz
@@ -153,21 +171,46 @@ int LoadRecord(const Settings& settings, const models::SerialRobot& robot,
       controller.gains =
           data::TunePidGains(robot, q_ref.row(0).transpose(), settings.pid_bandwidth_hz);
       controller.duration_s = (q_ref.rows() - 1) / fs;
+      record->iv_reference = "the reference of " + settings.reference_csv;
+    } else if (settings.substitute_reference) {
+      // No reference trajectory: a well-tuned controller tracks its reference closely, so the
+      // measured motion, smoothed, stands in for it (a stated substitute).
+      if (!SmoothedReference(q_measured, fs, settings.substitute_cutoff_hz, &reference, error)) {
+        *error = "--substitute_cutoff_hz: smoothing the measured positions: " + *error;
+        return 2;
+      }
+      controller.control_rate_hz = fs;
+      controller.gains =
+          data::TunePidGains(robot, q_measured.row(0).transpose(), settings.pid_bandwidth_hz);
+      controller.duration_s = (q_measured.rows() - 1) / fs;
+      record->substitute_reference = true;
+      record->iv_reference = std::string(kSubstituteReference) +
+                             ": the measured joint positions through a zero-phase Butterworth "
+                             "(order 4) at " +
+                             Number(settings.substitute_cutoff_hz) +
+                             " Hz, velocities and accelerations by central differences";
     }
     stage.End();
     data_description = "real data: " + settings.positions_csv + ", " + settings.torques_csv + " (" +
                        std::to_string(q_measured.rows()) + " samples at " + Number(fs) +
                        " Hz, motor side → joint side by the TX40 gear/coupling matrices)";
     if (reference) {
-      data_description += "; reference " + settings.reference_csv +
+      data_description += "; IDIM-IV reference: " + record->iv_reference +
                           "; IDIM-IV auxiliary model: CAD-tuned PID at " +
                           Number(settings.pid_bandwidth_hz) +
                           " Hz (a substitute: the real controller gains are unknown)";
+    } else {
+      data_description += "; no IDIM-IV (no reference: --substitute_reference=false)";
     }
   }
   std::printf("tx40_study: %s\n", data_description.c_str());
-  std::printf("tx40_study: %d identified parameters (%s), sample selection %s\n",
+  std::printf("tx40_study: %d identified parameters (%s), sample selection %s",
               model.num_parameters(), settings.parameters.c_str(), select_samples ? "on" : "off");
+  if (select_samples) {
+    std::printf(", guard band max(%d rows, %s s) (%s)", settings.guard_rows,
+                Number(settings.guard_s).c_str(), settings.guard_source.c_str());
+  }
+  std::printf("\n");
   std::fflush(stdout);
   return 0;
 }

@@ -32,10 +32,24 @@ struct Record {
   double fs = 0.0;                                   // sampling rate (Hz)
   std::unique_ptr<data::JointTrajectory> reference;  // none for real data without a reference
   data::RobotSimulatorOptions controller;
-  Tx40Experiment experiment;        // simulated data only
-  Eigen::VectorXd theta_true;       // empty for real data
+  Tx40Experiment experiment;   // simulated data only
+  Eigen::VectorXd theta_true;  // empty for real data
   std::string data_description;
+  // What the IDIM-IV auxiliary model follows: the simulated reference, --reference_csv, the
+  // substitute (kSubstituteReference …), or "" (no IDIM-IV).
+  std::string iv_reference;
+  bool substitute_reference = false;
 };
+
+// The statement every output of a run with the substitute reference carries.
+inline constexpr char kSubstituteReference[] =
+    "IDIM-IV with a substitute reference (smoothed measured positions)";
+
+// The substitute reference of a record without one: every column of q (joint positions, rows =
+// samples at fs) through a zero-phase Butterworth of order 4 at cutoff_hz (data::FiltFilt), with
+// central-difference velocities and accelerations. False with *error when it cannot be filtered.
+bool SmoothedReference(const Eigen::MatrixXd& q, double fs, double cutoff_hz,
+                       std::unique_ptr<data::JointTrajectory>* reference, std::string* error);
 
 // Simulates the experiment or reads the measured CSVs, and prints what the record is. Returns 0,
 // or the exit code (1: simulation or model, 2: the CSVs) with *error set.

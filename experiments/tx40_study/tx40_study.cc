@@ -17,6 +17,11 @@
 //   tx40_study --positions_csv=F --torques_csv=G [--sample_rate_hz=5000]
 //              [--reference_csv=H]        (real data: columns m1..m6 each, motor side)
 //
+// Real data follow the procedure of Brunot et al. (2018): low-velocity rows excluded, no guard
+// band (unless --guard_rows/--guard_s), with IDIM-LS conv. also run with the simulated study's
+// guard band to show its effect; without --reference_csv, IDIM-IV uses a stated substitute
+// reference (the smoothed measured positions).
+//
 // Writes tables.md, estimates.csv, summary.json, per-scenario CSVs (torques_*, autocorrelation_*,
 // estimates_*) and figures (*.png) to --out_dir, all at once at the end (nothing on failure).
 #include <gflags/gflags.h>
@@ -69,13 +74,34 @@ int main(int argc, char** argv) {
   if (!study::RunJobs(settings, robot, model, record, elapsed, &runs, &error)) {
     return Fail(1, error);
   }
+  // Real data: IDIM-LS conv. again with the other guard band, to show what it does to the data.
+  study::Runs guard_runs;
+  if (settings.guard_comparison) {
+    study::Settings other = settings;
+    other.guard_rows = settings.comparison_guard_rows;
+    other.guard_s = settings.comparison_guard_s;
+    other.methods.clear();
+    for (const study::Method& method : settings.methods) {
+      if (method.key == "idim_ls_conventional") other.methods.push_back(method);
+    }
+    std::printf(
+        "tx40_study: guard-band comparison: IDIM-LS conv. with a guard band of max(%d rows, %g "
+        "s)\n",
+        other.guard_rows, other.guard_s);
+    std::fflush(stdout);
+    study::PlanJobs(other, &guard_runs);
+    if (!study::RunJobs(other, robot, model, record, elapsed, &guard_runs, &error)) {
+      return Fail(1, "guard-band comparison: " + error);
+    }
+  }
   const double compute_seconds = elapsed();
 
   // Tables, CSVs, figures and summary.json.
   std::string markdown, estimates;
   nlohmann::json summary;
-  study::BuildTables(settings, model, record, runs, compute_seconds, &markdown, &estimates,
-                     &summary);
+  study::BuildTables(settings, model, record, runs,
+                     settings.guard_comparison ? &guard_runs : nullptr, compute_seconds, &markdown,
+                     &estimates, &summary);
   if (!study::WriteOutputs(settings, model, record, runs, markdown, estimates, elapsed, &summary,
                            &error)) {
     return Fail(1, error);

@@ -1,21 +1,55 @@
 // The study's simulated TX40 experiment (experiments/tx40_study/tx40_experiment.h): its size,
-// tracking and condition number, and the essential parameters the whole chain selects.
+// tracking and condition number, and the essential parameters the whole chain selects; and the
+// substitute reference of real records without one (tx40_record.h: SmoothedReference).
 #include "experiments/tx40_study/tx40_experiment.h"
-
-#include <cmath>
 
 #include <glog/logging.h>
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <random>
 
 #include "dynid/models/base_parameters.h"
 #include "dynid/models/tx40.h"
 #include "dynid/solvers/essential_parameters.h"
 #include "dynid/solvers/linear_least_squares.h"
+#include "experiments/tx40_study/tx40_record.h"
 
 namespace dynid::tx40_study {
 namespace {
 
 using data::RobotSimulation;
+
+// The substitute reference of a record without one: a 1 Hz motion with quantisation-sized noise,
+// smoothed at 50 Hz, gives back the motion, its velocity and its acceleration.
+TEST(Tx40SubstituteReferenceTest, SmoothsMeasuredPositions) {
+  const double fs = 5000.0, pi = std::acos(-1.0), w = 2.0 * pi;
+  const int ns = 10001;
+  std::mt19937 random(7);
+  std::normal_distribution<double> noise(0.0, 1e-4);
+  Eigen::MatrixXd q(ns, 2);
+  for (int k = 0; k < ns; ++k) {
+    const double t = k / fs;
+    q(k, 0) = std::sin(w * t) + noise(random);
+    q(k, 1) = 0.5 * std::cos(w * t) + noise(random);
+  }
+  std::unique_ptr<data::JointTrajectory> reference;
+  std::string error;
+  ASSERT_TRUE(SmoothedReference(q, fs, 50.0, &reference, &error)) << error;
+  ASSERT_EQ(reference->num_joints(), 2);
+  EXPECT_NEAR(reference->duration(), (ns - 1) / fs, 1e-9);
+  Eigen::VectorXd p, v, a;
+  for (double t : {0.3, 0.9, 1.55}) {
+    reference->Evaluate(t, &p, &v, &a);
+    EXPECT_NEAR(p[0], std::sin(w * t), 1e-4) << t;
+    EXPECT_NEAR(v[0], w * std::cos(w * t), 0.01 * w) << t;
+    EXPECT_NEAR(a[1], -0.5 * w * w * std::cos(w * t), 0.05 * w * w) << t;
+  }
+  // A cut-off at or above Nyquist is refused with a message.
+  EXPECT_FALSE(SmoothedReference(q, fs, 2500.0, &reference, &error));
+  EXPECT_FALSE(error.empty());
+}
 
 TEST(Tx40ExperimentTest, ShortDefaultExperiment) {
   Tx40ExperimentOptions options;
@@ -63,8 +97,8 @@ TEST(Tx40ExperimentTest, EssentialParametersContainPublishedSet) {
   ASSERT_TRUE(full.success) << full.message;
   solvers::EssentialParametersOptions essential_options;
   essential_options.max_relative_error_increase = 0.02 * full.relative_error;
-  const solvers::EssentialParametersSummary result = solvers::SelectEssentialParameters(
-      x_base, y, experiment.base.names, essential_options);
+  const solvers::EssentialParametersSummary result =
+      solvers::SelectEssentialParameters(x_base, y, experiment.base.names, essential_options);
   ASSERT_TRUE(result.success) << result.message;
   EXPECT_LE(result.final_fit.relative_error, 1.02 * result.full_relative_error + 1e-12);
   EXPECT_LT(result.essential_columns.size(), 40u);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end checks of the tx40_study program: a shortened simulated run writes every output
 # with the documented columns; its simulated motor-side CSVs go through the real-data path
-# (with and without a reference); bad flags and bad files exit non-zero with a message naming
+# (with and without a reference: the real-data defaults (no guard band), the guard-band
+# comparison, IDIM-IV with the substitute reference); bad flags and bad files exit non-zero with a message naming
 # the problem and leave nothing behind.
 # Usage: tx40_study_cli_test.sh PATH/TO/tx40_study
 set -u
@@ -31,6 +32,13 @@ grep -q "Table 2" "$work/sim/tables.md" || fail "tables.md lacks Table 2"
 grep -q "%σ HAC" "$work/sim/tables.md" || fail "tables.md lacks the HAC standard deviations"
 grep -q '"rel_std_percent_hac"' "$work/sim/summary.json" || fail "summary.json lacks rel_std_percent_hac"
 grep -q "pre-processed" "$work/log" || fail "no progress lines printed"
+grep -q "guard band max(5 rows, 0.04 s) (the simulated study's default)" "$work/log" ||
+  fail "the simulated run does not state its guard band on the console"
+json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+[[ "$(json "$work/sim/summary.json" "d['guard_band']['rows'], d['guard_band']['seconds']")" == "5 0.04" ]] ||
+  fail "simulated run: guard band is not the simulated default 5 rows / 0.04 s"
+grep -q "guard_band_comparison" "$work/sim/summary.json" &&
+  fail "simulated run: unexpected guard-band comparison"
 ls -A "$work/sim" | grep -q staging && fail "staging folder left behind"
 
 # 2. Real-data path on the exported motor-side CSVs.
@@ -43,18 +51,61 @@ ref="$work/sim/reference_motor_positions.csv"
 grep -q "^idim_wls_irwsm1,good,fv1,[-0-9.e]*,[0-9.e-]*,,$" "$work/real/estimates.csv" ||
   fail "real-data estimates.csv: expected an empty 'true' column: $(grep fv1 "$work/real/estimates.csv")"
 grep -q "Sample selection: ON" "$work/real/tables.md" || fail "real-data report does not state the selection"
+# Real data default to the procedure of Brunot et al. (2018): no guard band, stated everywhere,
+# and IDIM-LS conv. is also run with the simulated study's guard band to show its effect.
+grep -q "and no guard band around them — the real-data default" "$work/real/tables.md" ||
+  fail "real-data tables.md does not state the default guard band (none)"
+grep -q "guard band max(0 rows, 0 s) (the real-data default" "$work/log" ||
+  fail "real-data console does not state the default guard band"
+[[ "$(json "$work/real/summary.json" "d['guard_band']['rows'], d['guard_band']['seconds']")" == "0 0.0" ]] ||
+  fail "real-data summary.json: guard band is not 0 rows / 0 s"
+grep -q "## Guard band: its effect on the IDIM-LS conv. estimates" "$work/real/tables.md" ||
+  fail "real-data tables.md lacks the guard-band comparison"
+grep -q "IDIM-LS conv. was run again with guard band max(5 rows, 0.04 s)" "$work/real/tables.md" ||
+  fail "the guard-band comparison does not name the compared guard band"
+comparison="d['guard_band_comparison']['levels'][0]"
+[[ "$(json "$work/real/summary.json" "len($comparison['parameters']), $comparison['scenario']")" == "28 good" ]] ||
+  fail "summary.json: the guard-band comparison lacks the 28 essential parameters"
+# Explicit flags win; the comparison is then against no guard band, and the estimates with the
+# guard band agree with the comparison of the default run.
+"$binary" --out_dir="$work/realguard" --figures=false --positions_csv="$pos" --torques_csv="$tau" \
+  --knowledge=good --methods=idim_ls_conventional --guard_rows=5 --guard_s=0.04 > "$work/log" 2>&1 ||
+  fail "real-data run with an explicit guard band exited non-zero: $(tail -5 "$work/log")"
+[[ "$(json "$work/realguard/summary.json" "d['guard_band']['rows'], d['guard_band']['source']")" == "5 given by --guard_rows/--guard_s" ]] ||
+  fail "explicit --guard_rows/--guard_s did not win on real data"
+grep -q "IDIM-LS conv. was run again with no guard band" "$work/realguard/tables.md" ||
+  fail "explicit guard band: the comparison is not against no guard band"
+with_default=$(json "$work/real/summary.json" "$comparison['parameters'][1]['with_guard_band']")
+with_explicit=$(grep "^idim_ls_conventional,good,fc1," "$work/realguard/estimates.csv" | cut -d, -f4)
+python3 -c "import sys; a, b = map(float, sys.argv[1:]); sys.exit(abs(a - b) > 1e-6 * abs(a))" \
+  "$with_default" "$with_explicit" ||
+  fail "fc1 with the guard band: comparison $with_default, explicit run $with_explicit"
+# IDIM-IV without a reference: the substitute (smoothed measured positions), labelled.
+"$binary" --out_dir="$work/realsub" --figures=false --positions_csv="$pos" --torques_csv="$tau" \
+  --knowledge=good --methods=idim_iv_irwsm1 > "$work/log" 2>&1 ||
+  fail "real-data IV run with the substitute reference exited non-zero: $(tail -5 "$work/log")"
+substitute="IDIM-IV with a substitute reference (smoothed measured positions)"
+grep -qF "$substitute" "$work/log" || fail "console does not state the substitute reference"
+grep -qF "**$substitute**" "$work/realsub/tables.md" || fail "tables.md does not state the substitute reference"
+grep -qF "| IDIM-IV IRWSM1 (subst. ref.) | good |" "$work/realsub/tables.md" ||
+  fail "tables.md does not label the IV run with the substitute"
+[[ "$(json "$work/realsub/summary.json" "d['iv_note'], d['iv_substitute_reference'], d['runs'][0]['converged']")" == "$substitute True True" ]] ||
+  fail "summary.json does not state the substitute reference or the run did not converge"
+grep -q "guard_band_comparison" "$work/realsub/summary.json" &&
+  fail "guard-band comparison without IDIM-LS conv. in --methods"
 "$binary" --out_dir="$work/realiv" --figures=false --positions_csv="$pos" --torques_csv="$tau" \
   --reference_csv="$ref" --knowledge=good --methods=idim_iv_conventional > "$work/log" 2>&1 ||
   fail "real-data IV run exited non-zero: $(tail -5 "$work/log")"
 grep -q "idim_iv_conventional" "$work/realiv/summary.json" || fail "real-data IV run lacks its summary"
+grep -qF "substitute reference" "$work/realiv/tables.md" && fail "the --reference_csv run mentions the substitute reference"
 
-# expect_error EXPECTED_SUBSTRING ARGS...: non-zero exit, message, and no outputs.
+# expect_error EXPECTED_SUBSTRING ARGS...: exit code 2, message, and no outputs.
 expect_error() {
   local expected="$1"; shift
   rm -rf "$work/bad"
-  if "$binary" --out_dir="$work/bad" --figures=false "$@" > "$work/log" 2>&1; then
-    fail "exit 0 for: $*"
-  fi
+  "$binary" --out_dir="$work/bad" --figures=false "$@" > "$work/log" 2>&1
+  local code=$?
+  (( code == 2 )) || fail "exit $code (expected 2) for: $*"
   grep -qF -- "$expected" "$work/log" || fail "message for '$*' lacks '$expected': $(tail -3 "$work/log")"
   if [[ -d "$work/bad" ]] && [[ -n "$(ls -A "$work/bad")" ]]; then
     fail "outputs left behind for: $*"
@@ -66,7 +117,15 @@ head -100 "$tau" > "$work/short.csv"
 expect_error "--knowledge: unknown prior-knowledge level 'some'" --knowledge=some
 expect_error "--methods: unknown method 'idim_xx'" --methods=idim_xx
 expect_error "needs both --positions_csv and --torques_csv" --positions_csv="$pos"
-expect_error "idim_iv_irwsm1 needs a reference trajectory" --positions_csv="$pos" --torques_csv="$tau" --methods=idim_iv_irwsm1
+expect_error "idim_iv_irwsm1 needs a reference trajectory" --positions_csv="$pos" --torques_csv="$tau" --methods=idim_iv_irwsm1 --substitute_reference=false
+expect_error "--substitute_reference is only used with real data" --substitute_reference
+expect_error "--substitute_reference: not used with --reference_csv" --positions_csv="$pos" --torques_csv="$tau" --reference_csv="$ref" --substitute_reference=true
+expect_error "--substitute_cutoff_hz must be in (0, --sample_rate_hz/2)" --positions_csv="$pos" --torques_csv="$tau" --substitute_cutoff_hz=2500
+expect_error "--substitute_cutoff_hz: not used with --reference_csv" --positions_csv="$pos" --torques_csv="$tau" --reference_csv="$ref" --substitute_cutoff_hz=40
+expect_error "--guard_comparison is only used with real data" --guard_comparison
+expect_error "--guard_comparison needs --sample_selection=on" --positions_csv="$pos" --torques_csv="$tau" --sample_selection=off --guard_comparison
+expect_error "--guard_comparison needs idim_ls_conventional in --methods" --positions_csv="$pos" --torques_csv="$tau" --methods=idim_wls_irwsm1 --guard_comparison
+expect_error "--guard_s must be >= 0" --positions_csv="$pos" --torques_csv="$tau" --guard_s=-1
 expect_error "--sample_selection must be on or off" --sample_selection=maybe
 expect_error "--guard_rows must be >= 0" --guard_rows=-1
 expect_error "cannot open file" --positions_csv="$work/missing.csv" --torques_csv="$tau"
