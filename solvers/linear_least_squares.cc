@@ -727,25 +727,13 @@ double RelativeChange(const Eigen::VectorXd& now, const Eigen::VectorXd& before)
   return scale > 0.0 ? (now - before).norm() / scale : 0.0;
 }
 
-}  // namespace
-
-IvIterationSummary IterateInstrumentalVariables(const Eigen::MatrixXd& X, const Eigen::VectorXd& y,
-                                                const Eigen::VectorXd& theta0,
-                                                const InstrumentGenerator& generator,
-                                                const IvIterationOptions& iteration_options,
-                                                const LinearLeastSquaresOptions& options) {
-  return IterateInstrumentalVariables(
-      X, theta0, generator, iteration_options,
-      [&](const Eigen::MatrixXd& Z) { return SolveInstrumentalVariables(Z, X, y, options); },
-      nullptr);
-}
-
-IvIterationSummary IterateInstrumentalVariables(const Eigen::MatrixXd& X,
-                                                const Eigen::VectorXd& theta0,
-                                                const InstrumentGenerator& generator,
-                                                const IvIterationOptions& iteration_options,
-                                                const IvSolve& solve,
-                                                Eigen::MatrixXd* final_instruments) {
+// The iteration of both overloads. instruments_like_x: the instruments must have X's shape
+// (otherwise they are whatever the solve reads, e.g. their products, and the generator must
+// return the torques).
+IvIterationSummary Iterate(const Eigen::MatrixXd& X, const Eigen::VectorXd& theta0,
+                           const InstrumentGenerator& generator,
+                           const IvIterationOptions& iteration_options, const IvSolve& solve,
+                           Eigen::MatrixXd* final_instruments, bool instruments_like_x) {
   const auto start = std::chrono::steady_clock::now();
   CHECK_EQ(theta0.size(), X.cols())
       << "theta0: expected " << X.cols() << " values, got " << theta0.size();
@@ -764,7 +752,8 @@ IvIterationSummary IterateInstrumentalVariables(const Eigen::MatrixXd& X,
                       std::string* error) {
     torque->resize(0);
     if (!generator(theta, Z, torque, error)) return false;
-    if (Z != nullptr && (Z->rows() != X.rows() || Z->cols() != X.cols())) {
+    if (Z != nullptr && (instruments_like_x || torque->size() == 0) &&
+        (Z->rows() != X.rows() || Z->cols() != X.cols())) {
       *error = "the instrument generator returned " + std::to_string(Z->rows()) + " × " +
                std::to_string(Z->cols()) + " instruments, expected " + std::to_string(X.rows()) +
                " × " + std::to_string(X.cols());
@@ -846,6 +835,29 @@ IvIterationSummary IterateInstrumentalVariables(const Eigen::MatrixXd& X,
   }
   summary.time_s = SecondsSince(start);
   return summary;
+}
+
+}  // namespace
+
+IvIterationSummary IterateInstrumentalVariables(const Eigen::MatrixXd& X, const Eigen::VectorXd& y,
+                                                const Eigen::VectorXd& theta0,
+                                                const InstrumentGenerator& generator,
+                                                const IvIterationOptions& iteration_options,
+                                                const LinearLeastSquaresOptions& options) {
+  return Iterate(
+      X, theta0, generator, iteration_options,
+      [&](const Eigen::MatrixXd& Z) { return SolveInstrumentalVariables(Z, X, y, options); },
+      nullptr, /*instruments_like_x=*/true);
+}
+
+IvIterationSummary IterateInstrumentalVariables(const Eigen::MatrixXd& X,
+                                                const Eigen::VectorXd& theta0,
+                                                const InstrumentGenerator& generator,
+                                                const IvIterationOptions& iteration_options,
+                                                const IvSolve& solve,
+                                                Eigen::MatrixXd* final_instruments) {
+  return Iterate(X, theta0, generator, iteration_options, solve, final_instruments,
+                 /*instruments_like_x=*/false);
 }
 
 }  // namespace dynid::solvers
