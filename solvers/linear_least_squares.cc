@@ -120,9 +120,40 @@ struct PivotedSolution {
   double condition_number = 0.0;
 };
 
+// Rows of A above which SolvePivoted first reduces A to a triangular factor, and the row blocks
+// of that reduction.
+constexpr Eigen::Index kReduceBlockRows = 4096;
+
 PivotedSolution SolvePivoted(const Eigen::MatrixXd& A, const Eigen::VectorXd* rhs,
                              const LinearLeastSquaresOptions& options) {
   const Eigen::Index b = A.cols();
+  if (A.rows() > 2 * kReduceBlockRows && A.rows() > 2 * b) {
+    // A tall A is reduced to its b × b triangular factor R (and rhs to the head of Qᵀ rhs) by a
+    // tall-skinny QR: Householder QR of each block of rows stacked under the factor so far. The
+    // pivoted QR then runs on R, whose columns have the norms of A's columns (and so do the
+    // trailing parts at every pivoting step: Q is orthogonal), so it picks the same pivots, rank
+    // and solution up to round-off, while the pivoted QR of A itself works on a copy of A (75 MB
+    // for an undecimated 7 s TX40 system) with level-2 operations.
+    Eigen::MatrixXd factor(0, b);
+    Eigen::VectorXd head(0);
+    Eigen::MatrixXd stacked;
+    Eigen::VectorXd stacked_rhs;
+    for (Eigen::Index start = 0; start < A.rows(); start += kReduceBlockRows) {
+      const Eigen::Index m = std::min(kReduceBlockRows, A.rows() - start);
+      stacked.resize(factor.rows() + m, b);
+      stacked << factor, A.middleRows(start, m);
+      const Eigen::HouseholderQR<Eigen::MatrixXd> qr(stacked);
+      const Eigen::Index kept = std::min(b, stacked.rows());
+      factor = qr.matrixQR().topRows(kept).triangularView<Eigen::Upper>();
+      if (rhs != nullptr) {
+        stacked_rhs.resize(stacked.rows());
+        stacked_rhs << head, rhs->segment(start, m);
+        stacked_rhs.applyOnTheLeft(qr.householderQ().adjoint());
+        head = stacked_rhs.head(kept);
+      }
+    }
+    return SolvePivoted(factor, rhs != nullptr ? &head : nullptr, options);
+  }
   Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr;
   qr.setThreshold(options.rank_tolerance);
   qr.compute(A);
