@@ -250,7 +250,10 @@ struct IdimRunOptions {
   WhitenessOptions whiteness;
   // IV: true = solvers::IterateInstrumentalVariables / SolveInstrumentalVariables (the common
   // pivoted-QR path, cond(X) recomputed every iteration); false = the same iteration with
-  // SolveIdimIvNormalProducts (fast path for long records; tests show both agree).
+  // SolveIdimIvNormalProducts (fast path for long records; tests show both agree). On an
+  // undecimated system the fast path never holds the instruments: their products are formed
+  // chunk by chunk from each simulation (ProcessLikeSystemProducts, SolveIdimIvFromProducts),
+  // and the HAC covariance forms them once more, in pieces, from the last solve's simulation.
   bool iv_common_path = false;
   // Also the HAC covariance (solvers/residual_analysis.h: Newey–West sandwich, Andrews'
   // bandwidth when hac_lags = 0), valid under serially correlated residuals; reported next to
