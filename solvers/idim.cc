@@ -648,19 +648,29 @@ bool BuildIdimSystemAtTimes(const IdimModel& model, const Eigen::VectorXd& time_
   return AssembleSystem(model, tau_measured, adjusted, system, error);
 }
 
-bool ProcessLikeSystem(const IdimModel& model, const IdimSystem& system, const Eigen::MatrixXd& q,
-                       const Eigen::MatrixXd& qd, const Eigen::MatrixXd& qdd,
-                       const Eigen::MatrixXd& tau, Eigen::MatrixXd* x, Eigen::VectorXd* tau_stacked,
-                       std::string* error, Eigen::MatrixXd* workspace) {
-  const int ns = static_cast<int>(q.rows());
-  const int factor = system.options.decimation_factor;
-  const int n = model.num_joints();
-  if (data::DecimatedLength(ns, factor) != system.num_samples) {
+namespace {
+
+// A simulated record of ns samples decimates to the system's length.
+bool DecimatesLikeSystem(const IdimSystem& system, Eigen::Index ns, std::string* error) {
+  if (data::DecimatedLength(static_cast<int>(ns), system.options.decimation_factor) !=
+      system.num_samples) {
     *error = "the simulated record has " + std::to_string(ns) +
              " samples, which does not decimate to the measured system's " +
              std::to_string(system.num_samples);
     return false;
   }
+  return true;
+}
+
+}  // namespace
+
+bool ProcessLikeSystem(const IdimModel& model, const IdimSystem& system, const Eigen::MatrixXd& q,
+                       const Eigen::MatrixXd& qd, const Eigen::MatrixXd& qdd,
+                       const Eigen::MatrixXd& tau, Eigen::MatrixXd* x, Eigen::VectorXd* tau_stacked,
+                       std::string* error, Eigen::MatrixXd* workspace) {
+  const int factor = system.options.decimation_factor;
+  const int n = model.num_joints();
+  if (!DecimatesLikeSystem(system, q.rows(), error)) return false;
   const std::vector<int>& rows = system.kept_rows;
   // n·(decimated length) rows before the selection (checked above).
   const bool all =
@@ -711,6 +721,125 @@ bool ProcessLikeSystem(const IdimModel& model, const IdimSystem& system, const E
       *tau_stacked = all ? std::move(y_all) : data::KeepRows(y_all, rows);
     }
   }
+  return true;
+}
+
+bool ForEachInstrumentPiece(const IdimModel& model, const IdimSystem& system,
+                            const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd,
+                            const Eigen::MatrixXd& qdd, const HacRowConsumer& consume,
+                            std::string* error, Eigen::MatrixXd* workspace) {
+  if (!DecimatesLikeSystem(system, q.rows(), error)) return false;
+  if (system.options.decimation_factor > 1) {
+    // The decimated instruments are a few thousand rows: formed whole, handed over in pieces.
+    Eigen::MatrixXd z;
+    if (!ProcessLikeSystem(model, system, q, qd, qdd, Eigen::MatrixXd(), &z, nullptr, error,
+                           workspace)) {
+      return false;
+    }
+    constexpr Eigen::Index kPiece = 4096;
+    for (Eigen::Index start = 0; start < z.rows(); start += kPiece) {
+      consume(start, z.middleRows(start, std::min(kPiece, z.rows() - start)));
+    }
+    return true;
+  }
+  // Without decimation, chunks of samples: the kept rows of each joint within a chunk are
+  // consecutive rows of the system (joint-major), formed by IdimModel::Regressor from the
+  // chunk's states alone and handed over joint by joint.
+  const int n = model.num_joints();
+  const Eigen::Index ns = q.rows();
+  const std::vector<int>& kept = system.kept_rows;
+  constexpr Eigen::Index kChunk = 2048;
+  Eigen::MatrixXd q_chunk, qd_chunk, qdd_chunk, z_chunk;
+  std::vector<int> chunk_rows;
+  std::vector<Eigen::Index> first(n + 1);
+  for (Eigen::Index start = 0; start < ns; start += kChunk) {
+    const Eigen::Index m = std::min(kChunk, ns - start);
+    chunk_rows.clear();
+    for (int j = 0; j < n; ++j) {
+      const auto begin = std::lower_bound(kept.begin(), kept.end(), j * ns + start);
+      const auto end = std::lower_bound(begin, kept.end(), j * ns + start + m);
+      first[j] = begin - kept.begin();
+      for (auto row = begin; row != end; ++row) {
+        chunk_rows.push_back(static_cast<int>(*row - (j * ns + start) + j * m));
+      }
+    }
+    if (chunk_rows.empty()) continue;
+    q_chunk = q.middleRows(start, m);
+    qd_chunk = qd.middleRows(start, m);
+    qdd_chunk = qdd.middleRows(start, m);
+    model.Regressor(q_chunk, qd_chunk, qdd_chunk, &z_chunk, &chunk_rows);
+    Eigen::Index offset = 0;
+    for (int j = 0; j < n; ++j) {
+      const auto end = std::lower_bound(kept.begin() + first[j], kept.end(), j * ns + start + m);
+      const Eigen::Index count = (end - kept.begin()) - first[j];
+      if (count > 0) consume(first[j], z_chunk.middleRows(offset, count));
+      offset += count;
+    }
+  }
+  return true;
+}
+
+namespace {
+
+// Adds a piece of instruments (system rows first_row …) to the packed products.
+void AddToProducts(Eigen::Index first_row, const Eigen::Ref<const Eigen::MatrixXd>& piece,
+                   const Eigen::MatrixXd& x, const Eigen::VectorXd& y, const RowBlocks& blocks,
+                   Eigen::MatrixXd* products) {
+  const Eigen::Index b = x.cols();
+  const Eigen::Index rows = piece.rows();
+  products->leftCols(b).noalias() += piece.transpose() * x.middleRows(first_row, rows);
+  products->col(b).noalias() += piece.transpose() * y.segment(first_row, rows);
+  // Z_jᵀZ_j over runs of consecutive rows of one block (the joint-major stacks: one run).
+  for (Eigen::Index start = 0; start < rows;) {
+    const int block = blocks.BlockOf(static_cast<int>(first_row + start));
+    Eigen::Index end = start + 1;
+    while (end < rows && blocks.BlockOf(static_cast<int>(first_row + end)) == block) ++end;
+    products->middleCols(b + 1 + block * b, b)
+        .selfadjointView<Eigen::Lower>()
+        .rankUpdate(piece.middleRows(start, end - start).transpose());
+    start = end;
+  }
+}
+
+// Fills the upper triangles of the Gram blocks (accumulated in their lower triangles).
+void SymmetrizeProducts(Eigen::Index b, int num_blocks, Eigen::MatrixXd* products) {
+  for (int j = 0; j < num_blocks; ++j) {
+    auto gram = products->middleCols(b + 1 + j * b, b);
+    gram.triangularView<Eigen::StrictlyUpper>() = gram.transpose();
+  }
+}
+
+}  // namespace
+
+Eigen::MatrixXd IdimIvProducts(const Eigen::MatrixXd& z, const Eigen::MatrixXd& x,
+                               const Eigen::VectorXd& y, const RowBlocks& blocks) {
+  CHECK(z.rows() == x.rows() && z.cols() == x.cols() && y.size() == x.rows())
+      << "IV: expected Z, X of equal shape and y with their rows";
+  const Eigen::Index b = x.cols();
+  const int num_blocks = blocks.num_blocks();
+  Eigen::MatrixXd products = Eigen::MatrixXd::Zero(b, b + 1 + num_blocks * b);
+  AddToProducts(0, z, x, y, blocks, &products);
+  SymmetrizeProducts(b, num_blocks, &products);
+  return products;
+}
+
+bool ProcessLikeSystemProducts(const IdimModel& model, const IdimSystem& system,
+                               const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd,
+                               const Eigen::MatrixXd& qdd, Eigen::MatrixXd* products,
+                               std::string* error, Eigen::MatrixXd* workspace) {
+  CHECK(products != nullptr);
+  const Eigen::Index b = system.x.cols();
+  const int num_blocks = system.blocks.num_blocks();
+  products->setZero(b, b + 1 + num_blocks * b);
+  if (!ForEachInstrumentPiece(
+          model, system, q, qd, qdd,
+          [&](Eigen::Index first_row, const Eigen::Ref<const Eigen::MatrixXd>& piece) {
+            AddToProducts(first_row, piece, system.x, system.y, system.blocks, products);
+          },
+          error, workspace)) {
+    return false;
+  }
+  SymmetrizeProducts(b, num_blocks, products);
   return true;
 }
 
@@ -870,8 +999,16 @@ LinearLeastSquaresSummary SolveIdimIvNormalProducts(const Eigen::MatrixXd& z,
                                                     const Eigen::VectorXd& y,
                                                     const RowBlocks& blocks,
                                                     double condition_number_x) {
-  CHECK(z.rows() == x.rows() && z.cols() == x.cols() && y.size() == x.rows())
-      << "IV: expected Z, X of equal shape and y with their rows";
+  return SolveIdimIvFromProducts(IdimIvProducts(z, x, y, blocks), x, y, blocks, condition_number_x);
+}
+
+LinearLeastSquaresSummary SolveIdimIvFromProducts(const Eigen::MatrixXd& products,
+                                                  const Eigen::MatrixXd& x,
+                                                  const Eigen::VectorXd& y, const RowBlocks& blocks,
+                                                  double condition_number_x) {
+  CHECK(products.rows() == x.cols() &&
+        products.cols() == x.cols() * (1 + blocks.num_blocks()) + 1 && y.size() == x.rows())
+      << "IV: expected the packed products of b columns and y with X's rows";
   const auto start = std::chrono::steady_clock::now();
   LinearLeastSquaresSummary summary;
   summary.method = "IV (normal products)";
@@ -885,15 +1022,14 @@ LinearLeastSquaresSummary SolveIdimIvNormalProducts(const Eigen::MatrixXd& z,
         "IV: " + std::to_string(rows) + " rows for " + std::to_string(b) + " parameters";
     return summary;
   }
-  const Eigen::MatrixXd ztx = z.transpose() * x;
-  const Eigen::FullPivLU<Eigen::MatrixXd> lu(ztx);
+  const Eigen::FullPivLU<Eigen::MatrixXd> lu(products.leftCols(b));
   summary.rank = static_cast<int>(lu.rank());
   if (!lu.isInvertible()) {
     summary.message =
         "IV: ZᵀX is singular (rank " + std::to_string(lu.rank()) + " of " + std::to_string(b) + ")";
     return summary;
   }
-  summary.theta = lu.solve(z.transpose() * y);
+  summary.theta = lu.solve(products.col(b));
   summary.residual = y - x * summary.theta;
   summary.residual_norm = summary.residual.norm();
   summary.relative_error = y.norm() > 0.0 ? summary.residual_norm / y.norm() : 0.0;
@@ -918,17 +1054,11 @@ LinearLeastSquaresSummary SolveIdimIvNormalProducts(const Eigen::MatrixXd& z,
     summary.block_sigma[j] = std::sqrt(lambda);
     weight[j] = lambda > 0.0 ? 1.0 / lambda : 0.0;
   }
-  // Σ_j Z_jᵀ Z_j / Λ_jj accumulated over runs of consecutive rows of one block (the joint-major
-  // stacks are one run per joint), without copying Z.
+  // Σ_j Z_jᵀ Z_j / Λ_jj from the blocks' Gram matrices.
   Eigen::MatrixXd information = Eigen::MatrixXd::Zero(b, b);
-  for (int start = 0; start < rows;) {
-    int end = start + 1;
-    while (end < rows && blocks.BlockOf(end) == blocks.BlockOf(start)) ++end;
-    information.selfadjointView<Eigen::Lower>().rankUpdate(
-        z.middleRows(start, end - start).transpose(), weight[blocks.BlockOf(start)]);
-    start = end;
+  for (int j = 0; j < num_blocks; ++j) {
+    information += weight[j] * products.middleCols(b + 1 + j * b, b);
   }
-  information = information.selfadjointView<Eigen::Lower>();
   const Eigen::LLT<Eigen::MatrixXd> llt(information);
   if (llt.info() != Eigen::Success) {
     summary.message = "IV: Zᵀ W Z is not positive definite (instruments rank deficient)";
@@ -952,7 +1082,10 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
   CHECK(error != nullptr);
   const auto start = std::chrono::steady_clock::now();
   *result = IdimResult();
-  Eigen::MatrixXd instruments;  // IV (fast path): the instruments of the final estimate
+  // IV (fast path): the instruments of the final estimate, or their packed products and the
+  // simulation they come from (undecimated system).
+  Eigen::MatrixXd instruments;
+  std::shared_ptr<const data::RobotSimulation> instrument_simulation;
   LinearLeastSquaresOptions ls_options;
   ls_options.column_names = model.names();
   ls_options.row_blocks = system.blocks;
@@ -975,6 +1108,13 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
       }
       int simulations = 0;
       Eigen::MatrixXd workspace;  // full-rate instrument regressor, reused across iterations
+      // On the fast path of an undecimated system the instruments (as large as X) pass through
+      // the iteration as their packed products (SolveIdimIvFromProducts), accumulated chunk by
+      // chunk; the simulation behind the last ones is kept for the HAC covariance, which forms
+      // them again piece by piece. A decimated system's instruments are R times smaller than
+      // the full-rate regressor they come from and are held whole (forming them again would
+      // repeat the decimation filter).
+      const bool products = !options.iv_common_path && system.options.decimation_factor == 1;
       // The iteration asks for the torques of a new estimate before its instruments
       // (IvIterationOptions::torques_first): the last simulation is kept for the instruments.
       std::shared_ptr<const data::RobotSimulation> last_simulation;
@@ -1002,23 +1142,32 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
         // q5' = −q6' for motor 6) the latter are not the accelerations of the motion, and the
         // decimation filter carries them into the kept rows.
         const Eigen::MatrixXd qdd = MotionAccelerations(sim->qd, system.options.sample_rate_hz);
-        return ProcessLikeSystem(model, system, sim->q, sim->qd, qdd, sim->tau, z, tau_s, why,
-                                 &workspace);
+        if (!products) {
+          return ProcessLikeSystem(model, system, sim->q, sim->qd, qdd, sim->tau, z, tau_s, why,
+                                   &workspace);
+        }
+        instrument_simulation = sim;
+        return ProcessLikeSystemProducts(model, system, sim->q, sim->qd, qdd, z, why, &workspace) &&
+               ProcessLikeSystem(model, system, sim->q, sim->qd, qdd, sim->tau, nullptr, tau_s,
+                                 why);
       };
       // The fast path's solve needs cond(X) once.
       const double condition = options.iv_common_path ? 0.0 : GramConditionNumber(system.x);
       IvIterationOptions iv_options = options.iv;
       iv_options.torques_first = true;
       const IvIterationSummary iv =
-          options.iv_common_path ? IterateInstrumentalVariables(system.x, system.y, theta0,
-                                                                generator, iv_options, ls_options)
-                                 : IterateInstrumentalVariables(
-                                       system.x, theta0, generator, iv_options,
-                                       [&](const Eigen::MatrixXd& z) {
-                                         return SolveIdimIvNormalProducts(z, system.x, system.y,
-                                                                          system.blocks, condition);
-                                       },
-                                       &instruments);
+          options.iv_common_path
+              ? IterateInstrumentalVariables(system.x, system.y, theta0, generator, iv_options,
+                                             ls_options)
+              : IterateInstrumentalVariables(
+                    system.x, theta0, generator, iv_options,
+                    [&](const Eigen::MatrixXd& z) {
+                      return products ? SolveIdimIvFromProducts(z, system.x, system.y,
+                                                                system.blocks, condition)
+                                      : SolveIdimIvNormalProducts(z, system.x, system.y,
+                                                                  system.blocks, condition);
+                    },
+                    &instruments);
       result->fit = iv.estimate;
       result->converged = iv.converged;
       result->iterations = iv.iterations;
@@ -1050,23 +1199,61 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
                                            options.hac_lags);
         break;
       case IdimEstimator::kWeightedLeastSquares: {
-        Eigen::MatrixXd weighted = system.x;
-        for (Eigen::Index r = 0; r < weighted.rows(); ++r) {
-          const double sigma = result->fit.block_sigma[system.blocks.BlockOf(static_cast<int>(r))];
-          weighted.row(r) /= sigma * sigma;
+        // Z = W X, formed piece by piece rather than as a weighted copy of X.
+        constexpr Eigen::Index kPiece = 4096;
+        const Eigen::Index rows = system.x.rows();
+        Eigen::MatrixXd piece;
+        auto weigh = [&](Eigen::Index start) {
+          piece = system.x.middleRows(start, std::min(kPiece, rows - start));
+          for (Eigen::Index r = 0; r < piece.rows(); ++r) {
+            const double sigma =
+                result->fit.block_sigma[system.blocks.BlockOf(static_cast<int>(start + r))];
+            piece.row(r) /= sigma * sigma;
+          }
+        };
+        Eigen::MatrixXd ztx = Eigen::MatrixXd::Zero(system.x.cols(), system.x.cols());
+        for (Eigen::Index start = 0; start < rows; start += kPiece) {
+          weigh(start);
+          ztx.noalias() += piece.transpose() * system.x.middleRows(start, piece.rows());
         }
-        result->hac = ComputeHacCovariance(weighted, system.x, result->fit.residual, system.blocks,
-                                           options.hac_lags);
+        result->hac = ComputeHacCovarianceFromRows(
+            [&](const HacRowConsumer& consume, std::string*) {
+              for (Eigen::Index start = 0; start < rows; start += kPiece) {
+                weigh(start);
+                consume(start, piece);
+              }
+              return true;
+            },
+            ztx, result->fit.residual, system.blocks, options.hac_lags);
         break;
       }
-      case IdimEstimator::kInstrumentalVariables:
-        if (instruments.rows() == system.x.rows()) {
+      case IdimEstimator::kInstrumentalVariables: {
+        // The instruments of the last solve, formed again piece by piece from its simulation;
+        // ZᵀX is in their products.
+        const Eigen::Index b = system.x.cols();
+        if (options.iv_common_path) {
+          result->hac.message = "HAC: not computed on the common IV path";
+          break;
+        }
+        if (instruments.rows() == system.x.rows()) {  // held whole (decimated system)
           result->hac = ComputeHacCovariance(instruments, system.x, result->fit.residual,
                                              system.blocks, options.hac_lags);
-        } else {
-          result->hac.message = "HAC: not computed on the common IV path";
+          break;
         }
+        if (instrument_simulation == nullptr || instruments.rows() != b) {
+          result->hac.message = "HAC: the instruments of the final estimate are not available";
+          break;
+        }
+        const Eigen::MatrixXd qdd =
+            MotionAccelerations(instrument_simulation->qd, system.options.sample_rate_hz);
+        result->hac = ComputeHacCovarianceFromRows(
+            [&](const HacRowConsumer& consume, std::string* why) {
+              return ForEachInstrumentPiece(model, system, instrument_simulation->q,
+                                            instrument_simulation->qd, qdd, consume, why);
+            },
+            instruments.leftCols(b), result->fit.residual, system.blocks, options.hac_lags);
         break;
+      }
     }
   }
   result->success = true;

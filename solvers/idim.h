@@ -250,7 +250,10 @@ struct IdimRunOptions {
   WhitenessOptions whiteness;
   // IV: true = solvers::IterateInstrumentalVariables / SolveInstrumentalVariables (the common
   // pivoted-QR path, cond(X) recomputed every iteration); false = the same iteration with
-  // SolveIdimIvNormalProducts (fast path for long records; tests show both agree).
+  // SolveIdimIvNormalProducts (fast path for long records; tests show both agree). On an
+  // undecimated system the fast path never holds the instruments: their products are formed
+  // chunk by chunk from each simulation (ProcessLikeSystemProducts, SolveIdimIvFromProducts),
+  // and the HAC covariance forms them once more, in pieces, from the last solve's simulation.
   bool iv_common_path = false;
   // Also the HAC covariance (solvers/residual_analysis.h: Newey–West sandwich, Andrews'
   // bandwidth when hac_lags = 0), valid under serially correlated residuals; reported next to
@@ -270,6 +273,40 @@ LinearLeastSquaresSummary SolveIdimIvNormalProducts(const Eigen::MatrixXd& z,
                                                     const Eigen::VectorXd& y,
                                                     const RowBlocks& blocks,
                                                     double condition_number_x);
+
+// The same estimate from the products of the instruments instead of the instruments, packed
+// side by side in one b × (b + 1 + blocks · b) matrix [ZᵀX | Zᵀy | Z_1ᵀZ_1 | … | Z_mᵀZ_m]
+// (Z_j: the rows of block j; every b × b block symmetric in full). RunIdim's fast IV path passes
+// these through the iteration, so that the instruments (as large as X) are never held.
+// SolveIdimIvNormalProducts is this with IdimIvProducts(z, …).
+LinearLeastSquaresSummary SolveIdimIvFromProducts(const Eigen::MatrixXd& products,
+                                                  const Eigen::MatrixXd& x,
+                                                  const Eigen::VectorXd& y, const RowBlocks& blocks,
+                                                  double condition_number_x);
+
+// The packed products of instruments z held whole (z, x: equal shapes; y: their rows).
+Eigen::MatrixXd IdimIvProducts(const Eigen::MatrixXd& z, const Eigen::MatrixXd& x,
+                               const Eigen::VectorXd& y, const RowBlocks& blocks);
+
+// The packed products of the instruments that ProcessLikeSystem would form from the exact
+// states q, qd, qdd (Ns × n), with the system's x, y and blocks, accumulated piece by piece.
+// Without decimation the instruments' kept rows are formed 2048 samples at a time, so memory is
+// O(chunk · n · b) instead of the rows × b instruments (75 MB for the undecimated 7 s TX40
+// record); with decimation the decimated instruments are formed first (`workspace` as in
+// ProcessLikeSystem). Equal to IdimIvProducts of ProcessLikeSystem's instruments up to
+// round-off.
+bool ProcessLikeSystemProducts(const IdimModel& model, const IdimSystem& system,
+                               const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd,
+                               const Eigen::MatrixXd& qdd, Eigen::MatrixXd* products,
+                               std::string* error, Eigen::MatrixXd* workspace = nullptr);
+
+// The instruments of ProcessLikeSystem handed to `consume` piece by piece (the rows of each
+// block in increasing order), as ProcessLikeSystemProducts forms them; for the HAC covariance
+// of IDIM-IV (ComputeHacCovarianceFromRows) without holding them.
+bool ForEachInstrumentPiece(const IdimModel& model, const IdimSystem& system,
+                            const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd,
+                            const Eigen::MatrixXd& qdd, const HacRowConsumer& consume,
+                            std::string* error, Eigen::MatrixXd* workspace = nullptr);
 
 struct IdimResult {
   bool success = false;   // an estimate exists (IV: also when it did not converge)

@@ -226,9 +226,12 @@ IvIterationSummary IterateInstrumentalVariables(const Eigen::MatrixXd& X, const 
 // above uses SolveInstrumentalVariables(Z, X, y, options).
 using IvSolve = std::function<LinearLeastSquaresSummary(const Eigen::MatrixXd& instruments)>;
 
-// The same iteration with the caller's IV solve (e.g. idim's SolveIdimIvNormalProducts on long
+// The same iteration with the caller's IV solve (e.g. idim's SolveIdimIvFromProducts on long
 // records). The instruments behind the last estimate go to *final_instruments (if non-null), and
-// the generator's storage is reused from one simulation to the next.
+// the generator's storage is reused from one simulation to the next. Here the "instruments" are
+// whatever the generator and the solve agree on: N_t × b instruments, or any summary of them
+// (idim passes their b × b products, so that the instruments of an undecimated record are
+// never held whole) provided the generator returns the torques.
 IvIterationSummary IterateInstrumentalVariables(const Eigen::MatrixXd& X,
                                                 const Eigen::VectorXd& theta0,
                                                 const InstrumentGenerator& generator,

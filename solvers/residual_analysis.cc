@@ -200,13 +200,79 @@ std::string WhitenessSummary::Report() const {
   return text.str();
 }
 
+namespace {
+
+// The moving sums h_t = g_{t−L} + … + g_t of one block, fed g_t sample by sample (a zero row
+// for a sample without a row); the sums go to Ω in batches of rows (one BLAS-3 update each), so
+// a block holds L + 1 + batch rows instead of its whole span.
+class MovingSums {
+ public:
+  MovingSums(int lags, Eigen::Index b, Eigen::Index batch)
+      : ring_(Eigen::MatrixXd::Zero(lags + 1, b)),
+        sum_(Eigen::RowVectorXd::Zero(b)),
+        batch_(batch, b) {}
+  Eigen::Index next_sample() const { return next_; }
+  template <typename Row>
+  void Push(const Row& g, Eigen::MatrixXd* omega) {
+    auto oldest = ring_.row(next_ % ring_.rows());  // g_{t−L−1}
+    sum_ += g - oldest;
+    oldest = g;
+    batch_.row(filled_++) = sum_;
+    ++next_;
+    if (filled_ == batch_.rows()) Flush(omega);
+  }
+  void PushZero(Eigen::MatrixXd* omega) {
+    auto oldest = ring_.row(next_ % ring_.rows());
+    sum_ -= oldest;
+    oldest.setZero();
+    batch_.row(filled_++) = sum_;
+    ++next_;
+    if (filled_ == batch_.rows()) Flush(omega);
+  }
+  void Flush(Eigen::MatrixXd* omega) {
+    if (filled_ == 0) return;
+    omega->selfadjointView<Eigen::Lower>().rankUpdate(batch_.topRows(filled_).transpose(),
+                                                      1.0 / static_cast<double>(ring_.rows()));
+    filled_ = 0;
+  }
+
+ private:
+  Eigen::MatrixXd ring_;  // g_{t−L−1} … g_{t−1}, row t mod (L + 1)
+  Eigen::RowVectorXd sum_;
+  Eigen::MatrixXd batch_;
+  Eigen::Index filled_ = 0, next_ = 0;
+};
+
+}  // namespace
+
 HacCovariance ComputeHacCovariance(const Eigen::MatrixXd& z, const Eigen::MatrixXd& x,
                                    const Eigen::VectorXd& residual, const RowBlocks& blocks,
                                    int lags) {
+  if (z.rows() != x.rows() || z.cols() != x.cols() || residual.size() != x.rows()) {
+    HacCovariance result;
+    result.message =
+        "HAC: expected Z and X of equal shape with more rows than columns and a "
+        "residual per row";
+    return result;
+  }
+  return ComputeHacCovarianceFromRows(
+      [&](const HacRowConsumer& consume, std::string*) {
+        constexpr Eigen::Index kPiece = 4096;
+        for (Eigen::Index start = 0; start < z.rows(); start += kPiece) {
+          consume(start, z.middleRows(start, std::min(kPiece, z.rows() - start)));
+        }
+        return true;
+      },
+      z.transpose() * x, residual, blocks, lags);
+}
+
+HacCovariance ComputeHacCovarianceFromRows(const HacRowSource& z_rows, const Eigen::MatrixXd& ztx,
+                                           const Eigen::VectorXd& residual, const RowBlocks& blocks,
+                                           int lags, int batch_rows) {
   HacCovariance result;
-  const Eigen::Index rows = x.rows();
-  const Eigen::Index b = x.cols();
-  if (z.rows() != rows || z.cols() != b || residual.size() != rows || rows <= b) {
+  const Eigen::Index rows = residual.size();
+  const Eigen::Index b = ztx.cols();
+  if (ztx.rows() != b || rows <= b || batch_rows < 1) {
     result.message =
         "HAC: expected Z and X of equal shape with more rows than columns and a "
         "residual per row";
@@ -255,35 +321,47 @@ HacCovariance ComputeHacCovariance(const Eigen::MatrixXd& z, const Eigen::Matrix
     result.lags = static_cast<int>(std::ceil(1.1447 * std::cbrt(alpha * mean_rows)));
     result.lags = std::max(1, std::min(result.lags, static_cast<int>(mean_rows / 2)));
   }
-  const int window = result.lags + 1;
-  // Ω = Σ_blocks HᵀH / (L+1), H_t = Σ_{i=0}^{L} g_{t−i} over the block's sample grid.
+  // Ω = Σ_blocks HᵀH / (L+1), H_t = Σ_{i=0}^{L} g_{t−i} over the block's sample grid, g_t = z_t e_t
+  // (zero where the grid has no row), t = first sample … last sample + L: every window that holds
+  // at least one row. The rows arrive in pieces; each block's moving sums advance over its grid.
   Eigen::MatrixXd omega = Eigen::MatrixXd::Zero(b, b);
+  std::vector<MovingSums> sums;
+  sums.reserve(num_blocks);
+  for (int block = 0; block < num_blocks; ++block) sums.emplace_back(result.lags, b, batch_rows);
+  std::vector<size_t> seen(num_blocks, 0);  // rows of each block consumed so far
+  Eigen::Index consumed = 0;
+  const bool formed = z_rows(
+      [&](Eigen::Index first_row, const Eigen::Ref<const Eigen::MatrixXd>& piece) {
+        CHECK(piece.cols() == b && first_row >= 0 && first_row + piece.rows() <= rows)
+            << "HAC: a piece of Z outside its " << rows << " × " << b << " shape";
+        for (Eigen::Index i = 0; i < piece.rows(); ++i) {
+          const int r = static_cast<int>(first_row + i);
+          const int block = blocks.BlockOf(r);
+          const size_t index = seen[block]++;
+          CHECK(index < block_rows[block].size() && block_rows[block][index] == r)
+              << "HAC: the rows of block " << block
+              << " must arrive once each, in increasing order";
+          const Eigen::Index t = sample_of(block, index) - sample_of(block, 0);
+          while (sums[block].next_sample() < t) sums[block].PushZero(&omega);
+          sums[block].Push(piece.row(i) * residual[r], &omega);
+        }
+        consumed += piece.rows();
+      },
+      &why);
+  if (!formed) {
+    result.message = "HAC: the rows of Z: " + why;
+    return result;
+  }
+  CHECK_EQ(consumed, rows) << "HAC: every row of Z once";
   for (int block = 0; block < num_blocks; ++block) {
     const std::vector<int>& r = block_rows[block];
     if (r.empty()) continue;
-    const int first = sample_of(block, 0);
-    const int span = sample_of(block, r.size() - 1) - first + 1;
-    // g_t at row 1 + t of `g` (row 0 is spare); h is written over g (below).
-    Eigen::MatrixXd g = Eigen::MatrixXd::Zero(1 + span + 2 * result.lags, b);
-    for (size_t i = 0; i < r.size(); ++i) {
-      g.row(1 + sample_of(block, i) - first + result.lags) = z.row(r[i]) * residual[r[i]];
-    }
-    // h_t = g_t + ... + g_{t+L}, t = 0 .. span + L − 1 (covers every window that holds at least
-    // one sample). h_t goes to row t, which held g_{t−1}: the running sum has just used that for
-    // the last time, so no second matrix is needed (15 MB per joint for an undecimated 7 s TX40
-    // record).
-    const int num_windows = span + result.lags;
-    Eigen::RowVectorXd sum = g.middleRows(1, window).colwise().sum();
-    g.row(0) = sum;
-    for (int t = 1; t < num_windows; ++t) {
-      sum += g.row(1 + t + result.lags) - g.row(t);
-      g.row(t) = sum;
-    }
-    omega.selfadjointView<Eigen::Lower>().rankUpdate(g.topRows(num_windows).transpose(),
-                                                     1.0 / window);
+    const Eigen::Index end = sample_of(block, r.size() - 1) - sample_of(block, 0) + 1 + result.lags;
+    while (sums[block].next_sample() < end) sums[block].PushZero(&omega);
+    sums[block].Flush(&omega);
   }
   omega = omega.selfadjointView<Eigen::Lower>();
-  const Eigen::FullPivLU<Eigen::MatrixXd> lu(z.transpose() * x);
+  const Eigen::FullPivLU<Eigen::MatrixXd> lu(ztx);
   if (!lu.isInvertible()) {
     result.message = "HAC: ZᵀX is singular";
     return result;

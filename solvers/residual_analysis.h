@@ -15,6 +15,7 @@
 #define DYNID_SOLVERS_RESIDUAL_ANALYSIS_H_
 
 #include <Eigen/Core>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -94,6 +95,21 @@ struct HacCovariance {
 HacCovariance ComputeHacCovariance(const Eigen::MatrixXd& z, const Eigen::MatrixXd& x,
                                    const Eigen::VectorXd& residual, const RowBlocks& blocks,
                                    int lags = 0);
+
+// The same covariance with Z handed over in pieces rather than held: `z_rows` calls its
+// consumer with every row of Z exactly once, rows first_row … first_row + piece.rows() − 1 at a
+// time, each block's rows in increasing order (pieces of different blocks may interleave, as a
+// joint-major stack formed sample chunk by sample chunk does); `ztx` is the b × b product ZᵀX.
+// Memory O(blocks · (L + batch_rows) · b) beyond the residual and the row map, so the
+// instruments of a long undecimated record can be formed chunk by chunk from a simulation.
+// ComputeHacCovariance is this with pieces of Z.
+using HacRowConsumer =
+    std::function<void(Eigen::Index first_row, const Eigen::Ref<const Eigen::MatrixXd>& piece)>;
+// Returns false when the rows cannot be formed (then the covariance fails with that message).
+using HacRowSource = std::function<bool(const HacRowConsumer& consume, std::string* error)>;
+HacCovariance ComputeHacCovarianceFromRows(const HacRowSource& z_rows, const Eigen::MatrixXd& ztx,
+                                           const Eigen::VectorXd& residual, const RowBlocks& blocks,
+                                           int lags = 0, int batch_rows = 512);
 
 }  // namespace dynid::solvers
 

@@ -263,5 +263,70 @@ TEST(IdimRecordsTest, RestVelocitySetsSlowVelocitiesToZero) {
   EXPECT_FALSE(options.IsValid(&error));
 }
 
+// The instruments' products and HAC rows formed piece by piece from exact states (sample chunks
+// without decimation, rows of a selection with gaps; the decimated instruments with R = 4) equal
+// those of the instruments formed whole by ProcessLikeSystem.
+TEST(IdimRecordsTest, InstrumentProductsByPiecesMatchTheWholeInstruments) {
+  const int n = 5000;  // more than two chunks of 2048 samples
+  const Eigen::VectorXd t = Eigen::VectorXd::LinSpaced(n, 0.0, (n - 1) * 0.001);
+  Record r = MakeRecord(t, 1e-5, 0.05);
+  for (int factor : {1, 4}) {
+    IdimPreprocessingOptions options;
+    options.differentiator = IdimDifferentiator::kConventional;
+    options.sample_rate_hz = 1000.0;
+    options.decimation_factor = factor;
+    options.select_samples = true;
+    options.selection.velocity_threshold = Eigen::VectorXd::Constant(1, 0.3);
+    IdimSystem system;
+    std::string error;
+    ASSERT_TRUE(BuildIdimSystem(r.model, r.q_measured, r.tau_measured, options, &system, &error))
+        << error;
+    ASSERT_LT(system.x.rows(), 3 * system.num_samples);  // the selection left gaps
+    Eigen::MatrixXd z;
+    ASSERT_TRUE(ProcessLikeSystem(r.model, system, r.q, r.qd, r.qdd, Eigen::MatrixXd(), &z, nullptr,
+                                  &error))
+        << error;
+    const Eigen::MatrixXd whole = IdimIvProducts(z, system.x, system.y, system.blocks);
+    Eigen::MatrixXd pieces;
+    ASSERT_TRUE(ProcessLikeSystemProducts(r.model, system, r.q, r.qd, r.qdd, &pieces, &error))
+        << error;
+    ASSERT_EQ(pieces.rows(), whole.rows());
+    ASSERT_EQ(pieces.cols(), whole.cols());
+    EXPECT_LE((pieces - whole).cwiseAbs().maxCoeff(), 1e-12 * whole.cwiseAbs().maxCoeff())
+        << "R = " << factor;
+    const Eigen::Index b = system.x.cols();
+    const LinearLeastSquaresSummary from_z =
+        SolveIdimIvNormalProducts(z, system.x, system.y, system.blocks, 1.0);
+    const LinearLeastSquaresSummary from_pieces =
+        SolveIdimIvFromProducts(pieces, system.x, system.y, system.blocks, 1.0);
+    ASSERT_TRUE(from_z.success && from_pieces.success) << from_pieces.message;
+    EXPECT_LE((from_pieces.theta - from_z.theta).norm(), 1e-9 * from_z.theta.norm());
+    EXPECT_LE((from_pieces.covariance - from_z.covariance).norm(), 1e-9 * from_z.covariance.norm());
+    const HacCovariance hac_whole =
+        ComputeHacCovariance(z, system.x, from_z.residual, system.blocks);
+    const HacCovariance hac_pieces = ComputeHacCovarianceFromRows(
+        [&](const HacRowConsumer& consume, std::string* why) {
+          return ForEachInstrumentPiece(r.model, system, r.q, r.qd, r.qdd, consume, why);
+        },
+        pieces.leftCols(b), from_z.residual, system.blocks);
+    ASSERT_TRUE(hac_whole.success && hac_pieces.success) << hac_pieces.message;
+    EXPECT_EQ(hac_pieces.lags, hac_whole.lags);
+    EXPECT_LE((hac_pieces.covariance - hac_whole.covariance).norm(),
+              1e-9 * hac_whole.covariance.norm());
+  }
+  // A simulated record of another length is refused.
+  IdimPreprocessingOptions options;
+  options.sample_rate_hz = 1000.0;
+  options.decimation_factor = 1;
+  IdimSystem system;
+  std::string error;
+  ASSERT_TRUE(BuildIdimSystem(r.model, r.q_measured, r.tau_measured, options, &system, &error));
+  Eigen::MatrixXd products;
+  const Eigen::MatrixXd shorter = r.q.topRows(n - 1);
+  EXPECT_FALSE(
+      ProcessLikeSystemProducts(r.model, system, shorter, shorter, shorter, &products, &error));
+  EXPECT_NE(error.find("does not decimate"), std::string::npos) << error;
+}
+
 }  // namespace
 }  // namespace dynid::solvers

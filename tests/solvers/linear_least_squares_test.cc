@@ -8,6 +8,7 @@
 
 #include <Eigen/Cholesky>
 #include <Eigen/LU>
+#include <Eigen/QR>
 #include <Eigen/SVD>
 #include <cmath>
 #include <memory>
@@ -116,6 +117,37 @@ TEST(LinearLeastSquaresTest, RankDeficiencyIsReportedWithTheDependentColumn) {
   EXPECT_TRUE(std::isnan(s.covariance(s.dependent_columns[0], s.dependent_columns[0])));
   // The Ceres path refuses it too (ceres::Covariance on a singular Jacobian).
   EXPECT_FALSE(SolveLeastSquaresCeres(X, p.y, options).success);
+}
+
+// More than 8192 rows: the pivoted QR runs on the triangular factor of a blockwise (tall-skinny)
+// QR rather than on a copy of X. Same estimate, covariance, condition number and, for a
+// dependent column, the same rank and dependent column as the pivoted QR of X itself.
+TEST(LinearLeastSquaresTest, TallSystemsReducedBlockwiseMatchThePivotedQrOfX) {
+  const Problem p = MakeProblem(4000, Eigen::Vector3d(0.05, 0.1, 0.02), 3);
+  ASSERT_GT(p.X.rows(), 8192);
+  const LinearLeastSquaresSummary s = SolveLeastSquares(p.X, p.y, OptionsFor(p));
+  ASSERT_TRUE(s.success) << s.message;
+  const Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(p.X);
+  EXPECT_LT(Relative(s.theta, qr.solve(p.y)), 1e-12);
+  const Eigen::MatrixXd normal = p.X.transpose() * p.X;
+  EXPECT_LT(Relative(s.covariance, s.sigma2 * normal.inverse()), 1e-9);
+  const Eigen::VectorXd sv = Eigen::JacobiSVD<Eigen::MatrixXd>(p.X).singularValues();
+  EXPECT_NEAR(s.condition_number, sv(0) / sv(4), 1e-9 * sv(0) / sv(4));
+
+  Eigen::MatrixXd X(p.X.rows(), 6);
+  X << p.X, 2.0 * p.X.col(0) - 0.5 * p.X.col(2);
+  LinearLeastSquaresOptions options = OptionsFor(p);
+  options.column_names.push_back("combo");
+  const LinearLeastSquaresSummary deficient = SolveLeastSquares(X, p.y, options);
+  EXPECT_FALSE(deficient.success);
+  EXPECT_EQ(deficient.rank, 5);
+  Eigen::ColPivHouseholderQR<Eigen::MatrixXd> direct;
+  direct.setThreshold(options.rank_tolerance);
+  direct.compute(X);
+  ASSERT_EQ(direct.rank(), 5);
+  ASSERT_EQ(deficient.dependent_columns.size(), 1u);
+  EXPECT_EQ(deficient.dependent_columns[0], direct.colsPermutation().indices()(5));
+  EXPECT_NEAR(deficient.residual_norm, s.residual_norm, 1e-9 * s.residual_norm);
 }
 
 TEST(LinearLeastSquaresTest, BadInputIsReportedNotCrashed) {

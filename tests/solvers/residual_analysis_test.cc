@@ -150,5 +150,61 @@ TEST(HacCovarianceTest, MatchesTheDirectBartlettSum) {
   EXPECT_FALSE(ComputeHacCovariance(z, x, e.head(5), blocks).success);
 }
 
+// Z handed over in small pieces that interleave the two blocks (joint 2's rows before the rest
+// of joint 1's), with batches of 3 rows per rank update: the covariance of Z held whole.
+TEST(HacCovarianceTest, PiecesOfZGiveTheCovarianceOfZHeldWhole) {
+  std::mt19937 rng(8);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  const int n = 90, b = 4, lags = 5;
+  RowBlocks all = RowBlocks::Stacked(data::StackOrder::kJointMajor, 2, n);
+  std::vector<int> rows;
+  for (int r = 0; r < 2 * n; ++r) {
+    if (r % 13 != 2 && r % 31 != 0) rows.push_back(r);
+  }
+  const RowBlocks blocks = all.Subset(rows);
+  const int m = static_cast<int>(rows.size());
+  Eigen::MatrixXd x(m, b), z(m, b);
+  Eigen::VectorXd e(m);
+  double previous = 0.0;
+  for (int r = 0; r < m; ++r) {
+    for (int c = 0; c < b; ++c) {
+      x(r, c) = normal(rng);
+      z(r, c) = x(r, c) + 0.5 * normal(rng);
+    }
+    previous = 0.7 * previous + normal(rng);
+    e[r] = previous;
+  }
+  int first_of_joint2 = 0;
+  while (blocks.BlockOf(first_of_joint2) == 0) ++first_of_joint2;
+  const int half = first_of_joint2 / 2;
+  for (int fixed_lags : {lags, 0}) {
+    const HacCovariance whole = ComputeHacCovariance(z, x, e, blocks, fixed_lags);
+    ASSERT_TRUE(whole.success) << whole.message;
+    const HacCovariance pieces = ComputeHacCovarianceFromRows(
+        [&](const HacRowConsumer& consume, std::string*) {
+          consume(0, z.topRows(half));
+          for (int r = first_of_joint2; r < m; r += 7) {
+            consume(r, z.middleRows(r, std::min(7, m - r)));
+          }
+          consume(half, z.middleRows(half, first_of_joint2 - half));
+          return true;
+        },
+        z.transpose() * x, e, blocks, fixed_lags, /*batch_rows=*/3);
+    ASSERT_TRUE(pieces.success) << pieces.message;
+    EXPECT_EQ(pieces.lags, whole.lags);
+    EXPECT_DOUBLE_EQ(pieces.rho, whole.rho);
+    EXPECT_LT((pieces.covariance - whole.covariance).norm(), 1e-12 * whole.covariance.norm());
+  }
+  // A source that cannot form the rows fails the covariance with its message.
+  const HacCovariance failed = ComputeHacCovarianceFromRows(
+      [](const HacRowConsumer&, std::string* error) {
+        *error = "no simulation";
+        return false;
+      },
+      z.transpose() * x, e, blocks);
+  EXPECT_FALSE(failed.success);
+  EXPECT_THAT(failed.message, HasSubstr("no simulation"));
+}
+
 }  // namespace
 }  // namespace dynid::solvers
