@@ -11,6 +11,12 @@
 // (data::ParallelFor); solvers/coverage.h turns the runs into bias, spread, coverage and z-score
 // statistics.
 //
+// Long Monte Carlos can be resumed and shared out: with a journal folder every finished run is
+// appended to a data::RunJournal as it finishes, and a later call with the same settings reads
+// those runs back and computes only the rest (a killed run continues, a longer one adds seeds);
+// with several ranks (the processes of an MPI job) each computes its share of the pending runs
+// and a gather callback hands rank 0 the others' runs.
+//
 // Determinism: the runs are stored per (scenario, seed), never in completion order, so the
 // result is the same for every thread count as long as the trial itself depends only on its
 // scenario and seed (no shared random generator, no thread-count-dependent algorithm inside).
@@ -70,20 +76,50 @@ struct MonteCarloOptions {
   int num_seeds = 20;            // runs per scenario (>= 1)
   std::uint64_t first_seed = 1;  // seeds first_seed, first_seed + 1, ..., for every scenario
   int num_threads = 0;           // worker threads; <= 0: all cores (data::ParallelForThreads)
-  // Called after each finished run, one call at a time (progress lines); may be empty.
+  // Called after each run this process finished, one call at a time (progress lines; `total`
+  // counts this process's pending runs); may be empty.
   std::function<void(const MonteCarloRun& run, int finished, int total)> on_run;
 
-  // True when num_seeds >= 1; otherwise false with the reason in `why`.
+  // Resumable runs: when not empty, runs are journalled in this folder (data::RunJournal of kind
+  // "monte_carlo", file journal-<rank>.txt) and runs journalled there before under the same
+  // `signature` are reused. Runs are keyed by (scenario, seed), so the signature must digest
+  // every setting that changes a run except the seed (and must not depend on num_seeds).
+  std::string journal_dir;
+  std::string signature;
+
+  // Distributed runs: this process is rank `rank` of `num_ranks`; it computes the pending runs
+  // whose position in the pending list is rank modulo num_ranks. With num_ranks > 1, `barrier`
+  // (every rank waits for all) separates reading the journals from appending to them, and
+  // `gather` (collective, e.g. cli::MpiJob) passes each rank's finished runs as text lines and
+  // leaves every rank's lines, concatenated, on rank 0, returning false everywhere when any rank
+  // failed. Resuming a distributed run needs a journal folder every rank sees.
+  int rank = 0;
+  int num_ranks = 1;
+  std::function<void()> barrier;
+  std::function<bool(bool ok, std::string* lines, std::string* error)> gather;
+
+  // True when num_seeds >= 1, a journal has a signature, 0 <= rank < num_ranks and several ranks
+  // have a barrier and a gather; otherwise false with the reason in `why`.
   bool IsValid(std::string* why) const;
 };
 
+// What a journalled or distributed Monte Carlo did.
+struct MonteCarloTally {
+  int resumed = 0;        // runs read back from the journal
+  int computed = 0;       // runs computed by this call, over all ranks
+  int skipped_lines = 0;  // journal lines cut short by a kill (or not understood), ignored
+  // True when the failure was a journal of other settings in journal_dir (a usage error).
+  bool journal_of_other_settings = false;
+};
+
 // Runs `trial` for every scenario in [0, num_scenarios) and seed first_seed + i, i < num_seeds,
-// on options.num_threads threads: (*runs)[scenario × num_seeds + i] holds that run. False with
-// the first trial error (remaining runs are skipped) or for invalid options. Every estimate's
-// names are checked (CHECK: no comma, quote or line break).
+// on options.num_threads threads: (*runs)[scenario × num_seeds + i] holds that run (on rank 0;
+// other ranks return with *runs empty). False with the first trial error (remaining runs are
+// skipped), a journal error or for invalid options. Every estimate's names are checked (CHECK:
+// no comma, quote or line break). `tally` may be null.
 bool RunMonteCarlo(int num_scenarios, const MonteCarloTrial& trial,
                    const MonteCarloOptions& options, std::vector<MonteCarloRun>* runs,
-                   std::string* error);
+                   std::string* error, MonteCarloTally* tally = nullptr);
 
 // Every estimate of every run as CSV, one row per (run, estimate):
 //   scenario,seed,estimator,parameter,truth,estimate,reported_std,lower,upper,converged

@@ -3,6 +3,7 @@
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -14,6 +15,7 @@
 
 #include "dynid/data/csv.h"
 #include "dynid/data/output.h"
+#include "dynid/data/run_journal.h"
 #include "experiments/common/progress.h"
 
 namespace dynid::cli {
@@ -21,6 +23,7 @@ namespace dynid::cli {
 namespace {
 
 std::string g_program = "dynid";
+std::string g_main_file;  // the program's main source file, once ParseFlags has run
 
 // Folder of a source file name as gflags records it (the __FILE__ of the DEFINE), as its last two
 // components ("experiments/scara_study"): __FILE__ is absolute or relative to the build folder
@@ -131,12 +134,34 @@ int Fail(int code, const std::string& message) {
 
 const std::string& ProgramName() { return g_program; }
 
+std::string ProgramFlagsSignature(const std::vector<std::string>& excluded) {
+  CHECK(!g_main_file.empty()) << "ProgramFlagsSignature before ParseFlags";
+  std::vector<gflags::CommandLineFlagInfo> flags;
+  gflags::GetAllFlags(&flags);
+  const std::string own_folder = FolderOf(g_main_file);
+  const std::string shared_folder = FolderOf(__FILE__);
+  std::vector<std::string> settings;
+  for (const auto& flag : flags) {
+    const std::string folder = FolderOf(flag.filename);
+    if ((folder != own_folder && folder != shared_folder) ||
+        std::find(excluded.begin(), excluded.end(), flag.name) != excluded.end()) {
+      continue;
+    }
+    settings.push_back(flag.name + "=" + flag.current_value);
+  }
+  std::sort(settings.begin(), settings.end());
+  std::string text = g_program;
+  for (const std::string& setting : settings) text += "\n" + setting;
+  return data::HashHex(text);
+}
+
 void Warn(const std::string& message) {
   std::cerr << g_program << ": warning: " << message << "\n";
 }
 
 void ParseFlags(int* argc, char*** argv, const std::string& usage, const char* main_file) {
   if (*argc > 0) g_program = std::filesystem::path((*argv)[0]).filename().string();
+  g_main_file = main_file;
   gflags::SetUsageMessage(usage);
   CheckArguments(*argc, *argv, main_file);
   gflags::ParseCommandLineNonHelpFlags(argc, argv, /*remove_flags=*/true);

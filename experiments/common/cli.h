@@ -37,6 +37,10 @@ const std::string& ProgramName();
 void ParseFlags(int* argc, char*** argv, const std::string& usage,
                 const char* main_file = __builtin_FILE());
 
+// A digest (16 hex digits) of the program's name and the current values of its own flags and
+// the shared ones, except `excluded`: identifies the settings of a resumable computation.
+std::string ProgramFlagsSignature(const std::vector<std::string>& excluded);
+
 // Checks --out_dir before any computation (see data::CheckOutputDirectory); false with a
 // message naming --out_dir.
 bool CheckOutDir(const std::string& out_dir, std::string* error);

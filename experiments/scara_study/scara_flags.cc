@@ -58,13 +58,6 @@ DEFINE_string(measurement_std, "",
               "with --measurements_csv: the std of q1, q1', q2, q2', d3, d3' the filters and the "
               "smoother assume [rad, rad/s, rad, rad/s, m, m/s] (default: the published R scaled "
               "by --noise_scale)");
-DEFINE_int32(monte_carlo, 0,
-             "Monte Carlo: repeat simulate -> estimate over this many noise seeds (--seed, "
-             "--seed + 1, ...; run i is the single run with --seed + i) with every estimator of "
-             "the comparison, and write coverage.csv, monte_carlo_runs.csv, coverage.png and "
-             "summary.json instead of the single run; 0 = the single run");
-DEFINE_int32(monte_carlo_threads, 0,
-             "Monte Carlo: threads running seeds (0 = all cores; the results do not depend on it)");
 DEFINE_string(mismatch, "none",
               "model mismatch of a simulation: 'none'; 'gravity' (the estimators' model -- the "
               "LS/HNN regressor, the filters' and the smoothers' equations of motion -- uses "
@@ -211,15 +204,7 @@ bool ValidateFlags(bool measured, Eigen::Vector3d* torque_noise, Vector6d* measu
   if ((measured && !RejectSimulationFlags(error)) || !CheckFlagValues(torque_noise, error)) {
     return false;
   }
-  if (FLAGS_monte_carlo < 0) {
-    *error =
-        "--monte_carlo must be >= 0 (0 = the single run), got " + std::to_string(FLAGS_monte_carlo);
-    return false;
-  }
-  if (FLAGS_monte_carlo_threads < 0) {
-    *error = "--monte_carlo_threads must be >= 0 (0 = all cores)";
-    return false;
-  }
+  if (!cli::ValidateMonteCarloFlags(FLAGS_out_dir, error)) return false;
   if (FLAGS_mismatch != "none" && FLAGS_mismatch != "gravity" && FLAGS_mismatch != "friction") {
     *error = "--mismatch must be 'none', 'gravity' or 'friction', got '" + FLAGS_mismatch + "'";
     return false;

@@ -13,6 +13,7 @@
 
 #include "dynid/models/scara3.h"
 #include "dynid/solvers/unscented_kalman_filter.h"
+#include "experiments/common/monte_carlo_cli.h"
 
 DECLARE_double(duration_s);
 DECLARE_double(dt);
@@ -43,8 +44,6 @@ DECLARE_int32(wr_max_iterations);
 DECLARE_bool(figures);
 DECLARE_string(measurements_csv);
 DECLARE_string(measurement_std);
-DECLARE_int32(monte_carlo);
-DECLARE_int32(monte_carlo_threads);
 DECLARE_string(mismatch);
 DECLARE_string(coverage_csv);
 

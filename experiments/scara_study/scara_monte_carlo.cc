@@ -1,7 +1,6 @@
 // experiments/scara_study/scara_monte_carlo — the study's Monte Carlo (see scara_monte_carlo.h).
 #include "experiments/scara_study/scara_monte_carlo.h"
 
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -10,11 +9,10 @@
 #include <vector>
 
 #include "dynid/data/output.h"
-#include "dynid/data/parallel_for.h"
 #include "dynid/models/scara3.h"
 #include "dynid/solvers/coverage.h"
 #include "dynid/solvers/monte_carlo.h"
-#include "experiments/common/progress.h"
+#include "experiments/common/monte_carlo_cli.h"
 #include "experiments/scara_study/scara_estimators.h"
 #include "experiments/scara_study/scara_flags.h"
 #include "experiments/scara_study/scara_published.h"
@@ -81,24 +79,15 @@ std::string ScenarioName() { return FLAGS_mismatch == "none" ? "" : "mismatch_" 
 }  // namespace
 
 bool RunMonteCarloStudy(const Eigen::Vector3d& torque_noise, std::string* error) {
-  solvers::MonteCarloOptions options;
-  options.num_seeds = FLAGS_monte_carlo;
-  options.first_seed = FLAGS_seed;
-  options.num_threads = FLAGS_monte_carlo_threads;
-  // Progress through the programs' shared stage display (--progress).
-  cli::Stage progress("Monte Carlo runs");
-  options.on_run = [&progress](const solvers::MonteCarloRun&, int finished, int total) {
-    progress.SetTotal(total);
-    progress.Set(finished);
-  };
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<solvers::MonteCarloRun> runs;
+  cli::MonteCarloJob job;
   const solvers::MonteCarloTrial trial =
       [&torque_noise](int, std::uint64_t seed, std::vector<solvers::MonteCarloEstimate>* out,
                       std::string* why) { return Trial(torque_noise, seed, out, why); };
-  if (!solvers::RunMonteCarlo(1, trial, options, &runs, error)) return false;
-  const double elapsed_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!cli::RunMonteCarloFromFlags(FLAGS_out_dir, FLAGS_seed, 1, trial, &job, error)) {
+    return false;
+  }
+  if (!job.reporting) return true;
+  const std::vector<solvers::MonteCarloRun>& runs = job.runs;
 
   data::OutputStage stage;
   std::vector<solvers::CoverageRow> rows;
@@ -115,13 +104,9 @@ bool RunMonteCarloStudy(const Eigen::Vector3d& torque_noise, std::string* error)
                                      error)) {
     return false;
   }
-  const int threads = data::ParallelForThreads(FLAGS_monte_carlo_threads, FLAGS_monte_carlo);
-  std::printf("SCARA Monte Carlo: %d seeds (%llu..%llu), %g s record, noise scale %g\n",
-              FLAGS_monte_carlo, static_cast<unsigned long long>(FLAGS_seed),
-              static_cast<unsigned long long>(FLAGS_seed + FLAGS_monte_carlo - 1), FLAGS_duration_s,
-              FLAGS_noise_scale);
+  std::printf("SCARA Monte Carlo: %s; %g s record, noise scale %g\n",
+              cli::MonteCarloJobLine(job).c_str(), FLAGS_duration_s, FLAGS_noise_scale);
   std::printf("%s", solvers::FormatCoverageTable(rows).c_str());
-  std::printf("elapsed %.1f s on %d thread(s)\n", elapsed_s, threads);
   nlohmann::json summary;
   summary["flags"] = EstimatorFlags();
   summary["flags"]["duration_s"] = FLAGS_duration_s;
@@ -132,12 +117,9 @@ bool RunMonteCarloStudy(const Eigen::Vector3d& torque_noise, std::string* error)
   const Eigen::Vector4d truth = models::Scara3BaseParametersFromLinks().AsVector();
   nlohmann::json true_parameters;
   for (int i = 0; i < 4; ++i) true_parameters[kParamNames[i]] = truth(i);
-  summary["monte_carlo"] = {{"seeds", FLAGS_monte_carlo},
-                            {"first_seed", FLAGS_seed},
-                            {"threads", threads},
-                            {"true_parameters", true_parameters},
-                            {"coverage", solvers::CoverageJson(rows)},
-                            {"elapsed_s", elapsed_s}};
+  summary["monte_carlo"] = cli::MonteCarloJobJson(job, FLAGS_out_dir);
+  summary["monte_carlo"]["true_parameters"] = true_parameters;
+  summary["monte_carlo"]["coverage"] = solvers::CoverageJson(rows);
   return stage.WriteJson("summary.json", summary, error) && stage.Commit(error);
 }
 

@@ -65,6 +65,7 @@
 #include "dynid/data/figure.h"
 #include "dynid/data/output.h"
 #include "experiments/common/cli.h"
+#include "experiments/common/mpi_job.h"
 #include "experiments/common/progress.h"
 #include "experiments/scara_study/scara_coverage.h"
 #include "experiments/scara_study/scara_ekf_diagnosis.h"
@@ -78,6 +79,10 @@
 int main(int argc, char** argv) {
   namespace study = dynid::scara_study;
   using dynid::cli::Fail;
+  // One process, or a rank of scara_study_mpi's MPI job sharing out the --monte_carlo runs.
+  const dynid::cli::MpiJob job(&argc, &argv);
+  dynid::cli::SetMonteCarloRanks(job.rank(), job.size(), dynid::cli::MpiJob::Barrier,
+                                 dynid::cli::MpiJob::Gather);
   dynid::cli::ParseFlags(
       &argc, &argv,
       "scara_study [--duration_s=30] [--seed=S] [--out_dir=D] [--noise_scale=1] "
@@ -100,11 +105,11 @@ int main(int argc, char** argv) {
   if (FLAGS_monte_carlo == 0 && !study::LoadMeasuredCoverage(&results.coverage, &error)) {
     return Fail(2, error);
   }
-  if (FLAGS_figures) dynid::data::StartFigureRenderer();  // loads while the study computes
+  if (FLAGS_figures && job.rank() == 0) dynid::data::StartFigureRenderer();  // loads meanwhile
   // --monte_carlo: the simulation over many noise seeds and the coverage of every interval.
   if (FLAGS_monte_carlo > 0) {
     if (!study::RunMonteCarloStudy(torque_noise, &error)) return Fail(1, error);
-    std::printf("scara_study: wrote %s\n", FLAGS_out_dir.c_str());
+    if (job.rank() == 0) std::printf("scara_study: wrote %s\n", FLAGS_out_dir.c_str());
     return 0;
   }
   dynid::data::OutputStage stage;

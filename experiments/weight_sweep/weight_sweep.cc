@@ -32,26 +32,16 @@
 #include <cstdio>
 #include <string>
 
-#ifdef DYNID_WITH_MPI
-#include <mpi.h>
-#endif
-
 #include "experiments/common/cli.h"
+#include "experiments/common/mpi_job.h"
 #include "experiments/weight_sweep/weight_sweep_flags.h"
 #include "experiments/weight_sweep/weight_sweep_output.h"
 #include "experiments/weight_sweep/weight_sweep_run.h"
 
 int main(int argc, char** argv) {
   namespace experiments = dynid::experiments;
-  experiments::Ranks ranks;
-#ifdef DYNID_WITH_MPI
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &ranks.rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &ranks.size);
-  struct Finalizer {
-    ~Finalizer() { MPI_Finalize(); }
-  } finalizer;
-#endif
+  const dynid::cli::MpiJob job(&argc, &argv);  // one rank unless built as weight_sweep_mpi
+  const experiments::Ranks ranks{job.rank(), job.size()};
   // Only rank 0 reports, so that an MPI run prints each error once.
   auto fail = [&](int code, const std::string& message) {
     return ranks.rank == 0 ? dynid::cli::Fail(code, message) : code;

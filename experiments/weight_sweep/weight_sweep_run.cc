@@ -8,10 +8,8 @@
 #include <sstream>
 #include <utility>
 
-#ifdef DYNID_WITH_MPI
-#include <mpi.h>
-#endif
-
+#include "dynid/data/run_journal.h"
+#include "experiments/common/mpi_job.h"
 #include "experiments/common/progress.h"
 #include "experiments/weight_sweep/grid_journal.h"
 #include "experiments/weight_sweep/grid_text.h"
@@ -33,37 +31,7 @@ std::string Signature(const SweepSetup& setup) {
   for (const solvers::WeightAxis& a : setup.axes) {
     config << " " << a.entry.name << ":" << a.low << ":" << a.high << ":" << a.count;
   }
-  return HashHex(config.str());
-}
-
-// Rank 0 receives every rank's journal lines (its own included); false if any rank failed.
-bool GatherLines(const Ranks& ranks, bool ok, std::string* lines, std::string* error) {
-#ifdef DYNID_WITH_MPI
-  int local_ok = ok ? 1 : 0, all_ok = 0;
-  MPI_Allreduce(&local_ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (!all_ok && ok) *error = "another rank failed";
-  const int length = static_cast<int>(lines->size());
-  std::vector<int> lengths(ranks.size), offsets(ranks.size, 0);
-  MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-  std::string all;
-  if (ranks.rank == 0) {
-    long long sum = 0;
-    for (int r = 0; r < ranks.size; ++r) {
-      offsets[r] = static_cast<int>(sum);
-      sum += lengths[r];
-    }
-    all.resize(sum);
-  }
-  MPI_Gatherv(lines->data(), length, MPI_CHAR, ranks.rank == 0 ? all.data() : nullptr,
-              lengths.data(), offsets.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
-  *lines = std::move(all);
-  return all_ok != 0;
-#else
-  (void)ranks;
-  (void)lines;
-  (void)error;
-  return ok;
-#endif
+  return data::HashHex(config.str());
 }
 
 }  // namespace
@@ -100,9 +68,7 @@ bool RunSweep(const SweepSetup& setup, const Ranks& ranks, SweepRun* run, int* e
   for (size_t i = 0; i < pending.size(); ++i) {
     if (static_cast<int>(i % ranks.size) == ranks.rank) my_tasks.push_back(pending[i]);
   }
-#ifdef DYNID_WITH_MPI
-  MPI_Barrier(MPI_COMM_WORLD);  // every rank has read the journals before any appends
-#endif
+  cli::MpiJob::Barrier();  // every rank has read the journals before any appends
   if (!journal.OpenForAppend(run->journal_dir, run->signature, ranks.rank, error)) return false;
 
   // Run, journalling every estimate as it finishes; rank 0 draws the progress bar.
@@ -149,15 +115,15 @@ bool RunSweep(const SweepSetup& setup, const Ranks& ranks, SweepRun* run, int* e
   }
   std::string lines;
   if (ok) {
-    for (int task : my_tasks) lines += FormatJournalLine(results[task]) + "\n";
+    for (int task : my_tasks) lines += FormatJournalBody(results[task]) + "\n";
   }
-  if (!GatherLines(ranks, ok, &lines, error)) return false;
+  if (!cli::MpiJob::Gather(ok, &lines, error)) return false;
   if (ranks.rank != 0) return true;
   std::istringstream in(lines);
   std::string line;
   while (std::getline(in, line)) {
     solvers::GridPointResult r;
-    if (!ParseJournalLine(line, p, num_zeta, num_xi, &r)) {
+    if (!ParseJournalBody(line, p, num_zeta, num_xi, &r)) {
       *error = "internal: a result line did not parse back";
       return false;
     }

@@ -7,11 +7,15 @@
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dynid/solvers/coverage.h"
@@ -292,6 +296,153 @@ TEST(MonteCarloTest, ATrialErrorStopsTheRunAndNamesTheSeed) {
   options.num_seeds = 0;
   EXPECT_FALSE(RunMonteCarlo(1, failing, options, &runs, &error));
   EXPECT_NE(error.find("num_seeds must be >= 1"), std::string::npos);
+}
+
+// Two runs' estimates are bit-identical (names, numbers, NaN where NaN, convergence).
+void ExpectSameRuns(const std::vector<MonteCarloRun>& a, const std::vector<MonteCarloRun>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].scenario, b[i].scenario);
+    EXPECT_EQ(a[i].seed, b[i].seed);
+    ASSERT_EQ(a[i].estimates.size(), b[i].estimates.size());
+    for (size_t j = 0; j < a[i].estimates.size(); ++j) {
+      const MonteCarloEstimate &x = a[i].estimates[j], &y = b[i].estimates[j];
+      EXPECT_EQ(x.estimator, y.estimator);
+      EXPECT_EQ(x.parameter, y.parameter);
+      for (auto [u, v] : {std::pair{x.truth, y.truth}, std::pair{x.estimate, y.estimate},
+                          std::pair{x.reported_std, y.reported_std}, std::pair{x.lower, y.lower},
+                          std::pair{x.upper, y.upper}}) {
+        if (std::isnan(u)) {
+          EXPECT_TRUE(std::isnan(v));
+        } else {
+          EXPECT_EQ(u, v);
+        }
+      }
+      EXPECT_EQ(x.converged, y.converged);
+    }
+  }
+}
+
+// A trial whose estimates include NaN, an infinity, an interval and a non-converged estimate,
+// and that counts its calls.
+MonteCarloTrial CountingTrial(std::atomic<int>* calls) {
+  return [calls](int scenario, std::uint64_t seed, std::vector<MonteCarloEstimate>* estimates,
+                 std::string* error) {
+    ++*calls;
+    if (!RegressionTrial(1.0, scenario, seed, estimates, error)) return false;
+    MonteCarloEstimate odd;
+    odd.estimator = "odd one";
+    odd.parameter = "p";
+    odd.truth = std::numeric_limits<double>::infinity();
+    odd.estimate = 1.0 / 3.0 + static_cast<double>(seed);
+    odd.lower = -1e-300;
+    odd.upper = 2.5;
+    odd.converged = seed % 2 == 0;
+    estimates->push_back(odd);
+    return true;
+  };
+}
+
+TEST(MonteCarloTest, JournalledRunsResumeExactlyAndOnlyTheRestIsComputed) {
+  namespace fs = std::filesystem;
+  const std::string dir = ::testing::TempDir() + "/monte_carlo_journal_test";
+  fs::remove_all(dir);
+  std::atomic<int> calls{0};
+  MonteCarloOptions options;
+  options.num_seeds = 12;
+  options.first_seed = 7;
+  options.num_threads = 2;
+  std::vector<MonteCarloRun> reference;
+  std::string error;
+  ASSERT_TRUE(RunMonteCarlo(2, CountingTrial(&calls), options, &reference, &error)) << error;
+  // A first, shorter run with a journal (as if killed after 5 seeds per scenario) ...
+  options.journal_dir = dir;
+  options.signature = "settings-1";
+  options.num_seeds = 5;
+  std::vector<MonteCarloRun> runs;
+  MonteCarloTally tally;
+  calls = 0;
+  ASSERT_TRUE(RunMonteCarlo(2, CountingTrial(&calls), options, &runs, &error, &tally)) << error;
+  EXPECT_EQ(calls.load(), 10);
+  EXPECT_EQ(tally.resumed, 0);
+  EXPECT_EQ(tally.computed, 10);
+  // ... then the full run computes only the 14 missing runs and equals the unjournalled one,
+  // the reused runs bit for bit.
+  options.num_seeds = 12;
+  calls = 0;
+  ASSERT_TRUE(RunMonteCarlo(2, CountingTrial(&calls), options, &runs, &error, &tally)) << error;
+  EXPECT_EQ(calls.load(), 14);
+  EXPECT_EQ(tally.resumed, 10);
+  EXPECT_EQ(tally.computed, 14);
+  EXPECT_EQ(tally.skipped_lines, 0);
+  ExpectSameRuns(runs, reference);
+  // A line cut short by a kill is skipped and its run computed again.
+  {
+    std::ofstream out(dir + "/journal-0.txt", std::ios::app);
+    out << "R {\"scenario\":0,\"se";
+  }
+  calls = 0;
+  ASSERT_TRUE(RunMonteCarlo(2, CountingTrial(&calls), options, &runs, &error, &tally)) << error;
+  EXPECT_EQ(calls.load(), 0);
+  EXPECT_EQ(tally.skipped_lines, 1);
+  ExpectSameRuns(runs, reference);
+  // Other settings: refused, nothing computed.
+  options.signature = "settings-2";
+  calls = 0;
+  EXPECT_FALSE(RunMonteCarlo(2, CountingTrial(&calls), options, &runs, &error, &tally));
+  EXPECT_TRUE(tally.journal_of_other_settings) << error;
+  EXPECT_EQ(calls.load(), 0);
+  options.journal_dir.clear();
+  EXPECT_TRUE(options.IsValid(&error));
+  options.journal_dir = dir;
+  options.signature.clear();
+  EXPECT_FALSE(options.IsValid(&error));
+  fs::remove_all(dir);
+}
+
+TEST(MonteCarloTest, RanksShareThePendingRunsAndRankZeroGathersThem) {
+  // Two ranks played one after the other in one process: rank 1 computes its share first and
+  // its gather records the lines it would send; rank 0's gather appends them to its own.
+  std::atomic<int> calls{0};
+  MonteCarloOptions options;
+  options.num_seeds = 9;
+  options.first_seed = 3;
+  options.num_threads = 1;
+  std::vector<MonteCarloRun> reference;
+  std::string error;
+  ASSERT_TRUE(RunMonteCarlo(2, CountingTrial(&calls), options, &reference, &error)) << error;
+  options.num_ranks = 2;
+  options.barrier = [] {};
+  std::string sent_by_rank_1;
+  options.rank = 1;
+  options.gather = [&sent_by_rank_1](bool ok, std::string* lines, std::string*) {
+    sent_by_rank_1 = *lines;
+    lines->clear();
+    return ok;
+  };
+  std::vector<MonteCarloRun> runs;
+  calls = 0;
+  ASSERT_TRUE(RunMonteCarlo(2, CountingTrial(&calls), options, &runs, &error)) << error;
+  EXPECT_EQ(calls.load(), 9);  // 18 pending runs, every second one
+  EXPECT_TRUE(runs.empty());
+  options.rank = 0;
+  options.gather = [&sent_by_rank_1](bool ok, std::string* lines, std::string*) {
+    *lines += sent_by_rank_1;
+    return ok;
+  };
+  calls = 0;
+  ASSERT_TRUE(RunMonteCarlo(2, CountingTrial(&calls), options, &runs, &error)) << error;
+  EXPECT_EQ(calls.load(), 9);
+  ExpectSameRuns(runs, reference);
+  // A rank that failed makes every rank fail.
+  options.gather = [](bool, std::string*, std::string* why) {
+    *why = "another MPI rank failed";
+    return false;
+  };
+  EXPECT_FALSE(RunMonteCarlo(2, CountingTrial(&calls), options, &runs, &error));
+  EXPECT_EQ(error, "another MPI rank failed");
+  options.barrier = nullptr;
+  EXPECT_FALSE(options.IsValid(&error));
 }
 
 }  // namespace

@@ -82,7 +82,7 @@ cmp -s "$work/resume/points.csv" "$work/points_first.csv" || fail "re-run change
 # Another configuration in the same folder is refused.
 "$binary" "${args[@]}" --seeds=4 > "$work/log" 2>&1
 [[ $? -eq 2 ]] || fail "a different configuration over an existing journal should exit 2"
-grep -q "different sweep configuration" "$work/log" || fail "no message: $(cat "$work/log")"
+grep -q "journal of other settings" "$work/log" || fail "no message: $(cat "$work/log")"
 
 # --- bad flags ---------------------------------------------------------------------------------
 # expect_error EXPECTED_SUBSTRING ARGS...: exit code 2, message, and no outputs.

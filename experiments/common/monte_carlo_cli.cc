@@ -1,0 +1,159 @@
+#include "experiments/common/monte_carlo_cli.h"
+
+#include <chrono>
+#include <cstdio>
+#include <utility>
+
+#include "dynid/data/parallel_for.h"
+#include "dynid/data/run_journal.h"
+#include "experiments/common/cli.h"
+#include "experiments/common/progress.h"
+
+DEFINE_int32(monte_carlo, 0,
+             "run the simulation and its estimators over N noise seeds (--seed, --seed + 1, ...) "
+             "instead of the single run, and write coverage.csv, monte_carlo_runs.csv, "
+             "coverage.png and summary.json (0 = the single run)");
+DEFINE_int32(monte_carlo_threads, 0, "worker threads of --monte_carlo (0 = all cores)");
+DEFINE_bool(monte_carlo_resume, false,
+            "with --monte_carlo: reuse the runs journalled in OUT_DIR/.monte_carlo_journal by an "
+            "earlier Monte Carlo with the same settings (killed, or with fewer seeds) instead of "
+            "starting afresh");
+
+namespace dynid::cli {
+namespace {
+
+struct Ranks {
+  int rank = 0;
+  int size = 1;
+  std::function<void()> barrier;
+  std::function<bool(bool, std::string*, std::string*)> gather;
+};
+
+Ranks& TheRanks() {
+  static Ranks ranks;
+  return ranks;
+}
+
+std::string JournalDirectory(const std::string& out_dir) {
+  return out_dir + "/.monte_carlo_journal";
+}
+
+// Everything that changes a run except its seed (and the number of seeds).
+std::string Signature() {
+  return ProgramFlagsSignature({"out_dir", "seed", "monte_carlo", "monte_carlo_threads",
+                                "monte_carlo_resume", "figures", "progress"});
+}
+
+}  // namespace
+
+void SetMonteCarloRanks(int rank, int size, std::function<void()> barrier,
+                        std::function<bool(bool, std::string*, std::string*)> gather) {
+  TheRanks() = Ranks{rank, size, std::move(barrier), std::move(gather)};
+}
+
+int MonteCarloRank() { return TheRanks().rank; }
+int MonteCarloRanks() { return TheRanks().size; }
+
+bool ValidateMonteCarloFlags(const std::string& out_dir, std::string* error) {
+  if (FLAGS_monte_carlo < 0) {
+    *error =
+        "--monte_carlo must be >= 0 (0 = the single run), got " + std::to_string(FLAGS_monte_carlo);
+    return false;
+  }
+  if (FLAGS_monte_carlo_threads < 0) {
+    *error = "--monte_carlo_threads must be >= 0 (0 = all cores), got " +
+             std::to_string(FLAGS_monte_carlo_threads);
+    return false;
+  }
+  if (FLAGS_monte_carlo_resume && FLAGS_monte_carlo == 0) {
+    *error = "--monte_carlo_resume needs --monte_carlo=N";
+    return false;
+  }
+  if (MonteCarloRanks() > 1 && FLAGS_monte_carlo == 0) {
+    *error = "an MPI job of " + std::to_string(MonteCarloRanks()) +
+             " ranks shares out --monte_carlo runs; give --monte_carlo=N (the single run needs "
+             "no MPI)";
+    return false;
+  }
+  if (FLAGS_monte_carlo_resume) {
+    data::RunJournal journal("monte_carlo");
+    std::string why;
+    if (!journal.Load(
+            JournalDirectory(out_dir), Signature(), [](const std::string&) { return true; },
+            &why)) {
+      *error = "--monte_carlo_resume: " + why;
+      return false;
+    }
+  }
+  return true;
+}
+
+bool RunMonteCarloFromFlags(const std::string& out_dir, std::uint64_t first_seed, int num_scenarios,
+                            const solvers::MonteCarloTrial& trial, MonteCarloJob* job,
+                            std::string* error) {
+  const Ranks& ranks = TheRanks();
+  solvers::MonteCarloOptions options;
+  options.num_seeds = FLAGS_monte_carlo;
+  options.first_seed = first_seed;
+  options.num_threads = FLAGS_monte_carlo_threads;
+  options.journal_dir = JournalDirectory(out_dir);
+  options.signature = Signature();
+  options.rank = ranks.rank;
+  options.num_ranks = ranks.size;
+  options.barrier = ranks.barrier;
+  options.gather = ranks.gather;
+  // A fresh Monte Carlo removes the old journal (rank 0, before any rank reads it).
+  if (!FLAGS_monte_carlo_resume && ranks.rank == 0 &&
+      !data::RunJournal::Discard(options.journal_dir, error)) {
+    return false;
+  }
+  if (ranks.size > 1) ranks.barrier();
+  Stage progress(ranks.size > 1 ? "Monte Carlo runs of rank 0" : "Monte Carlo runs");
+  if (ranks.rank == 0) {
+    options.on_run = [&progress](const solvers::MonteCarloRun&, int finished, int total) {
+      progress.SetTotal(total);
+      progress.Set(finished);
+    };
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const bool ok =
+      solvers::RunMonteCarlo(num_scenarios, trial, options, &job->runs, error, &job->tally);
+  progress.End();
+  job->elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  job->first_seed = first_seed;
+  job->threads =
+      data::ParallelForThreads(FLAGS_monte_carlo_threads, num_scenarios * FLAGS_monte_carlo);
+  job->ranks = ranks.size;
+  job->reporting = ranks.rank == 0;
+  return ok;
+}
+
+std::string MonteCarloJobLine(const MonteCarloJob& job) {
+  char line[300];
+  std::snprintf(line, sizeof(line), "%d seeds (%llu..%llu), elapsed %.1f s on %d thread(s)",
+                FLAGS_monte_carlo, static_cast<unsigned long long>(job.first_seed),
+                static_cast<unsigned long long>(job.first_seed + FLAGS_monte_carlo - 1),
+                job.elapsed_s, job.threads);
+  std::string text = line;
+  if (job.ranks > 1) text += " × " + std::to_string(job.ranks) + " rank(s)";
+  if (job.tally.resumed > 0) {
+    text += "; " + std::to_string(job.tally.resumed) + " runs resumed from the journal";
+  }
+  if (job.tally.skipped_lines > 0) {
+    text += " (" + std::to_string(job.tally.skipped_lines) + " cut-short lines skipped)";
+  }
+  return text;
+}
+
+nlohmann::json MonteCarloJobJson(const MonteCarloJob& job, const std::string& out_dir) {
+  return {{"seeds", FLAGS_monte_carlo},
+          {"first_seed", job.first_seed},
+          {"threads", job.threads},
+          {"ranks", job.ranks},
+          {"elapsed_s", job.elapsed_s},
+          {"resumed_runs", job.tally.resumed},
+          {"computed_runs", job.tally.computed},
+          {"journal", JournalDirectory(out_dir)}};
+}
+
+}  // namespace dynid::cli

@@ -1,0 +1,74 @@
+// experiments/common/monte_carlo_cli — the command line of every study's Monte Carlo
+// (solvers/monte_carlo.h): the shared flags, the run with its journal, threads, MPI ranks and
+// progress, and the lines and JSON that report how it ran.
+//
+//   <study> --monte_carlo=N [--seed=S] [--monte_carlo_threads=T] [--monte_carlo_resume]
+//   mpirun -np K <study>_mpi --monte_carlo=N ...
+//
+// Runs are journalled in OUT_DIR/.monte_carlo_journal/ as they finish. A new run starts afresh
+// (the old journal is removed); --monte_carlo_resume instead reuses the runs journalled under
+// the same settings (a digest of every flag of the program except --out_dir, --seed,
+// --monte_carlo, --monte_carlo_threads, --monte_carlo_resume, --figures and --progress), so a
+// killed Monte Carlo continues and a longer one adds only the new seeds. The *_mpi programs
+// share the pending runs out over the MPI ranks; rank 0 gathers them and writes the outputs.
+#ifndef DYNID_EXPERIMENTS_COMMON_MONTE_CARLO_CLI_H_
+#define DYNID_EXPERIMENTS_COMMON_MONTE_CARLO_CLI_H_
+
+#include <gflags/gflags.h>
+
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "dynid/solvers/monte_carlo.h"
+
+DECLARE_int32(monte_carlo);
+DECLARE_int32(monte_carlo_threads);
+DECLARE_bool(monte_carlo_resume);
+
+namespace dynid::cli {
+
+// Makes this process rank `rank` of `size` for the Monte Carlo; `barrier` and `gather` are the
+// MPI job's collectives (cli::MpiJob). A *_mpi program's main calls this before any run; without
+// it the process is the only rank.
+void SetMonteCarloRanks(int rank, int size, std::function<void()> barrier,
+                        std::function<bool(bool, std::string*, std::string*)> gather);
+// This process's rank (0 without MPI) and the number of ranks.
+int MonteCarloRank();
+int MonteCarloRanks();
+
+// The shared flags' checks (false with a message naming the flag; exit 2): --monte_carlo >= 0,
+// --monte_carlo_threads >= 0, --monte_carlo_resume only with --monte_carlo and only onto a
+// journal of the same settings in `out_dir`; several MPI ranks only with --monte_carlo.
+bool ValidateMonteCarloFlags(const std::string& out_dir, std::string* error);
+
+// How a Monte Carlo ran.
+struct MonteCarloJob {
+  std::vector<solvers::MonteCarloRun> runs;  // on the reporting rank: every run
+  solvers::MonteCarloTally tally;
+  std::uint64_t first_seed = 0;
+  int threads = 1;         // worker threads per rank
+  int ranks = 1;           // MPI ranks
+  double elapsed_s = 0.0;  // wall time of this run's share
+  // False on MPI ranks other than 0, which print and write nothing.
+  bool reporting = true;
+};
+
+// Runs `trial` for `num_scenarios` scenarios × --monte_carlo seeds from `first_seed` on
+// --monte_carlo_threads threads (and the MPI ranks), journalled in OUT_DIR/.monte_carlo_journal,
+// with a progress stage. False with the first failure.
+bool RunMonteCarloFromFlags(const std::string& out_dir, std::uint64_t first_seed, int num_scenarios,
+                            const solvers::MonteCarloTrial& trial, MonteCarloJob* job,
+                            std::string* error);
+
+// "N seeds (S..E), elapsed T s on K thread(s) × R rank(s); M runs resumed from the journal"
+std::string MonteCarloJobLine(const MonteCarloJob& job);
+// {"seeds", "first_seed", "threads", "ranks", "elapsed_s", "resumed_runs", "computed_runs",
+//  "journal"} for summary.json.
+nlohmann::json MonteCarloJobJson(const MonteCarloJob& job, const std::string& out_dir);
+
+}  // namespace dynid::cli
+
+#endif  // DYNID_EXPERIMENTS_COMMON_MONTE_CARLO_CLI_H_
