@@ -77,10 +77,6 @@ DEFINE_string(qxx, "0,0,1000,0", "measured record: diagonal of the state noise i
 DEFINE_bool(figures, true, "render figures (python3 + matplotlib)");
 DEFINE_bool(log_progress, false, "log smoother progress (every --progress_period seconds)");
 DEFINE_double(progress_period, 1.0, "seconds between smoother progress lines");
-DEFINE_int32(monte_carlo, 0,
-             "Monte Carlo: repeat every case of --cases over this many noise seeds (run i as the "
-             "single run with --seed + i) and write coverage.csv, monte_carlo_runs.csv, "
-             "coverage.png and summary.json instead of the single run; 0 = the single run");
 DEFINE_string(coverage_csv, "",
               "the measured coverage quoted beside every interval: a coverage.csv written by "
               "--monte_carlo (empty = the study's shipped measurement at the default flags, "
@@ -102,9 +98,6 @@ DEFINE_int32(encoder_counts, 0,
              "differences of the motor and arm positions read by encoders of this many counts "
              "per revolution, plus the noise R; the estimators still take them for the velocities "
              "at t_k (0 = the true velocities plus the noise R)");
-DEFINE_int32(monte_carlo_threads, 0,
-             "Monte Carlo: threads running seeds (0 = all cores; the results do not depend on it)");
-
 namespace dynid::backlash_study {
 namespace {
 
@@ -118,13 +111,7 @@ bool Reject(std::string* error, const std::string& message) {
 
 bool ValidateFlags(std::vector<Case>* selected_cases, std::vector<Case>* selected_scan_cases,
                    std::vector<double>* selected_qpp_factors, std::string* error) {
-  if (FLAGS_monte_carlo < 0) {
-    return Reject(error, "--monte_carlo must be >= 0 (0 = the single run), got " +
-                             std::to_string(FLAGS_monte_carlo));
-  }
-  if (FLAGS_monte_carlo_threads < 0) {
-    return Reject(error, "--monte_carlo_threads must be >= 0 (0 = all cores)");
-  }
+  if (!cli::ValidateMonteCarloFlags(FLAGS_out_dir, error)) return false;
   // Flags of one source only: a flag that would be ignored is an error.
   const bool measured = !FLAGS_measurements_csv.empty();
   const std::vector<const char*> simulation_only = {"cases",

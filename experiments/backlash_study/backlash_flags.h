@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "experiments/backlash_study/backlash_case.h"
+#include "experiments/common/monte_carlo_cli.h"
 
 DECLARE_string(cases);
 DECLARE_int32(samples);
@@ -54,9 +55,7 @@ DECLARE_string(qxx);
 DECLARE_bool(figures);
 DECLARE_bool(log_progress);
 DECLARE_double(progress_period);
-DECLARE_int32(monte_carlo);
 DECLARE_string(coverage_csv);
-DECLARE_int32(monte_carlo_threads);
 DECLARE_double(model_arm_inertia_scale);
 DECLARE_double(model_motor_inertia_scale);
 DECLARE_double(model_damping_scale);

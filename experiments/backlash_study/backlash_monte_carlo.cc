@@ -2,7 +2,6 @@
 // backlash_monte_carlo.h).
 #include "experiments/backlash_study/backlash_monte_carlo.h"
 
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -10,13 +9,12 @@
 #include <vector>
 
 #include "dynid/data/output.h"
-#include "dynid/data/parallel_for.h"
 #include "dynid/solvers/coverage.h"
 #include "dynid/solvers/monte_carlo.h"
-#include "experiments/common/progress.h"
 #include "experiments/backlash_study/backlash_case.h"
 #include "experiments/backlash_study/backlash_estimators.h"
 #include "experiments/backlash_study/backlash_flags.h"
+#include "experiments/common/monte_carlo_cli.h"
 
 namespace dynid::backlash_study {
 namespace {
@@ -62,28 +60,18 @@ bool Trial(const Case& config, std::uint64_t seed, std::vector<solvers::MonteCar
 }  // namespace
 
 bool RunMonteCarloStudy(const std::vector<Case>& cases, std::string* error) {
-  solvers::MonteCarloOptions options;
-  options.num_seeds = FLAGS_monte_carlo;
-  options.first_seed = FLAGS_seed;
-  options.num_threads = FLAGS_monte_carlo_threads;
-  // Progress through the programs' shared stage display (--progress).
-  cli::Stage progress("Monte Carlo runs");
-  options.on_run = [&progress](const solvers::MonteCarloRun&, int finished, int total) {
-    progress.SetTotal(total);
-    progress.Set(finished);
-  };
   std::vector<std::string> names;
   for (const Case& c : cases) names.push_back(c.name);
   const solvers::MonteCarloTrial trial =
       [&cases](int scenario, std::uint64_t seed, std::vector<solvers::MonteCarloEstimate>* out,
                std::string* why) { return Trial(cases[scenario], seed, out, why); };
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<solvers::MonteCarloRun> runs;
-  if (!solvers::RunMonteCarlo(static_cast<int>(cases.size()), trial, options, &runs, error)) {
+  cli::MonteCarloJob job;
+  if (!cli::RunMonteCarloFromFlags(FLAGS_out_dir, FLAGS_seed, static_cast<int>(cases.size()), trial,
+                                   &job, error)) {
     return false;
   }
-  const double elapsed_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!job.reporting) return true;
+  const std::vector<solvers::MonteCarloRun>& runs = job.runs;
 
   data::OutputStage stage;
   std::vector<solvers::CoverageRow> rows;
@@ -96,23 +84,15 @@ bool RunMonteCarloStudy(const std::vector<Case>& cases, std::string* error) {
       !solvers::WriteCoverageOutputs(runs, names, title, FLAGS_figures, &stage, &rows, error)) {
     return false;
   }
-  const int threads =
-      data::ParallelForThreads(FLAGS_monte_carlo_threads, static_cast<int>(runs.size()));
-  std::printf("backlash_study Monte Carlo: %d seeds per case (--seed %llu + 0 .. %d)\n",
-              FLAGS_monte_carlo, static_cast<unsigned long long>(FLAGS_seed),
-              FLAGS_monte_carlo - 1);
+  std::printf("backlash_study Monte Carlo: %s (per case)\n", cli::MonteCarloJobLine(job).c_str());
   std::printf("model mismatch: %s\n",
               ModelMismatchJson()["description"].get<std::string>().c_str());
   std::printf("%s", solvers::FormatCoverageTable(rows).c_str());
-  std::printf("elapsed %.1f s on %d thread(s)\n", elapsed_s, threads);
   nlohmann::json summary;
   summary["flags"] = FlagsJson();
   summary["model_mismatch"] = ModelMismatchJson();
-  summary["monte_carlo"] = {{"seeds", FLAGS_monte_carlo},
-                            {"first_seed", FLAGS_seed},
-                            {"threads", threads},
-                            {"coverage", solvers::CoverageJson(rows)},
-                            {"elapsed_s", elapsed_s}};
+  summary["monte_carlo"] = cli::MonteCarloJobJson(job, FLAGS_out_dir);
+  summary["monte_carlo"]["coverage"] = solvers::CoverageJson(rows);
   return stage.WriteJson("summary.json", summary, error) && stage.Commit(error);
 }
 

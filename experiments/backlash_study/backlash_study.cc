@@ -77,11 +77,16 @@
 #include "experiments/backlash_study/backlash_output.h"
 #include "experiments/backlash_study/backlash_qpp_scan.h"
 #include "experiments/common/cli.h"
+#include "experiments/common/mpi_job.h"
 #include "experiments/common/progress.h"
 
 int main(int argc, char** argv) {
   namespace study = dynid::backlash_study;
   using dynid::cli::Fail;
+  // One process, or a rank of backlash_study_mpi's MPI job sharing out the --monte_carlo runs.
+  const dynid::cli::MpiJob job(&argc, &argv);
+  dynid::cli::SetMonteCarloRanks(job.rank(), job.size(), dynid::cli::MpiJob::Barrier,
+                                 dynid::cli::MpiJob::Gather);
   dynid::cli::ParseFlags(
       &argc, &argv,
       "backlash_study [--cases=sim1,sim2,linear] [--samples=N] [--seed=S] [--out_dir=D] "
@@ -93,14 +98,14 @@ int main(int argc, char** argv) {
   std::vector<study::Case> cases, scan_cases;
   std::vector<double> qpp_factors;
   if (!study::ValidateFlags(&cases, &scan_cases, &qpp_factors, &error)) return Fail(2, error);
-  if (FLAGS_figures) dynid::data::StartFigureRenderer();  // loads while the study computes
+  if (FLAGS_figures && job.rank() == 0) dynid::data::StartFigureRenderer();  // loads meanwhile
   // --monte_carlo: every case over many noise seeds and the coverage of the intervals. One seed
   // per thread already uses the cores, so the dead-zone bootstrap runs on one thread unless
   // --fit_threads says otherwise (its intervals are the same for any count).
   if (FLAGS_monte_carlo > 0) {
     if (gflags::GetCommandLineFlagInfoOrDie("fit_threads").is_default) FLAGS_fit_threads = 1;
     if (!study::RunMonteCarloStudy(cases, &error)) return Fail(1, error);
-    std::printf("backlash_study: wrote %s\n", FLAGS_out_dir.c_str());
+    if (job.rank() == 0) std::printf("backlash_study: wrote %s\n", FLAGS_out_dir.c_str());
     return 0;
   }
   // The measured coverage of each estimator's intervals, quoted beside them.

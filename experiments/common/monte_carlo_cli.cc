@@ -38,10 +38,20 @@ std::string JournalDirectory(const std::string& out_dir) {
   return out_dir + "/.monte_carlo_journal";
 }
 
-// Everything that changes a run except its seed (and the number of seeds).
+// Everything that changes a run except its seed (and the number of seeds): every flag but the
+// output folder, the seeds, the figures, progress display and thread counts (which by the
+// Monte Carlo's determinism contract never change a run).
 std::string Signature() {
-  return ProgramFlagsSignature({"out_dir", "seed", "monte_carlo", "monte_carlo_threads",
-                                "monte_carlo_resume", "figures", "progress"});
+  std::vector<gflags::CommandLineFlagInfo> flags;
+  gflags::GetAllFlags(&flags);
+  std::vector<std::string> excluded = {"out_dir", "seed", "monte_carlo", "monte_carlo_resume",
+                                       "figures"};
+  for (const auto& flag : flags) {
+    const std::string& name = flag.name;
+    const bool threads = name.size() >= 7 && name.compare(name.size() - 7, 7, "threads") == 0;
+    if (threads || name.find("progress") != std::string::npos) excluded.push_back(name);
+  }
+  return ProgramFlagsSignature(excluded);
 }
 
 }  // namespace

@@ -27,7 +27,7 @@ int64_t NowNs() {
       .count();
 }
 
-constexpr double kShowAfterS = 1.0;       // stages shorter than this print nothing
+constexpr double kShowAfterS = 1.0;        // stages shorter than this print nothing
 constexpr double kTerminalPeriodS = 0.25;  // refresh of the in-place line
 constexpr double kLinePeriodS = 5.0;       // one line every ... when stderr is not a terminal
 

@@ -38,7 +38,7 @@ struct Estimate {
   double mass_smoother_sd = NAN;
   double mass_smoother_sd_weights = NAN;  // sqrt([S⁻¹]), in the metric of the weights
   double variance_factor = NAN;           // σ̂²
-  Eigen::MatrixXd zeta_smoother;  // N × 8
+  Eigen::MatrixXd zeta_smoother;          // N × 8
   solvers::SolverSummary smoother_summary;
   std::string identifiability;
 };

@@ -28,14 +28,6 @@ DEFINE_double(link_mass, 10.0, "measured record: link mass ml of the rigid model
 DEFINE_double(link_length, 1.0, "measured record: link length l of the rigid model (m)");
 DEFINE_double(joint_inertia, 5.0, "measured record: joint inertia J of the rigid model (kg m²)");
 DEFINE_bool(figures, true, "render PNG figures (needs python3 + matplotlib)");
-DEFINE_int32(monte_carlo, 0,
-             "Monte Carlo: repeat simulate -> estimate over this many noise seeds (--seed, "
-             "--seed + 1, ...; needs --noise_scale > 0) and write coverage.csv, "
-             "monte_carlo_runs.csv, coverage.png and summary.json instead of the single run; "
-             "0 = the single run");
-DEFINE_int32(monte_carlo_threads, 0,
-             "Monte Carlo: threads running seeds (0 = all cores; the results do not depend on it)");
-
 namespace dynid::rt_manipulator_study {
 
 bool ValidateFlags(std::string* error) {
@@ -52,15 +44,7 @@ bool ValidateFlags(std::string* error) {
       return false;
     }
   }
-  if (FLAGS_monte_carlo < 0) {
-    *error =
-        "--monte_carlo must be >= 0 (0 = the single run), got " + std::to_string(FLAGS_monte_carlo);
-    return false;
-  }
-  if (FLAGS_monte_carlo_threads < 0) {
-    *error = "--monte_carlo_threads must be >= 0 (0 = all cores)";
-    return false;
-  }
+  if (!cli::ValidateMonteCarloFlags(FLAGS_out_dir, error)) return false;
   if (FLAGS_monte_carlo > 0 && measured) {
     *error = "--monte_carlo needs the simulation (a measured record has no truth to cover)";
     return false;

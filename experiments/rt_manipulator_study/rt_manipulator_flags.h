@@ -11,6 +11,7 @@
 #include <string>
 
 #include "dynid/models/rt_manipulator.h"
+#include "experiments/common/monte_carlo_cli.h"
 
 DECLARE_string(out_dir);
 DECLARE_double(sample_period_s);
@@ -24,8 +25,6 @@ DECLARE_double(link_mass);
 DECLARE_double(link_length);
 DECLARE_double(joint_inertia);
 DECLARE_bool(figures);
-DECLARE_int32(monte_carlo);
-DECLARE_int32(monte_carlo_threads);
 
 namespace dynid::rt_manipulator_study {
 

@@ -2,7 +2,6 @@
 // rt_manipulator_monte_carlo.h).
 #include "experiments/rt_manipulator_study/rt_manipulator_monte_carlo.h"
 
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -10,11 +9,10 @@
 #include <vector>
 
 #include "dynid/data/output.h"
-#include "dynid/data/parallel_for.h"
 #include "dynid/models/rt_manipulator.h"
 #include "dynid/solvers/coverage.h"
 #include "dynid/solvers/monte_carlo.h"
-#include "experiments/common/progress.h"
+#include "experiments/common/monte_carlo_cli.h"
 #include "experiments/rt_manipulator_study/rt_manipulator_estimates.h"
 #include "experiments/rt_manipulator_study/rt_manipulator_flags.h"
 #include "experiments/rt_manipulator_study/rt_manipulator_record.h"
@@ -60,24 +58,16 @@ bool Trial(const models::RtManipulatorParameters& parameters, std::uint64_t seed
 }  // namespace
 
 bool RunMonteCarloStudy(const models::RtManipulatorParameters& parameters, std::string* error) {
-  solvers::MonteCarloOptions options;
-  options.num_seeds = FLAGS_monte_carlo;
-  options.first_seed = static_cast<std::uint64_t>(FLAGS_seed);
-  options.num_threads = FLAGS_monte_carlo_threads;
-  // Progress through the programs' shared stage display (--progress).
-  cli::Stage progress("Monte Carlo runs");
-  options.on_run = [&progress](const solvers::MonteCarloRun&, int finished, int total) {
-    progress.SetTotal(total);
-    progress.Set(finished);
-  };
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<solvers::MonteCarloRun> runs;
   const solvers::MonteCarloTrial trial =
       [&parameters](int, std::uint64_t seed, std::vector<solvers::MonteCarloEstimate>* out,
                     std::string* why) { return Trial(parameters, seed, out, why); };
-  if (!solvers::RunMonteCarlo(1, trial, options, &runs, error)) return false;
-  const double elapsed_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  cli::MonteCarloJob job;
+  if (!cli::RunMonteCarloFromFlags(FLAGS_out_dir, static_cast<std::uint64_t>(FLAGS_seed), 1, trial,
+                                   &job, error)) {
+    return false;
+  }
+  if (!job.reporting) return true;
+  const std::vector<solvers::MonteCarloRun>& runs = job.runs;
 
   data::OutputStage stage;
   std::vector<solvers::CoverageRow> rows;
@@ -89,20 +79,14 @@ bool RunMonteCarloStudy(const models::RtManipulatorParameters& parameters, std::
       !solvers::WriteCoverageOutputs(runs, {""}, title, FLAGS_figures, &stage, &rows, error)) {
     return false;
   }
-  std::printf("RT manipulator Monte Carlo: true payload %g kg, %d seeds (%d..%d), noise scale %g\n",
-              parameters.payload_mass_kg, FLAGS_monte_carlo, FLAGS_seed,
-              FLAGS_seed + FLAGS_monte_carlo - 1, FLAGS_noise_scale);
+  std::printf("RT manipulator Monte Carlo: true payload %g kg, %s; noise scale %g\n",
+              parameters.payload_mass_kg, cli::MonteCarloJobLine(job).c_str(), FLAGS_noise_scale);
   std::printf("%s", solvers::FormatCoverageTable(rows).c_str());
-  std::printf("elapsed %.1f s on %d thread(s)\n", elapsed_s,
-              data::ParallelForThreads(FLAGS_monte_carlo_threads, FLAGS_monte_carlo));
   nlohmann::json summary;
   summary["flags"] = FlagsJson();
-  summary["monte_carlo"] = {{"seeds", FLAGS_monte_carlo},
-                            {"first_seed", FLAGS_seed},
-                            {"threads", FLAGS_monte_carlo_threads},
-                            {"true_payload_kg", parameters.payload_mass_kg},
-                            {"coverage", solvers::CoverageJson(rows)},
-                            {"elapsed_s", elapsed_s}};
+  summary["monte_carlo"] = cli::MonteCarloJobJson(job, FLAGS_out_dir);
+  summary["monte_carlo"]["true_payload_kg"] = parameters.payload_mass_kg;
+  summary["monte_carlo"]["coverage"] = solvers::CoverageJson(rows);
   return stage.WriteJson("summary.json", summary, error) && stage.Commit(error);
 }
 

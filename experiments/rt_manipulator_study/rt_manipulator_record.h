@@ -18,7 +18,7 @@ namespace dynid::rt_manipulator_study {
 struct Record {
   problems::WeightedResidualData data;
   bool simulated = false;
-  models::Trajectory truth;  // (simulated only)
+  models::Trajectory truth;      // (simulated only)
   double true_payload_kg = NAN;  // the simulated payload (NaN for a measured record)
 };
 

@@ -48,6 +48,7 @@
 #include "dynid/data/figure.h"
 #include "dynid/models/rt_manipulator.h"
 #include "experiments/common/cli.h"
+#include "experiments/common/mpi_job.h"
 #include "experiments/common/progress.h"
 #include "experiments/rt_manipulator_study/rt_manipulator_estimates.h"
 #include "experiments/rt_manipulator_study/rt_manipulator_flags.h"
@@ -58,18 +59,22 @@
 int main(int argc, char** argv) {
   namespace study = dynid::rt_manipulator_study;
   using dynid::cli::Fail;
+  // One process, or a rank of rt_manipulator_study_mpi's MPI job sharing out --monte_carlo runs.
+  const dynid::cli::MpiJob job(&argc, &argv);
+  dynid::cli::SetMonteCarloRanks(job.rank(), job.size(), dynid::cli::MpiJob::Barrier,
+                                 dynid::cli::MpiJob::Gather);
   dynid::cli::ParseFlags(&argc, &argv,
                          "RT manipulator payload estimation (van de Molengraft (1990) §3.7)");
   FLAGS_logtostderr = true;
   std::string error;
   if (!study::ValidateFlags(&error)) return Fail(2, error);
-  if (FLAGS_figures) dynid::data::StartFigureRenderer();  // loads while the study computes
+  if (FLAGS_figures && job.rank() == 0) dynid::data::StartFigureRenderer();  // loads meanwhile
 
   const dynid::models::RtManipulatorParameters parameters = study::ModelParameters();
   // --monte_carlo: the simulation over many noise seeds and the coverage of the intervals.
   if (FLAGS_monte_carlo > 0) {
     if (!study::RunMonteCarloStudy(parameters, &error)) return Fail(1, error);
-    std::printf("wrote %s\n", FLAGS_out_dir.c_str());
+    if (job.rank() == 0) std::printf("wrote %s\n", FLAGS_out_dir.c_str());
     return 0;
   }
 
