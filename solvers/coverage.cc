@@ -23,6 +23,9 @@
 namespace dynid::solvers {
 namespace {
 
+// The comment line of coverage.csv that says how the Monte Carlo was run.
+const std::string kSettingsComment = "# settings: ";
+
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 double Mean(const std::vector<double>& x) {
@@ -150,8 +153,10 @@ const CoverageRow* FindCoverageRow(const std::vector<CoverageRow>& rows,
   return nullptr;
 }
 
-std::string FormatCoverageCsv(const std::vector<CoverageRow>& rows) {
-  std::string csv =
+std::string FormatCoverageCsv(const std::vector<CoverageRow>& rows, const std::string& settings) {
+  CHECK(settings.find_first_of("\r\n") == std::string::npos) << "settings must be one line";
+  std::string csv = settings.empty() ? "" : kSettingsComment + settings + "\n";
+  csv +=
       "estimator,parameter,runs,bias,spread,mean_reported_std,coverage_95,calibrated,scenario,"
       "truth,median_estimate,z_mean,z_std,non_converged,with_interval,covered,label\n";
   for (const CoverageRow& r : rows) {
@@ -167,22 +172,26 @@ std::string FormatCoverageCsv(const std::vector<CoverageRow>& rows) {
 }
 
 bool LoadMeasuredCoverage(const std::string& given_path, const std::string& shipped_relative_path,
-                          std::vector<CoverageRow>* rows, std::string* source, std::string* error) {
+                          std::vector<CoverageRow>* rows, std::string* source, std::string* error,
+                          std::vector<std::string>* settings) {
   rows->clear();
   source->clear();
+  if (settings != nullptr) settings->clear();
   std::string path = given_path;
   if (path.empty()) {
     std::string why;
     // A tree without the shipped measurement has nothing to quote: "coverage not measured".
     if (!data::FindRuntimeFile(shipped_relative_path, &path, &why)) return true;
   }
-  if (!ReadCoverageCsv(path, rows, error)) return false;
+  if (!ReadCoverageCsv(path, rows, error, settings)) return false;
   *source = path;
   return true;
 }
 
-bool ReadCoverageCsv(const std::string& path, std::vector<CoverageRow>* rows, std::string* error) {
+bool ReadCoverageCsv(const std::string& path, std::vector<CoverageRow>* rows, std::string* error,
+                     std::vector<std::string>* settings) {
   CHECK(rows != nullptr) << "expected rows, got nullptr";
+  if (settings != nullptr) settings->clear();
   std::ifstream in(path);
   if (!in) {
     *error = path + ": cannot open the coverage file";
@@ -197,19 +206,30 @@ bool ReadCoverageCsv(const std::string& path, std::vector<CoverageRow>* rows, st
     return cells;
   };
   std::string line;
-  if (!std::getline(in, line)) {
-    *error = path + ":1: empty file, expected the coverage.csv header";
+  int line_number = 0;
+  bool have_line = false;
+  // Comment lines before the header; "# settings: ..." says how the Monte Carlo was run.
+  while ((have_line = static_cast<bool>(std::getline(in, line)))) {
+    ++line_number;
+    if (line.empty() || line[0] != '#') break;
+    if (settings != nullptr && line.compare(0, kSettingsComment.size(), kSettingsComment) == 0) {
+      settings->push_back(line.substr(kSettingsComment.size()));
+    }
+  }
+  if (!have_line) {
+    *error = path + ":" + std::to_string(line_number + 1) +
+             ": empty file, expected the coverage.csv header";
     return false;
   }
   std::string expected_line = FormatCoverageCsv({});  // the header alone
   expected_line.pop_back();                           // (its line break)
   const std::vector<std::string> expected = split(expected_line);
   if (split(line) != expected) {
-    *error = path + ":1: not a coverage.csv header (expected " + expected_line + ")";
+    *error = path + ":" + std::to_string(line_number) + ": not a coverage.csv header (expected " +
+             expected_line + ")";
     return false;
   }
   rows->clear();
-  int line_number = 1;
   while (std::getline(in, line)) {
     ++line_number;
     if (line.empty()) continue;
@@ -357,10 +377,10 @@ nlohmann::json CoverageJson(const std::vector<CoverageRow>& rows) {
 bool WriteCoverageOutputs(const std::vector<MonteCarloRun>& runs,
                           const std::vector<std::string>& scenario_names, const std::string& title,
                           bool figures, data::OutputStage* stage, std::vector<CoverageRow>* rows,
-                          std::string* error) {
+                          std::string* error, const std::string& settings) {
   CHECK(stage != nullptr && rows != nullptr) << "expected a stage and rows, got nullptr";
   *rows = SummarizeCoverage(runs, scenario_names);
-  if (!stage->WriteText("coverage.csv", FormatCoverageCsv(*rows), error) ||
+  if (!stage->WriteText("coverage.csv", FormatCoverageCsv(*rows, settings), error) ||
       !stage->WriteText("monte_carlo_runs.csv", FormatMonteCarloRunsCsv(runs, scenario_names),
                         error)) {
     return false;

@@ -81,21 +81,28 @@ const CoverageRow* FindCoverageRow(const std::vector<CoverageRow>& rows,
 //   estimator,parameter,runs,bias,spread,mean_reported_std,coverage_95,calibrated,
 // then scenario,truth,median_estimate,z_mean,z_std,non_converged,with_interval,covered,label
 // (calibrated 1/0; label = "[scenario ]estimator parameter", the figure's abscissa). Numbers
-// round-trip (%.17g); NaN as "nan".
-std::string FormatCoverageCsv(const std::vector<CoverageRow>& rows);
+// round-trip (%.17g); NaN as "nan". A non-empty `settings` (one line: how the Monte Carlo was
+// run, e.g. its command line) is written first as the comment "# settings: <settings>", so that
+// a single run quoting the file can tell whether it was measured at its own settings.
+std::string FormatCoverageCsv(const std::vector<CoverageRow>& rows,
+                              const std::string& settings = "");
 
 // Reads a coverage.csv written by FormatCoverageCsv (every column of it, by header name; "nan"
 // as NaN) into `rows`, e.g. the measured coverage a study quotes beside a single run's
-// intervals. False with a message naming the file and line otherwise.
-bool ReadCoverageCsv(const std::string& path, std::vector<CoverageRow>* rows, std::string* error);
+// intervals, and its "# settings:" comments into *settings (several for files that join the
+// rows of several Monte Carlos; none for a file that does not record them; may be null). False
+// with a message naming the file and line otherwise.
+bool ReadCoverageCsv(const std::string& path, std::vector<CoverageRow>* rows, std::string* error,
+                     std::vector<std::string>* settings = nullptr);
 
 // The measured coverage a single run quotes: the coverage.csv at `given_path` (a study's
 // --coverage_csv) when it is not empty, else the runtime file `shipped_relative_path`
 // (data/runtime_files.h, e.g. "scara_study/coverage.csv") when it exists. *source is the file
-// read, empty (and no rows) when there was none to read. False with ReadCoverageCsv's message
-// for a file that cannot be read.
+// read, empty (and no rows) when there was none to read; *settings its "# settings:" comments
+// (may be null). False with ReadCoverageCsv's message for a file that cannot be read.
 bool LoadMeasuredCoverage(const std::string& given_path, const std::string& shipped_relative_path,
-                          std::vector<CoverageRow>* rows, std::string* source, std::string* error);
+                          std::vector<CoverageRow>* rows, std::string* source, std::string* error,
+                          std::vector<std::string>* settings = nullptr);
 
 // One line per row for a console (runs, median, bias, spread, mean σ, coverage with
 // "covered/with_interval", z mean and std, non-converged, and "calibrated" or "NOT calibrated").
@@ -114,12 +121,13 @@ nlohmann::json CoverageJson(const std::vector<CoverageRow>& rows);
 
 // The Monte Carlo outputs of a study, written into `stage`: coverage.csv (FormatCoverageCsv of
 // SummarizeCoverage(runs, scenario_names), also returned in `rows`), monte_carlo_runs.csv
-// (FormatMonteCarloRunsCsv) and, when `figures`, coverage.png (CoverageFigure with `title`).
-// False with a message when a file or the figure could not be written.
+// (FormatMonteCarloRunsCsv) and, when `figures`, coverage.png (CoverageFigure with `title`);
+// `settings` as in FormatCoverageCsv. False with a message when a file or the figure could not be
+// written.
 bool WriteCoverageOutputs(const std::vector<MonteCarloRun>& runs,
                           const std::vector<std::string>& scenario_names, const std::string& title,
                           bool figures, data::OutputStage* stage, std::vector<CoverageRow>* rows,
-                          std::string* error);
+                          std::string* error, const std::string& settings = "");
 
 }  // namespace dynid::solvers
 

@@ -9,6 +9,7 @@
 #include "dynid/solvers/coverage.h"
 #include "experiments/backlash_study/backlash_case.h"
 #include "experiments/backlash_study/backlash_flags.h"
+#include "experiments/common/monte_carlo_cli.h"
 
 namespace dynid::backlash_study {
 namespace {
@@ -21,6 +22,7 @@ bool LoadMeasuredCoverage(MeasuredCoverage* coverage, std::string* error) {
   coverage->rows.clear();
   coverage->source.clear();
   coverage->withheld.clear();
+  coverage->other_settings.clear();
   const std::string mismatch = ModelMismatchDescription();
   if (FLAGS_coverage_csv.empty() && !mismatch.empty()) {
     // The shipped coverage was measured with the exact model; it says nothing of this setting.
@@ -28,10 +30,20 @@ bool LoadMeasuredCoverage(MeasuredCoverage* coverage, std::string* error) {
                          "): the shipped coverage holds for the exact model only";
     return true;
   }
+  std::vector<std::string> settings;
   if (!solvers::LoadMeasuredCoverage(FLAGS_coverage_csv, "backlash_study/coverage.csv",
-                                     &coverage->rows, &coverage->source, error)) {
+                                     &coverage->rows, &coverage->source, error, &settings)) {
     *error = "--coverage_csv: " + *error;
     return false;
+  }
+  // The file's rows are per case and estimator; the case selection, the extra Q_xx = 0 smoother
+  // (--smoother_q0: rows of its own), the Q_pp scan and a measured record's flags do not change
+  // the other rows.
+  if (!coverage->source.empty()) {
+    cli::SameMonteCarloSettings(settings,
+                                {"cases", "smoother_q0", "sweep_cases", "qpp_factors",
+                                 "measurements_csv", "log_progress", "progress_period"},
+                                &coverage->other_settings);
   }
   return true;
 }
@@ -59,6 +71,7 @@ std::string CoverageText(const MeasuredCoverage& coverage, const std::string& ca
     return coverage.withheld.empty() ? "coverage not measured"
                                      : "coverage not measured for this setting";
   }
+  if (!coverage.other_settings.empty()) text += " (measured at other settings)";
   return "coverage " + text;
 }
 
@@ -67,6 +80,7 @@ nlohmann::json CoverageEntry(const MeasuredCoverage& coverage, const std::string
   nlohmann::json entry;
   entry["source"] = coverage.source;
   if (!coverage.withheld.empty()) entry["note"] = coverage.withheld;
+  if (!coverage.other_settings.empty()) entry["other_settings"] = coverage.other_settings;
   for (const char* parameter : kParameters) {
     const solvers::CoverageRow* row =
         solvers::FindCoverageRow(coverage.rows, case_name, estimator, parameter);

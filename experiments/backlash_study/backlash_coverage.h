@@ -21,6 +21,9 @@ struct MeasuredCoverage {
   // Why no file was read although one is shipped: the run's setting is not the one it was
   // measured at (a model mismatch or unmodelled effect, ModelMismatchDescription()).
   std::string withheld;
+  // Empty when the file read was measured at this run's flags; otherwise what differs (or that
+  // the file does not record its settings), which every label then says.
+  std::string other_settings;
 };
 
 // --coverage_csv if given (false with a message naming the file and line when it cannot be read:

@@ -81,7 +81,8 @@ bool RunMonteCarloStudy(const std::vector<Case>& cases, std::string* error) {
                 FLAGS_monte_carlo, static_cast<unsigned long long>(FLAGS_seed),
                 mismatch.empty() ? "" : " (model mismatch)");
   if (!stage.Open(FLAGS_out_dir, error) ||
-      !solvers::WriteCoverageOutputs(runs, names, title, FLAGS_figures, &stage, &rows, error)) {
+      !solvers::WriteCoverageOutputs(runs, names, title, FLAGS_figures, &stage, &rows, error,
+                                     job.settings)) {
     return false;
   }
   std::printf("backlash_study Monte Carlo: %s (per case)\n", cli::MonteCarloJobLine(job).c_str());

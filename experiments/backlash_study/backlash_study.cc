@@ -119,6 +119,11 @@ int main(int argc, char** argv) {
   summary["flags"] = study::FlagsJson();
   summary["model_mismatch"] = study::ModelMismatchJson();
   if (!coverage.withheld.empty()) summary["measured_coverage_note"] = coverage.withheld;
+  if (!coverage.other_settings.empty()) {
+    summary["measured_coverage_other_settings"] = coverage.other_settings;
+    std::printf("the quoted coverage was not measured at this run's settings: %s\n",
+                coverage.other_settings.c_str());
+  }
   std::string results_csv = study::ResultsCsvHeader();
   study::PrintTableHeader(cases.size());
   dynid::cli::Stage steps("study", static_cast<int64_t>(cases.size()) + 1);

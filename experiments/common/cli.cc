@@ -134,16 +134,18 @@ int Fail(int code, const std::string& message) {
 
 const std::string& ProgramName() { return g_program; }
 
+bool IsProgramFlag(const std::string& defined_in) {
+  CHECK(!g_main_file.empty()) << "IsProgramFlag before ParseFlags";
+  const std::string folder = FolderOf(defined_in);
+  return folder == FolderOf(g_main_file) || folder == FolderOf(__FILE__);
+}
+
 std::string ProgramFlagsSignature(const std::vector<std::string>& excluded) {
-  CHECK(!g_main_file.empty()) << "ProgramFlagsSignature before ParseFlags";
   std::vector<gflags::CommandLineFlagInfo> flags;
   gflags::GetAllFlags(&flags);
-  const std::string own_folder = FolderOf(g_main_file);
-  const std::string shared_folder = FolderOf(__FILE__);
   std::vector<std::string> settings;
   for (const auto& flag : flags) {
-    const std::string folder = FolderOf(flag.filename);
-    if ((folder != own_folder && folder != shared_folder) ||
+    if (!IsProgramFlag(flag.filename) ||
         std::find(excluded.begin(), excluded.end(), flag.name) != excluded.end()) {
       continue;
     }

@@ -37,6 +37,10 @@ const std::string& ProgramName();
 void ParseFlags(int* argc, char*** argv, const std::string& usage,
                 const char* main_file = __builtin_FILE());
 
+// Whether a flag defined in file `defined_in` (gflags' filename) is the program's own or a
+// shared one (experiments/common), not a library's, gflags' or glog's.
+bool IsProgramFlag(const std::string& defined_in);
+
 // A digest (16 hex digits) of the program's name and the current values of its own flags and
 // the shared ones, except `excluded`: identifies the settings of a resumable computation.
 std::string ProgramFlagsSignature(const std::vector<std::string>& excluded);

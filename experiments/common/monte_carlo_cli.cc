@@ -1,5 +1,6 @@
 #include "experiments/common/monte_carlo_cli.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <utility>
@@ -38,20 +39,61 @@ std::string JournalDirectory(const std::string& out_dir) {
   return out_dir + "/.monte_carlo_journal";
 }
 
-// Everything that changes a run except its seed (and the number of seeds): every flag but the
-// output folder, the seeds, the figures, progress display and thread counts (which by the
-// Monte Carlo's determinism contract never change a run).
+// Flags that never change a run: the output folder, the seeds, figures, progress display,
+// thread counts (by the Monte Carlo's determinism contract) and the quoted coverage file.
+bool NeverChangesARun(const std::string& name) {
+  static const std::vector<std::string> kNames = {
+      "out_dir", "seed", "monte_carlo", "monte_carlo_resume", "figures", "coverage_csv"};
+  const bool threads = name.size() >= 7 && name.compare(name.size() - 7, 7, "threads") == 0;
+  return threads || name.find("progress") != std::string::npos ||
+         std::find(kNames.begin(), kNames.end(), name) != kNames.end();
+}
+
+// Everything that changes a run except its seed (and the number of seeds).
 std::string Signature() {
   std::vector<gflags::CommandLineFlagInfo> flags;
   gflags::GetAllFlags(&flags);
-  std::vector<std::string> excluded = {"out_dir", "seed", "monte_carlo", "monte_carlo_resume",
-                                       "figures"};
+  std::vector<std::string> excluded;
   for (const auto& flag : flags) {
-    const std::string& name = flag.name;
-    const bool threads = name.size() >= 7 && name.compare(name.size() - 7, 7, "threads") == 0;
-    if (threads || name.find("progress") != std::string::npos) excluded.push_back(name);
+    if (NeverChangesARun(flag.name)) excluded.push_back(flag.name);
   }
   return ProgramFlagsSignature(excluded);
+}
+
+// The program's name without the MPI build's suffix.
+std::string ProgramBaseName() {
+  const std::string& name = ProgramName();
+  const std::string suffix = "_mpi";
+  if (name.size() > suffix.size() &&
+      name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    return name.substr(0, name.size() - suffix.size());
+  }
+  return name;
+}
+
+// "--name=value" of every flag of the program (own and shared) whose value differs from its
+// default and that may change a run, except `ignored`; sorted.
+std::vector<std::string> RunChangingFlags(const std::vector<std::string>& ignored) {
+  std::vector<gflags::CommandLineFlagInfo> flags;
+  gflags::GetAllFlags(&flags);
+  std::vector<std::string> settings;
+  for (const auto& flag : flags) {
+    if (!IsProgramFlag(flag.filename) || NeverChangesARun(flag.name) ||
+        flag.current_value == flag.default_value ||
+        std::find(ignored.begin(), ignored.end(), flag.name) != ignored.end()) {
+      continue;
+    }
+    settings.push_back("--" + flag.name + "=" + flag.current_value);
+  }
+  std::sort(settings.begin(), settings.end());
+  return settings;
+}
+
+std::string Join(const std::vector<std::string>& items) {
+  if (items.empty()) return "the defaults";
+  std::string text;
+  for (const std::string& item : items) text += (text.empty() ? "" : " ") + item;
+  return text;
 }
 
 }  // namespace
@@ -135,7 +177,51 @@ bool RunMonteCarloFromFlags(const std::string& out_dir, std::uint64_t first_seed
       data::ParallelForThreads(FLAGS_monte_carlo_threads, num_scenarios * FLAGS_monte_carlo);
   job->ranks = ranks.size;
   job->reporting = ranks.rank == 0;
+  job->settings = MonteCarloSettings();
   return ok;
+}
+
+std::string MonteCarloSettings() {
+  std::string settings = ProgramBaseName() + " --monte_carlo=" + std::to_string(FLAGS_monte_carlo);
+  gflags::CommandLineFlagInfo seed;
+  if (gflags::GetCommandLineFlagInfo("seed", &seed)) settings += " --seed=" + seed.current_value;
+  for (const std::string& flag : RunChangingFlags({})) settings += " " + flag;
+  return settings;
+}
+
+bool SameMonteCarloSettings(const std::vector<std::string>& settings,
+                            const std::vector<std::string>& ignored, std::string* difference) {
+  difference->clear();
+  if (settings.empty()) {
+    *difference = "the coverage file does not record the settings it was measured at";
+    return false;
+  }
+  const std::vector<std::string> current = RunChangingFlags(ignored);
+  for (const std::string& line : settings) {
+    // The line's flags that may change a run (its first word is the program).
+    std::vector<std::string> measured;
+    size_t start = line.find(" --");
+    while (start != std::string::npos) {
+      const size_t end = line.find(" --", start + 3);
+      const std::string flag =
+          line.substr(start + 1, end == std::string::npos ? std::string::npos : end - start - 1);
+      const size_t equals = flag.find('=');
+      const std::string name =
+          flag.substr(2, equals == std::string::npos ? std::string::npos : equals - 2);
+      if (!NeverChangesARun(name) &&
+          std::find(ignored.begin(), ignored.end(), name) == ignored.end()) {
+        measured.push_back(flag);
+      }
+      start = end;
+    }
+    std::sort(measured.begin(), measured.end());
+    const std::string program = line.substr(0, line.find(' '));
+    if (program == ProgramBaseName() && measured == current) return true;
+    *difference += std::string(difference->empty() ? "" : "; ") + "measured by " + program +
+                   " at " + Join(measured);
+  }
+  *difference += ", this run at " + Join(current);
+  return false;
 }
 
 std::string MonteCarloJobLine(const MonteCarloJob& job) {

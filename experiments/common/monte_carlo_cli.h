@@ -54,6 +54,7 @@ struct MonteCarloJob {
   double elapsed_s = 0.0;  // wall time of this run's share
   // False on MPI ranks other than 0, which print and write nothing.
   bool reporting = true;
+  std::string settings;  // MonteCarloSettings(), for coverage.csv's "# settings:" line
 };
 
 // Runs `trial` for `num_scenarios` scenarios × --monte_carlo seeds from `first_seed` on
@@ -62,6 +63,18 @@ struct MonteCarloJob {
 bool RunMonteCarloFromFlags(const std::string& out_dir, std::uint64_t first_seed, int num_scenarios,
                             const solvers::MonteCarloTrial& trial, MonteCarloJob* job,
                             std::string* error);
+
+// How this Monte Carlo runs, as one line: the program, --monte_carlo, --seed and every flag that
+// may change a run and is not at its default ("scara_study --monte_carlo=50 --seed=1
+// --duration_s=6").
+std::string MonteCarloSettings();
+
+// Whether one of `settings` (a coverage.csv's "# settings:" lines) describes a Monte Carlo of
+// this program at the flags of this run, leaving out `ignored` (flags of the single run that do
+// not change a Monte Carlo run, or that select rows of the file, such as a scenario). Otherwise
+// false with what differs in *difference.
+bool SameMonteCarloSettings(const std::vector<std::string>& settings,
+                            const std::vector<std::string>& ignored, std::string* difference);
 
 // "N seeds (S..E), elapsed T s on K thread(s) × R rank(s); M runs resumed from the journal"
 std::string MonteCarloJobLine(const MonteCarloJob& job);

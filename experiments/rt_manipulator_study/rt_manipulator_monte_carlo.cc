@@ -76,7 +76,8 @@ bool RunMonteCarloStudy(const models::RtManipulatorParameters& parameters, std::
                 "RT manipulator payload: %d noise seeds from %d, noise scale %g", FLAGS_monte_carlo,
                 FLAGS_seed, FLAGS_noise_scale);
   if (!stage.Open(FLAGS_out_dir, error) ||
-      !solvers::WriteCoverageOutputs(runs, {""}, title, FLAGS_figures, &stage, &rows, error)) {
+      !solvers::WriteCoverageOutputs(runs, {""}, title, FLAGS_figures, &stage, &rows, error,
+                                     job.settings)) {
     return false;
   }
   std::printf("RT manipulator Monte Carlo: true payload %g kg, %s; noise scale %g\n",

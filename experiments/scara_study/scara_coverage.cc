@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include "experiments/common/monte_carlo_cli.h"
 #include "experiments/scara_study/scara_flags.h"
 #include "experiments/scara_study/scara_published.h"
 
@@ -26,10 +27,19 @@ const solvers::CoverageRow* FindRow(const MeasuredCoverage& coverage, const std:
 
 bool LoadMeasuredCoverage(MeasuredCoverage* coverage, std::string* error) {
   coverage->scenario = FLAGS_mismatch == "none" ? "" : "mismatch_" + FLAGS_mismatch;
+  std::vector<std::string> settings;
   if (!solvers::LoadMeasuredCoverage(FLAGS_coverage_csv, "scara_study/coverage.csv",
-                                     &coverage->rows, &coverage->source, error)) {
+                                     &coverage->rows, &coverage->source, error, &settings)) {
     *error = "--coverage_csv: " + *error;
     return false;
+  }
+  // The rows of every --mismatch are in the file (by scenario); the single run's own flags
+  // (sign statistics, a measured record) do not change a Monte Carlo run.
+  coverage->other_settings.clear();
+  if (!coverage->source.empty()) {
+    cli::SameMonteCarloSettings(settings,
+                                {"mismatch", "seed_repeats", "measurements_csv", "measurement_std"},
+                                &coverage->other_settings);
   }
   return true;
 }
@@ -52,6 +62,7 @@ std::string ParameterCoverageLabel(const MeasuredCoverage& coverage, const std::
                   row->mean_reported_std / row->spread);
     label += text;
   }
+  if (!coverage.other_settings.empty()) label += "; measured at other settings";
   return label + ")";
 }
 
@@ -94,6 +105,7 @@ std::string EstimatorCoverageLabel(const MeasuredCoverage& coverage, const std::
                   widest);
     label += text;
   }
+  if (!coverage.other_settings.empty()) label += "; measured at other settings";
   return label + ")";
 }
 
@@ -101,6 +113,7 @@ nlohmann::json CoverageEntry(const MeasuredCoverage& coverage, const std::string
   nlohmann::json entry;
   entry["source"] = coverage.source.empty() ? nlohmann::json() : nlohmann::json(coverage.source);
   entry["scenario"] = coverage.scenario;
+  if (!coverage.other_settings.empty()) entry["other_settings"] = coverage.other_settings;
   entry["label"] = EstimatorCoverageLabel(coverage, estimator);
   for (int i = 0; i < 4; ++i) {
     const solvers::CoverageRow* row = FindRow(coverage, estimator, i);

@@ -20,6 +20,9 @@ struct MeasuredCoverage {
   std::vector<solvers::CoverageRow> rows;
   std::string source;    // the file read (empty: none found, nothing measured)
   std::string scenario;  // the rows that apply: "" (ideal model) or "mismatch_<--mismatch>"
+  // Empty when the file was measured at this run's flags; otherwise what differs (or that the
+  // file does not record its settings), which every label then says.
+  std::string other_settings;
 };
 
 // --coverage_csv if given (false with a message naming the flag, file and line when it cannot be

@@ -101,7 +101,7 @@ bool RunMonteCarloStudy(const Eigen::Vector3d& torque_noise, std::string* error)
                                                : "");
   if (!stage.Open(FLAGS_out_dir, error) ||
       !solvers::WriteCoverageOutputs(runs, {ScenarioName()}, title, FLAGS_figures, &stage, &rows,
-                                     error)) {
+                                     error, job.settings)) {
     return false;
   }
   std::printf("SCARA Monte Carlo: %s; %g s record, noise scale %g\n",

@@ -120,6 +120,9 @@ void TabulateEstimates(const Eigen::Vector4d& truth, Results* results) {
     results->summary["estimates"].push_back(EstimateJson(e, truth, results->coverage));
   }
   results->csv.table7 = Table7Csv(results->estimates, truth, results->coverage);
+  if (!results->coverage.other_settings.empty()) {
+    results->summary["std_calibration_other_settings"] = results->coverage.other_settings;
+  }
   results->summary["std_calibration_source"] = results->coverage.source.empty()
                                                    ? nlohmann::json()
                                                    : nlohmann::json(results->coverage.source);
@@ -266,6 +269,9 @@ void PrintReportedStd(const Results& results) {
       "(%s%s):\n",
       coverage.source.empty() ? "none found" : coverage.source.c_str(),
       coverage.scenario.empty() ? "" : (", scenario " + coverage.scenario).c_str());
+  if (!coverage.other_settings.empty()) {
+    std::printf("  not measured at this run's settings: %s\n", coverage.other_settings.c_str());
+  }
   for (const Estimate& e : results.estimates) {
     if (!e.has_cov) continue;
     const Eigen::Vector4d sd = e.cov.diagonal().cwiseMax(0.0).cwiseSqrt();

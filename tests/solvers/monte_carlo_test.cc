@@ -267,6 +267,17 @@ TEST(MonteCarloTest, LoadMeasuredCoverageReadsTheGivenFileOrReportsNone) {
       << error;
   EXPECT_EQ(source, path);
   EXPECT_EQ(FormatCoverageCsv(loaded), FormatCoverageCsv(rows));
+  // The settings comments (one per joined Monte Carlo) come back in order; the rows still do.
+  {
+    std::ofstream out(path);
+    out << "# made by hand\n# settings: study --monte_carlo=5 --seed=1\n"
+        << FormatCoverageCsv(rows, "study --monte_carlo=5 --seed=1 --x=2");
+  }
+  std::vector<std::string> settings;
+  ASSERT_TRUE(LoadMeasuredCoverage(path, "", &loaded, &source, &error, &settings)) << error;
+  EXPECT_EQ(settings, (std::vector<std::string>{"study --monte_carlo=5 --seed=1",
+                                                "study --monte_carlo=5 --seed=1 --x=2"}));
+  EXPECT_EQ(FormatCoverageCsv(loaded), FormatCoverageCsv(rows));
   // No given file and no shipped one: nothing to quote, not an error.
   ASSERT_TRUE(LoadMeasuredCoverage("", "no_such_study/coverage.csv", &loaded, &source, &error));
   EXPECT_TRUE(source.empty());

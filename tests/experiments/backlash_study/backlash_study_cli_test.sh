@@ -99,12 +99,12 @@ grep -q '"arm_velocity_measured": false' "$work/motor/summary.json" ||
 "$binary" --out_dir="$work/mc" --figures=false --samples=1000 --bootstrap=20 \
   --cases=sim2,linear --monte_carlo=3 --monte_carlo_threads=2 > "$work/mclog" 2>&1 ||
   fail "Monte Carlo run exited non-zero: $(cat "$work/mclog")"
-head -1 "$work/mc/coverage.csv" |
+grep -v '^#' "$work/mc/coverage.csv" | head -1 |
   grep -q "^estimator,parameter,runs,bias,spread,mean_reported_std,coverage_95,calibrated,scenario," ||
-  fail "unexpected coverage.csv header: $(head -1 "$work/mc/coverage.csv")"
-[[ $(awk -F, 'NR > 1 && $9 == "sim2"' "$work/mc/coverage.csv" | wc -l) -eq 8 ]] ||
+  fail "unexpected coverage.csv header: $(grep -v '^#' "$work/mc/coverage.csv" | head -1)"
+[[ $(awk -F, '!/^#/ && $9 == "sim2"' "$work/mc/coverage.csv" | wc -l) -eq 8 ]] ||
   fail "coverage.csv should hold 4 estimators x 2 parameters of sim2"
-awk -F, 'NR > 1 && $9 == "sim2" && ($3 + $14 != 3 || $4 == "nan" || $5 == "nan" || $8 != 0) {
+awk -F, '!/^#/ && $9 == "sim2" && ($3 + $14 != 3 || $4 == "nan" || $5 == "nan" || $8 != 0) {
            print "bad row: " $0; bad = 1 } END { exit bad }' "$work/mc/coverage.csv" ||
   fail "coverage.csv: sim2 rows need 3 runs, finite bias and spread, no calibration on 3 runs"
 grep -q "sim2 smoother_shape K_nm_per_rad" "$work/mclog" || fail "no coverage table on the console"

@@ -36,6 +36,24 @@ mc = json.load(open(sys.argv[1]))["monte_carlo"]
 assert mc["resumed_runs"] == 2 and mc["computed_runs"] == 2 and mc["seeds"] == 4, mc
 PY
 
+# coverage.csv records how it was measured; a single run quoting it says when its own flags differ.
+head -1 "$work/fresh/coverage.csv" |
+  grep -q "^# settings: scara_study --monte_carlo=4 --seed=11 --duration_s=3$" ||
+  fail "coverage.csv does not record its settings: $(head -1 "$work/fresh/coverage.csv")"
+"$binary" --figures=false --duration_s=3 --seed_repeats=0 --coverage_csv="$work/fresh/coverage.csv"   --out_dir="$work/same" > "$work/log_same" 2>&1 || fail "single run failed: $(cat "$work/log_same")"
+"$binary" --figures=false --duration_s=4 --seed_repeats=0 --coverage_csv="$work/fresh/coverage.csv"   --out_dir="$work/other" > "$work/log_other" 2>&1 || fail "single run failed: $(cat "$work/log_other")"
+python3 - "$work/same/summary.json" "$work/other/summary.json" <<'PY' || fail "other settings not stated"
+import json, sys
+same, other = (json.load(open(p)) for p in sys.argv[1:3])
+assert "std_calibration_other_settings" not in same, same.get("std_calibration_other_settings")
+note = other["std_calibration_other_settings"]
+assert "--duration_s=3" in note and "--duration_s=4" in note, note
+PY
+grep -q "not measured at this run's settings: measured by scara_study at --duration_s=3, this run at --duration_s=4" \
+  "$work/log_other" || fail "the console does not state the other settings: $(cat "$work/log_other")"
+grep -q "measured at other settings" "$work/other/estimates.csv" ||
+  fail "estimates.csv labels do not say 'measured at other settings'"
+
 # A resume onto a journal of other settings, or without --monte_carlo: exit 2, nothing written.
 before=$(ls -la "$work/resume" | md5sum)
 "$binary" "${common[@]}" --monte_carlo=4 --monte_carlo_resume --noise_scale=2 \

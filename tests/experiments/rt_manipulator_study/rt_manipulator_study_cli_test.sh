@@ -45,9 +45,9 @@ check "payload sd grows with the noise" "b > 2 * a" \
 # --monte_carlo: a few seeds, coverage.csv with the required columns and finite values.
 "$binary" --out_dir="$work/mc" --monte_carlo=3 --noise_scale=10 --figures=false \
   > "$work/mclog" 2>&1 || fail "Monte Carlo run exited non-zero: $(cat "$work/mclog")"
-head -1 "$work/mc/coverage.csv" |
+grep -v '^#' "$work/mc/coverage.csv" | head -1 |
   grep -q "^estimator,parameter,runs,bias,spread,mean_reported_std,coverage_95,calibrated," ||
-  fail "unexpected coverage.csv header: $(head -1 "$work/mc/coverage.csv")"
+  fail "unexpected coverage.csv header: $(grep -v '^#' "$work/mc/coverage.csv" | head -1)"
 awk -F, '$1 == "smoother_weighting2" { print $3, $4, $5, $6, $7, $8 }' "$work/mc/coverage.csv" |
   { read -r runs bias spread sd coverage calibrated
     check "Monte Carlo: 3 runs, finite statistics, not calibrated on 3 runs" \

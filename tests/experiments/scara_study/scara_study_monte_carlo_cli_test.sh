@@ -23,9 +23,9 @@ for f in coverage.csv monte_carlo_runs.csv summary.json; do
   [[ -s "$work/one/$f" ]] || fail "Monte Carlo did not write $f"
 done
 [[ -e "$work/one/estimates.csv" ]] && fail "Monte Carlo wrote the single run's estimates.csv"
-head -1 "$work/one/coverage.csv" |
+grep -v '^#' "$work/one/coverage.csv" | head -1 |
   grep -q "^estimator,parameter,runs,bias,spread,mean_reported_std,coverage_95,calibrated," ||
-  fail "unexpected coverage.csv header: $(head -1 "$work/one/coverage.csv")"
+  fail "unexpected coverage.csv header: $(grep -v '^#' "$work/one/coverage.csv" | head -1)"
 cmp -s "$work/one/monte_carlo_runs.csv" "$work/two/monte_carlo_runs.csv" ||
   fail "monte_carlo_runs.csv differs between 1 and 2 threads"
 cmp -s "$work/one/coverage.csv" "$work/two/coverage.csv" ||
@@ -41,7 +41,7 @@ python3 - "$work/one" "$work/single/estimates.csv" <<'PY' || fail "Monte Carlo o
 import csv, json, math, sys
 folder, single_csv = sys.argv[1], sys.argv[2]
 bad = []
-rows = list(csv.DictReader(open(folder + "/coverage.csv")))
+rows = list(csv.DictReader(l for l in open(folder + "/coverage.csv") if not l.startswith("#")))
 by = {(r["estimator"], r["parameter"]): r for r in rows}
 estimators = ["LS", "LS_irw", "HNN", "HNN_irw", "EKF_paper", "EKF", "UKF", "UKF_paper", "CD_EKF",
               "EKF_RTS", "UKF_RTS", "WR_smoother", "WR_smoother_weights_sd"]
@@ -101,7 +101,7 @@ grep -q "^  UKF .*too few seeds to judge" "$work/log4" || fail "console lacks th
   > "$work/log5" 2>&1 || fail "mismatch Monte Carlo exited non-zero: $(cat "$work/log5")"
 python3 - "$work/gravity/coverage.csv" <<'PY' || fail "mismatch coverage.csv unexpected"
 import csv, sys
-rows = {(r["scenario"], r["estimator"], r["parameter"]): r for r in csv.DictReader(open(sys.argv[1]))}
+rows = {(r["scenario"], r["estimator"], r["parameter"]): r for r in csv.DictReader(l for l in open(sys.argv[1]) if not l.startswith("#"))}
 bad = []
 for e in ("LS", "UKF", "WR_smoother"):
     m3 = rows[("mismatch_gravity", e, "m3")]
@@ -124,7 +124,7 @@ PY
   > "$work/log6" 2>&1 || fail "friction Monte Carlo exited non-zero: $(cat "$work/log6")"
 python3 - "$work/friction/coverage.csv" <<'PY' || fail "friction coverage.csv unexpected"
 import csv, sys
-rows = {(r["scenario"], r["estimator"], r["parameter"]): r for r in csv.DictReader(open(sys.argv[1]))}
+rows = {(r["scenario"], r["estimator"], r["parameter"]): r for r in csv.DictReader(l for l in open(sys.argv[1]) if not l.startswith("#"))}
 ukf = rows[("mismatch_friction", "UKF", "IZZ1")]
 ls = rows[("mismatch_friction", "LS", "IZZ1")]
 bad = []
