@@ -3,6 +3,7 @@
 #include "experiments/friction_filter_study/friction_filter_case.h"
 
 #include <Eigen/Core>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -54,6 +55,23 @@ CaseResult EvaluateCase(const Record& record, const CaseRecord& case_record,
       row.rms_after = Rms(e.tail(num - first_after));
       row.max_after = e.tail(num - first_after).cwiseAbs().maxCoeff();
       row.rms_absorbed_after = Rms((estimate - absorbed).tail(num - first_after));
+      row.jumps = MeasureJumps(times, friction, truth.velocities.col(0), estimate,
+                               FLAGS_jump_threshold_n, FLAGS_jump_window_s, first_after);
+      row.jump_summary = SummarizeJumps(row.jumps);
+      std::vector<bool> in_window(static_cast<size_t>(num), false);
+      for (const JumpMeasure& m : row.jumps) {
+        for (int j = m.sample; j < num && times(j) < m.time_s + FLAGS_jump_window_s; ++j) {
+          in_window[static_cast<size_t>(j)] = true;
+        }
+      }
+      double sum_squares = 0.0;
+      int count = 0;
+      for (int j = first_after; j < num; ++j) {
+        if (in_window[static_cast<size_t>(j)]) continue;
+        sum_squares += e(j) * e(j);
+        ++count;
+      }
+      row.rms_between_jumps = count > 0 ? std::sqrt(sum_squares / count) : NAN;
       return row;
     };
     result.rows.push_back(errors("sliding_surface", sliding_e));

@@ -49,6 +49,7 @@
 #include "experiments/friction_filter_study/friction_filter_case.h"
 #include "experiments/friction_filter_study/friction_filter_filters.h"
 #include "experiments/friction_filter_study/friction_filter_flags.h"
+#include "experiments/friction_filter_study/friction_filter_monte_carlo.h"
 #include "experiments/friction_filter_study/friction_filter_output.h"
 #include "experiments/friction_filter_study/friction_filter_record.h"
 
@@ -72,15 +73,24 @@ int main(int argc, char** argv) {
   loading.End();
   if (!study::ParseSettings(&settings, &error)) return Fail(2, error);
   const study::FilterSetup setup = study::MakeFilterSetup(settings);
+  if (FLAGS_monte_carlo > 0) {
+    // N noise seeds instead of one run: medians, spreads and the optimal filter's coverage.
+    if (!study::RunMonteCarloStudy(record, settings, setup, &error)) return Fail(1, error);
+    std::printf("wrote %s\n", FLAGS_out_dir.c_str());
+    return 0;
+  }
 
   // Per case (each true mass, or the measured record): both filters, their errors or levels.
   std::vector<study::CaseResult> cases;
   const size_t num_cases = record.measured ? 1 : settings.true_masses.size();
   dynid::cli::Stage filtering("filter runs", 3 * static_cast<int64_t>(num_cases));
   for (size_t c = 0; c < num_cases; ++c) {
-    const study::CaseRecord case_record = study::MakeCaseRecord(record, settings.true_masses, c);
+    study::CaseRecord case_record;
+    if (!study::MakeCaseRecord(record, settings.true_masses, c, FLAGS_seed, &case_record, &error)) {
+      return Fail(2, error);
+    }
     study::FilterRuns runs;
-    if (!study::RunFilters(setup, record.times, case_record.measurements, &runs, &error,
+    if (!study::RunFilters(setup, record.times, case_record.filter_measurements, &runs, &error,
                            [&](int done) { filtering.Set(3 * static_cast<int64_t>(c) + done); })) {
       return Fail(1, error);
     }
