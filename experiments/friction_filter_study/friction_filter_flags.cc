@@ -34,11 +34,14 @@ DEFINE_string(initial_input, "8,4", "sliding-surface filter: initial [a, f]");
 // equation of motion is trusted like the force measurement, and e' is of order 4 N / 10 ms = 400
 // N/s at a friction reversal, so W_theta = 1/400² ≈ 1e-5.
 DEFINE_double(optimal_parameter_weight, 1e-5, "optimal filter: W_theta of the friction force");
-// Empty: the same rule on the sensors' levels (--sensors=realistic: 1/sd² of the accelerometer and
-// force sensor, 12/resolution² of the encoder, the equation of motion like the force sensor).
+// Empty with --sensors=realistic: the sensors' noise as intensities, V = 1/(sd² h) for samples h
+// apart (per-sample weight 1/sd²; problems::WeightedResidualWeights::FromStandardDeviations), sd
+// of the accelerometer and the force sensor, resolution/√12 of the encoder, the equation of motion
+// like the force sensor. Empty with --sensors=ideal: 1e4,1e8,1e4,1e4 (1/sd² of the noise_scale = 1
+// levels, as intensities per second).
 DEFINE_string(optimal_residual_weights, "",
-              "optimal filter: V for [equation of motion, s, a, f]; empty = 1/sd² of the "
-              "sensors (--sensors=ideal: 1e4,1e8,1e4,1e4)");
+              "optimal filter: V for [equation of motion, s, a, f]; empty = from the sensors' "
+              "noise (realistic: 1/(sd² h), h the sample period; ideal: 1e4,1e8,1e4,1e4)");
 DEFINE_string(optimal_kinematic_weights, "1e6,1e4", "optimal filter: W for [xi_s, xi_v]");
 DEFINE_string(sensors, "realistic",
               "'realistic': an encoder (--encoder_resolution_m), an accelerometer and a force "
@@ -69,8 +72,12 @@ DEFINE_int32(monte_carlo, 0,
              "filter's coverage (coverage.csv); 0 = a single run");
 DEFINE_int32(monte_carlo_threads, 0, "--monte_carlo: worker threads (0 = all cores)");
 DEFINE_string(coverage_times_s, "1.35,1.62,1.85",
-              "--monte_carlo: times (s) at which the friction and velocity estimates and the "
-              "optimal filter's standard deviations are checked against the truth");
+              "times (s) of the optimal filter's intervals of the friction and velocity: quoted "
+              "with their measured coverage by a single run (times outside the record skipped), "
+              "checked against the truth by --monte_carlo");
+DEFINE_string(coverage_csv, "",
+              "the measured coverage quoted beside a single run's intervals: a coverage.csv "
+              "written by --monte_carlo (empty: the shipped one, at the default settings only)");
 DEFINE_double(transient_s, 1.0, "RMS errors 'after transient' use t >= this (s)");
 DEFINE_bool(figures, true, "render PNG figures (python3 + matplotlib)");
 DEFINE_string(measurements_csv, "",
@@ -84,11 +91,10 @@ bool ValidateFlags(std::string* error) {
   if (measured) {
     // The simulation's flags would be ignored: an error, not a silent skip. (--sensors and the
     // sensors' levels state the recording's noise: they set the optimal filter's weights.)
-    for (const char* flag :
-         {"duration_s", "sample_period_s", "force_amplitude", "force_frequency_hz",
-          "static_friction", "dynamic_friction", "true_masses", "noise_scale", "seed",
-          "force_delay_s", "monte_carlo", "monte_carlo_threads", "coverage_times_s",
-          "jump_threshold_n", "jump_window_s"}) {
+    for (const char* flag : {"duration_s", "sample_period_s", "force_amplitude",
+                             "force_frequency_hz", "static_friction", "dynamic_friction",
+                             "true_masses", "noise_scale", "seed", "force_delay_s", "monte_carlo",
+                             "monte_carlo_threads", "jump_threshold_n", "jump_window_s"}) {
       if (!gflags::GetCommandLineFlagInfoOrDie(flag).is_default) {
         *error = std::string("--") + flag + " is not used with --measurements_csv";
         return false;
@@ -192,8 +198,12 @@ bool ValidateFlags(std::string* error) {
     *error = "--monte_carlo_threads must be >= 0 (0 = all cores)";
     return false;
   }
+  if (FLAGS_monte_carlo > 0 && !FLAGS_coverage_csv.empty()) {
+    *error = "--coverage_csv is quoted by a single run, not used with --monte_carlo";
+    return false;
+  }
   if (FLAGS_monte_carlo == 0) {
-    for (const char* flag : {"monte_carlo_threads", "coverage_times_s"}) {
+    for (const char* flag : {"monte_carlo_threads"}) {
       if (!gflags::GetCommandLineFlagInfoOrDie(flag).is_default) {
         *error = std::string("--") + flag + " is used with --monte_carlo only";
         return false;
@@ -207,7 +217,7 @@ bool ValidateFlags(std::string* error) {
   return true;
 }
 
-bool ParseSettings(Settings* settings, std::string* error) {
+bool ParseSettings(double sample_period_s, Settings* settings, std::string* error) {
   if (!cli::ParseNumberList("true_masses", FLAGS_true_masses, 0, cli::kAnyNumber,
                             &settings->true_masses, error) ||
       !cli::ParseNumberList("initial_state", FLAGS_initial_state, 3, cli::kAnyNumber,
@@ -226,17 +236,18 @@ bool ParseSettings(Settings* settings, std::string* error) {
     if (FLAGS_sensors == "ideal") {
       settings->residual_weights = {1e4, 1e8, 1e4, 1e4};
     } else {
-      const double force = 1.0 / (FLAGS_force_sensor_noise * FLAGS_force_sensor_noise);
+      const double h = sample_period_s;
+      const double force = 1.0 / (FLAGS_force_sensor_noise * FLAGS_force_sensor_noise * h);
       settings->residual_weights = {
-          force, 12.0 / (FLAGS_encoder_resolution_m * FLAGS_encoder_resolution_m),
-          1.0 / (FLAGS_accelerometer_noise * FLAGS_accelerometer_noise), force};
+          force, 12.0 / (FLAGS_encoder_resolution_m * FLAGS_encoder_resolution_m * h),
+          1.0 / (FLAGS_accelerometer_noise * FLAGS_accelerometer_noise * h), force};
     }
   }
+  if (!cli::ParseNumberList("coverage_times_s", FLAGS_coverage_times_s, 0, cli::kAnyNumber,
+                            &settings->coverage_times_s, error)) {
+    return false;
+  }
   if (FLAGS_monte_carlo > 0) {
-    if (!cli::ParseNumberList("coverage_times_s", FLAGS_coverage_times_s, 0, cli::kAnyNumber,
-                              &settings->coverage_times_s, error)) {
-      return false;
-    }
     for (double t : settings->coverage_times_s) {
       if (!(t >= FLAGS_transient_s && t <= FLAGS_duration_s)) {
         *error = "--coverage_times_s: times must be in [--transient_s, --duration_s]";

@@ -18,6 +18,7 @@
 #include "dynid/solvers/monte_carlo.h"
 #include "experiments/common/progress.h"
 #include "experiments/friction_filter_study/friction_filter_case.h"
+#include "experiments/friction_filter_study/friction_filter_coverage.h"
 #include "experiments/friction_filter_study/friction_filter_jumps.h"
 #include "experiments/friction_filter_study/friction_filter_measures.h"
 
@@ -50,12 +51,6 @@ const Measure kMeasures[] = {
     {"max_jump_overshoot_n", [](const ErrorRow& r) { return r.jump_summary.max_overshoot_n; }},
     {"rms_error_in_jump_windows_n", [](const ErrorRow& r) { return r.jump_summary.rms_error_n; }},
 };
-
-std::string TimeName(double t) {
-  char name[64];
-  std::snprintf(name, sizeof(name), "at_%gs", t);
-  return name;
-}
 
 }  // namespace
 
@@ -99,8 +94,7 @@ bool RunMonteCarloStudy(const Record& record, const Settings& settings, const Fi
         for (int state : {2, 1}) {
           solvers::MonteCarloEstimate e;
           e.estimator = kFilters[f];
-          e.parameter = (state == 2 ? "friction_n_" : "velocity_m_per_s_") +
-                        TimeName(settings.coverage_times_s[i]);
+          e.parameter = IntervalParameter(state, settings.coverage_times_s[i]);
           e.truth = state == 2 ? case_record.friction(k) : case_record.truth.velocities(k, 0);
           e.estimate = states(state, k);
           e.reported_std = f == 1 ? runs.optimal.standard_deviation(state, k) : nan;
@@ -121,7 +115,7 @@ bool RunMonteCarloStudy(const Record& record, const Settings& settings, const Fi
     progress.Set(finished);
   };
   std::vector<std::string> names;
-  for (double mass : settings.true_masses) names.push_back("true_mass_" + Format(mass) + "kg");
+  for (double mass : settings.true_masses) names.push_back(ScenarioName(mass));
   const auto start = std::chrono::steady_clock::now();
   std::vector<solvers::MonteCarloRun> runs;
   if (!solvers::RunMonteCarlo(num_scenarios, trial, options, &runs, error)) return false;

@@ -47,6 +47,7 @@
 #include "experiments/common/cli.h"
 #include "experiments/common/progress.h"
 #include "experiments/friction_filter_study/friction_filter_case.h"
+#include "experiments/friction_filter_study/friction_filter_coverage.h"
 #include "experiments/friction_filter_study/friction_filter_filters.h"
 #include "experiments/friction_filter_study/friction_filter_flags.h"
 #include "experiments/friction_filter_study/friction_filter_monte_carlo.h"
@@ -71,7 +72,9 @@ int main(int argc, char** argv) {
                                                            : "reading " + FLAGS_measurements_csv);
   if (!study::LoadRecord(&record, &error)) return Fail(2, error);
   loading.End();
-  if (!study::ParseSettings(&settings, &error)) return Fail(2, error);
+  const double sample_period_s =
+      (record.times(record.num - 1) - record.times(0)) / (record.num - 1);
+  if (!study::ParseSettings(sample_period_s, &settings, &error)) return Fail(2, error);
   const study::FilterSetup setup = study::MakeFilterSetup(settings);
   if (FLAGS_monte_carlo > 0) {
     // N noise seeds instead of one run: medians, spreads and the optimal filter's coverage.
@@ -80,8 +83,13 @@ int main(int argc, char** argv) {
     return 0;
   }
 
+  // The measured coverage quoted beside the optimal filter's intervals.
+  study::MeasuredCoverage coverage;
+  if (!study::LoadMeasuredCoverage(&coverage, &error)) return Fail(2, error);
+
   // Per case (each true mass, or the measured record): both filters, their errors or levels.
   std::vector<study::CaseResult> cases;
+  std::vector<nlohmann::json> intervals;
   const size_t num_cases = record.measured ? 1 : settings.true_masses.size();
   dynid::cli::Stage filtering("filter runs", 3 * static_cast<int64_t>(num_cases));
   for (size_t c = 0; c < num_cases; ++c) {
@@ -95,6 +103,8 @@ int main(int argc, char** argv) {
       return Fail(1, error);
     }
     cases.push_back(study::EvaluateCase(record, case_record, runs));
+    intervals.push_back(
+        study::QuoteIntervals(record, case_record, runs, settings.coverage_times_s, coverage));
   }
   filtering.End();
 
@@ -102,11 +112,18 @@ int main(int argc, char** argv) {
   std::ostringstream csv, markdown;
   nlohmann::json json_rows = nlohmann::json::array();
   study::TabulateResults(record, cases, &csv, &markdown, &json_rows);
+  study::PrintIntervals(intervals);
   nlohmann::json summary;
   summary["flags"] = study::FlagsJson(settings);
   summary["errors"] = json_rows;
   summary["cases"] = nlohmann::json::array();
-  for (const study::CaseResult& r : cases) summary["cases"].push_back(r.summary);
+  for (size_t c = 0; c < cases.size(); ++c) {
+    nlohmann::json entry = cases[c].summary;
+    entry["linear_optimal_intervals"] = intervals[c];
+    entry["sliding_surface_intervals"] = "none: the sliding-surface filter reports no uncertainty";
+    summary["cases"].push_back(entry);
+  }
+  summary["coverage_source"] = coverage.source;
   if (!study::WriteOutputs(record, cases, csv.str(), markdown.str(), summary, &error)) {
     return Fail(1, error);
   }

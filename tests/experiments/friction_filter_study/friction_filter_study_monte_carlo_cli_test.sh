@@ -3,7 +3,8 @@
 # coverage.csv (the columns of solvers/coverage.h), monte_carlo_runs.csv, monte_carlo_measures.csv
 # and summary.json; the runs are the same on one and on two threads; run i is the single run with
 # --seed + i; the sliding-surface filter reports no interval, the optimal filter one per friction
-# and velocity estimate; the measures' medians lie within their quartiles.
+# and velocity estimate; the measures' medians lie within their quartiles; a single run quotes a
+# given coverage.csv, or the shipped one at the default settings only; bad flags exit 2.
 # Usage: friction_filter_study_monte_carlo_cli_test.sh PATH/TO/friction_filter_study
 set -u
 binary="$1"
@@ -63,10 +64,31 @@ assert summary["monte_carlo"]["seeds"] == 3
 assert "none reported" in summary["monte_carlo"]["sliding_surface_uncertainty"]
 PY
 
+# A single run quotes the Monte Carlo's coverage.csv beside the optimal filter's intervals (3 runs,
+# too few to judge), and the shipped coverage at the default settings (50 runs).
+"$binary" "${common[@]}" --coverage_times_s=0.9 --coverage_csv="$work/one/coverage.csv" \
+  --out_dir="$work/quoted" > "$work/log4" 2>&1 || fail "quoting run exited non-zero: $(cat "$work/log4")"
+grep -q "^true_mass_1kg linear_optimal friction_n_at_0.9s: .*coverage .* over 3 runs: too few to judge" \
+  "$work/log4" || fail "no quoted coverage: $(cat "$work/log4")"
+grep -q "sliding_surface: no intervals (the filter reports no uncertainty)" "$work/log4" ||
+  fail "no statement on the sliding-surface filter's intervals"
+"$binary" --figures=false --out_dir="$work/shipped" > "$work/log5" 2>&1 ||
+  fail "default run exited non-zero: $(cat "$work/log5")"
+grep -q "^true_mass_1kg linear_optimal friction_n_at_1.35s: .*over 50 runs" "$work/log5" ||
+  fail "the default run does not quote the shipped coverage: $(cat "$work/log5")"
+"$binary" "${common[@]}" --coverage_times_s=0.9 --out_dir="$work/withheld" > "$work/log6" 2>&1 ||
+  fail "short run exited non-zero: $(cat "$work/log6")"
+grep -q "coverage not measured for this setting (--sample_period_s)" "$work/log6" ||
+  fail "the shipped coverage is quoted for other settings: $(cat "$work/log6")"
+
 # expect_error CODE EXPECTED_SUBSTRING ARGS...: exit code, message, and no outputs.
 expect_exit 2 "--monte_carlo_threads must be >= 0" "${common[@]}" --monte_carlo=2 \
   --monte_carlo_threads=-1
 expect_exit 2 "--coverage_times_s: 'x' is not a number" "${common[@]}" --monte_carlo=2 \
   --coverage_times_s=x
+
+expect_exit 2 "--coverage_csv is quoted by a single run" "${common[@]}" --monte_carlo=2 \
+  --coverage_csv="$work/one/coverage.csv"
+expect_exit 2 "--coverage_csv: " "${common[@]}" --coverage_csv="$work/missing.csv"
 
 finish friction_filter_study_monte_carlo
