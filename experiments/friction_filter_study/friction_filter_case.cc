@@ -46,7 +46,8 @@ CaseResult EvaluateCase(const Record& record, const CaseRecord& case_record,
     const Eigen::VectorXd accelerations = truth.accelerations.col(0);
     inertia_error = (case_record.true_mass - FLAGS_filter_mass) * accelerations;
     absorbed = friction + inertia_error;
-    auto errors = [&](const std::string& name, const Eigen::VectorXd& estimate) {
+    auto errors = [&](const std::string& name, const Eigen::VectorXd& estimate,
+                      const Eigen::VectorXd& velocity) {
       ErrorRow row;
       row.true_mass = case_record.true_mass;
       row.filter = name;
@@ -55,6 +56,7 @@ CaseResult EvaluateCase(const Record& record, const CaseRecord& case_record,
       row.rms_after = Rms(e.tail(num - first_after));
       row.max_after = e.tail(num - first_after).cwiseAbs().maxCoeff();
       row.rms_absorbed_after = Rms((estimate - absorbed).tail(num - first_after));
+      row.rms_velocity_after = Rms((velocity - truth.velocities.col(0)).tail(num - first_after));
       row.jumps = MeasureJumps(times, friction, truth.velocities.col(0), estimate,
                                FLAGS_jump_threshold_n, FLAGS_jump_window_s, first_after);
       row.jump_summary = SummarizeJumps(row.jumps);
@@ -74,8 +76,8 @@ CaseResult EvaluateCase(const Record& record, const CaseRecord& case_record,
       row.rms_between_jumps = count > 0 ? std::sqrt(sum_squares / count) : NAN;
       return row;
     };
-    result.rows.push_back(errors("sliding_surface", sliding_e));
-    result.rows.push_back(errors("linear_optimal", optimal_e));
+    result.rows.push_back(errors("sliding_surface", sliding_e, sliding.states.row(1).transpose()));
+    result.rows.push_back(errors("linear_optimal", optimal_e, optimal.states.row(1).transpose()));
   }
 
   // The time series, column by column (the true system's only for a simulation).

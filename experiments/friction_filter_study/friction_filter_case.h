@@ -22,6 +22,8 @@ struct ErrorRow {
   // After the transient, outside the windows after the friction jumps (--jump_window_s): the
   // noise the estimate passes between jumps.
   double rms_between_jumps = 0.0;
+  // The velocity estimate's RMS error after the transient (m/s).
+  double rms_velocity_after = 0.0;
   // The jumps of the true friction after the transient and how the estimate followed them.
   std::vector<JumpMeasure> jumps;
   JumpSummary jump_summary;

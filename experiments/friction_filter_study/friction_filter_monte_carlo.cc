@@ -44,6 +44,8 @@ const Measure kMeasures[] = {
     {"rms_error_vs_w_plus_inertia_error_after_transient_n",
      [](const ErrorRow& r) { return r.rms_absorbed_after; }},
     {"rms_error_between_jumps_n", [](const ErrorRow& r) { return r.rms_between_jumps; }},
+    {"rms_velocity_error_after_transient_m_per_s",
+     [](const ErrorRow& r) { return r.rms_velocity_after; }},
     {"median_jump_lag50_s", [](const ErrorRow& r) { return r.jump_summary.median_lag50_s; }},
     {"median_jump_lag90_s", [](const ErrorRow& r) { return r.jump_summary.median_lag90_s; }},
     {"median_jump_overshoot_n",

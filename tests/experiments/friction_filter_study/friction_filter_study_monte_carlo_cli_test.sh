@@ -55,7 +55,7 @@ for filt, col in (("sliding_surface", "sl_e"), ("linear_optimal", "of_e")):
     assert float(run["estimate"]) == float(single[col]), (run, single[col])
     assert float(run["truth"]) == float(single["w"]), (run, single["w"])
 measures = list(csv.DictReader(open(folder + "/monte_carlo_measures.csv")))
-assert len(measures) == 2 * 2 * 9, len(measures)
+assert len(measures) == 2 * 2 * 10, len(measures)
 for m in measures:
     assert m["runs"] == "3", m
     assert float(m["p25"]) <= float(m["median"]) <= float(m["p75"]), m
