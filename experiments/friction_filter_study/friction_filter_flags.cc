@@ -194,6 +194,10 @@ bool ValidateFlags(std::string* error) {
     *error = "--monte_carlo must be >= 0 (0 = a single run)";
     return false;
   }
+  if (FLAGS_monte_carlo > 0 && FLAGS_seed < 0) {
+    *error = "--seed must be >= 0 with --monte_carlo (the first of the seeds)";
+    return false;
+  }
   if (FLAGS_monte_carlo_threads < 0) {
     *error = "--monte_carlo_threads must be >= 0 (0 = all cores)";
     return false;

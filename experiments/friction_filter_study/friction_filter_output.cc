@@ -2,6 +2,7 @@
 // figures of friction_filter_study (see friction_filter_output.h).
 #include "experiments/friction_filter_study/friction_filter_output.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -172,6 +173,38 @@ bool WriteOutputs(const Record& record, const std::vector<CaseResult>& cases,
       table.columns.push_back({r.header[c], r.table.col(static_cast<Eigen::Index>(c)).data()});
     }
   }
+  // jump_zoom.csv: the first case around its first friction jump after the transient (20 ms
+  // before to --jump_window_s after): the true friction and both estimates.
+  const std::vector<std::string> zoom_header = {"t", "w", "sl_e", "of_e"};
+  Eigen::MatrixXd zoom;
+  const bool has_jump =
+      !measured && !cases.front().rows.empty() && !cases.front().rows.front().jumps.empty();
+  if (has_jump) {
+    const CaseResult& r = cases.front();
+    const JumpMeasure& jump = r.rows.front().jumps.front();
+    std::vector<Eigen::Index> columns;
+    for (const std::string& name : zoom_header) {
+      columns.push_back(static_cast<Eigen::Index>(
+          std::find(r.header.begin(), r.header.end(), name) - r.header.begin()));
+    }
+    std::vector<Eigen::Index> rows;
+    for (Eigen::Index k = 0; k < r.table.rows(); ++k) {
+      const double t = r.table(k, 0);
+      if (t >= jump.time_s - 0.02 && t < jump.time_s + FLAGS_jump_window_s) rows.push_back(k);
+    }
+    zoom.resize(static_cast<Eigen::Index>(rows.size()), 4);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      for (int j = 0; j < 4; ++j)
+        zoom(static_cast<Eigen::Index>(i), j) = r.table(rows[i], columns[j]);
+    }
+    if (!data::WriteCsv(stage.Path("jump_zoom.csv"), zoom_header, zoom, error,
+                        /*num_threads=*/0)) {
+      return false;
+    }
+    data::FigureTable& table = tables["jump_zoom.csv"];
+    table.rows = zoom.rows();
+    for (int j = 0; j < 4; ++j) table.columns.push_back({zoom_header[j], zoom.col(j).data()});
+  }
   if (FLAGS_figures) {
     using data::Figure;
     using data::Panel;
@@ -277,6 +310,16 @@ bool WriteOutputs(const Record& record, const std::vector<CaseResult>& cases,
                                           {"of_e", "estimate e"},
                                           {"w_plus_inertia_error", "w + (m - m_f) a"},
                                           {"a", "acceleration"}})}));
+    }
+    if (has_jump) {
+      figures.emplace_back(
+          "fig_jump_zoom",
+          figure("friction estimates at the first jump after the transient (true mass " +
+                     Format(cases.front().true_mass) + " kg)",
+                 {panel("jump_zoom.csv", "", "[N]",
+                        {{"w", "friction w"},
+                         {"sl_e", "sliding surface"},
+                         {"of_e", "linear optimal"}})}));
     }
     cli::Stage drawing("figures", static_cast<int64_t>(figures.size()));
     for (const auto& [stem, fig] : figures) {

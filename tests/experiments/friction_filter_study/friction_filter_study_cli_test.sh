@@ -15,7 +15,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/../cli_test_lib.sh"
 "$binary" --out_dir="$work/out" --figures=false --duration_s=1.2 --sample_period_s=2e-3 \
   --transient_s=0.25 > "$work/log" 2>&1 ||
   fail "good run exited non-zero: $(cat "$work/log")"
-for f in results.csv results.md summary.json case_mass1.csv case_mass2.csv jumps.csv; do
+for f in results.csv results.md summary.json case_mass1.csv case_mass2.csv jumps.csv \
+  jump_zoom.csv; do
   [[ -s "$work/out/$f" ]] || fail "good run did not write $f"
 done
 head -1 "$work/out/results.csv" | grep -q "^true_mass_kg,filter,rms_error_n,rms_error_after_transient_n," ||
@@ -34,6 +35,15 @@ for j in jumps:
     assert float(j["lag90_s"]) >= 0.0, j
 results = list(csv.DictReader(open(sys.argv[2])))
 assert all(r["jumps"] == "2" for r in results), results
+PY
+# jump_zoom.csv: 20 ms before to 100 ms after the first jump (0.608 s) at 2 ms.
+python3 - "$work/out/jump_zoom.csv" <<'PY' || fail "unexpected jump_zoom.csv"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert list(rows[0]) == ["t", "w", "sl_e", "of_e"], list(rows[0])
+assert len(rows) == 60, len(rows)
+assert abs(float(rows[0]["t"]) - 0.588) < 1e-9 and float(rows[0]["w"]) == 2.0, rows[0]
+assert float(rows[-1]["w"]) == -2.0, rows[-1]
 PY
 grep -q '"reaching_time_s"' "$work/out/summary.json" || fail "summary.json lacks reaching times"
 [[ $(head -1 "$work/out/case_mass1.csv" | tr ',' '\n' | wc -l) -eq 29 ]] ||

@@ -84,6 +84,7 @@ grep -q "coverage not measured for this setting (--sample_period_s)" "$work/log6
 # expect_error CODE EXPECTED_SUBSTRING ARGS...: exit code, message, and no outputs.
 expect_exit 2 "--monte_carlo_threads must be >= 0" "${common[@]}" --monte_carlo=2 \
   --monte_carlo_threads=-1
+expect_exit 2 "--seed must be >= 0 with --monte_carlo" --figures=false --monte_carlo=2 --seed=-1
 expect_exit 2 "--coverage_times_s: 'x' is not a number" "${common[@]}" --monte_carlo=2 \
   --coverage_times_s=x
 
