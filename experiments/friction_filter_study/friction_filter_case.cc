@@ -3,6 +3,7 @@
 #include "experiments/friction_filter_study/friction_filter_case.h"
 
 #include <Eigen/Core>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -45,7 +46,8 @@ CaseResult EvaluateCase(const Record& record, const CaseRecord& case_record,
     const Eigen::VectorXd accelerations = truth.accelerations.col(0);
     inertia_error = (case_record.true_mass - FLAGS_filter_mass) * accelerations;
     absorbed = friction + inertia_error;
-    auto errors = [&](const std::string& name, const Eigen::VectorXd& estimate) {
+    auto errors = [&](const std::string& name, const Eigen::VectorXd& estimate,
+                      const Eigen::VectorXd& velocity) {
       ErrorRow row;
       row.true_mass = case_record.true_mass;
       row.filter = name;
@@ -54,10 +56,28 @@ CaseResult EvaluateCase(const Record& record, const CaseRecord& case_record,
       row.rms_after = Rms(e.tail(num - first_after));
       row.max_after = e.tail(num - first_after).cwiseAbs().maxCoeff();
       row.rms_absorbed_after = Rms((estimate - absorbed).tail(num - first_after));
+      row.rms_velocity_after = Rms((velocity - truth.velocities.col(0)).tail(num - first_after));
+      row.jumps = MeasureJumps(times, friction, truth.velocities.col(0), estimate,
+                               FLAGS_jump_threshold_n, FLAGS_jump_window_s, first_after);
+      row.jump_summary = SummarizeJumps(row.jumps);
+      std::vector<bool> in_window(static_cast<size_t>(num), false);
+      for (const JumpMeasure& m : row.jumps) {
+        for (int j = m.sample; j < num && times(j) < m.time_s + FLAGS_jump_window_s; ++j) {
+          in_window[static_cast<size_t>(j)] = true;
+        }
+      }
+      double sum_squares = 0.0;
+      int count = 0;
+      for (int j = first_after; j < num; ++j) {
+        if (in_window[static_cast<size_t>(j)]) continue;
+        sum_squares += e(j) * e(j);
+        ++count;
+      }
+      row.rms_between_jumps = count > 0 ? std::sqrt(sum_squares / count) : NAN;
       return row;
     };
-    result.rows.push_back(errors("sliding_surface", sliding_e));
-    result.rows.push_back(errors("linear_optimal", optimal_e));
+    result.rows.push_back(errors("sliding_surface", sliding_e, sliding.states.row(1).transpose()));
+    result.rows.push_back(errors("linear_optimal", optimal_e, optimal.states.row(1).transpose()));
   }
 
   // The time series, column by column (the true system's only for a simulation).

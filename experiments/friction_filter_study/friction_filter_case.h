@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "experiments/friction_filter_study/friction_filter_filters.h"
+#include "experiments/friction_filter_study/friction_filter_jumps.h"
 #include "experiments/friction_filter_study/friction_filter_record.h"
 
 namespace dynid::friction_filter_study {
@@ -18,6 +19,14 @@ struct ErrorRow {
   double true_mass = 0.0;
   std::string filter;
   double rms_all = 0.0, rms_after = 0.0, max_after = 0.0, rms_absorbed_after = 0.0;
+  // After the transient, outside the windows after the friction jumps (--jump_window_s): the
+  // noise the estimate passes between jumps.
+  double rms_between_jumps = 0.0;
+  // The velocity estimate's RMS error after the transient (m/s).
+  double rms_velocity_after = 0.0;
+  // The jumps of the true friction after the transient and how the estimate followed them.
+  std::vector<JumpMeasure> jumps;
+  JumpSummary jump_summary;
 };
 
 // Per filter on a measured record: the friction estimate at the end, and its mean and mean

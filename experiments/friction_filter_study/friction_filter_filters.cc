@@ -47,7 +47,7 @@ FilterSetup MakeFilterSetup(const Settings& settings) {
 
 bool RunFilters(const FilterSetup& setup, const Eigen::VectorXd& times,
                 const Eigen::MatrixXd& measurements, FilterRuns* runs, std::string* error,
-                const std::function<void(int done)>& filter_done) {
+                const std::function<void(int done)>& filter_done, bool sigma_demo) {
   auto done = [&filter_done](int count) {
     if (filter_done) filter_done(count);
   };
@@ -70,8 +70,11 @@ bool RunFilters(const FilterSetup& setup, const Eigen::VectorXd& times,
   done(1);
   solvers::SlidingSurfaceFilterOptions sigma_options = sliding_options;
   sigma_options.sigma = Eigen::Vector4d::Constant(FLAGS_sigma_demo);
-  if (!solvers::RunSlidingSurfaceFilter(model, sliding_data, sigma_options, x0, pbar0,
-                                        &sliding_sigma, &sliding_sigma_summary)) {
+  if (!sigma_demo) {
+    sliding_sigma = sliding;
+    sliding_sigma_summary = sliding_summary;
+  } else if (!solvers::RunSlidingSurfaceFilter(model, sliding_data, sigma_options, x0, pbar0,
+                                               &sliding_sigma, &sliding_sigma_summary)) {
     *error = "sliding-surface filter (sigma): " + sliding_sigma_summary.message;
     return false;
   }

@@ -40,10 +40,10 @@ FilterSetup MakeFilterSetup(const Settings& settings);
 
 // Both filters on the measurements [s, a, f] at `times`; false with a message naming the filter.
 // `filter_done` (may be empty) is called after each of the three filter runs with how many are
-// done.
+// done. Without `sigma_demo` the sliding-surface filter with sigma = --sigma_demo is skipped.
 bool RunFilters(const FilterSetup& setup, const Eigen::VectorXd& times,
                 const Eigen::MatrixXd& measurements, FilterRuns* runs, std::string* error,
-                const std::function<void(int done)>& filter_done = {});
+                const std::function<void(int done)>& filter_done = {}, bool sigma_demo = true);
 
 }  // namespace dynid::friction_filter_study
 

@@ -31,6 +31,18 @@ DECLARE_string(initial_input);
 DECLARE_double(optimal_parameter_weight);
 DECLARE_string(optimal_residual_weights);
 DECLARE_string(optimal_kinematic_weights);
+DECLARE_string(sensors);
+DECLARE_double(encoder_resolution_m);
+DECLARE_double(accelerometer_noise);
+DECLARE_double(force_sensor_noise);
+DECLARE_double(force_delay_s);
+DECLARE_double(prefilter_hz);
+DECLARE_double(jump_threshold_n);
+DECLARE_double(jump_window_s);
+DECLARE_int32(monte_carlo);
+DECLARE_int32(monte_carlo_threads);
+DECLARE_string(coverage_times_s);
+DECLARE_string(coverage_csv);
 DECLARE_double(noise_scale);
 DECLARE_int32(seed);
 DECLARE_double(transient_s);
@@ -43,6 +55,7 @@ namespace dynid::friction_filter_study {
 struct Settings {
   std::vector<double> true_masses, initial_state, initial_input, residual_weights,
       kinematic_weights;
+  std::vector<double> coverage_times_s;
   solvers::SlidingSurfaceFilterOptions sliding_options;
 };
 
@@ -50,8 +63,9 @@ struct Settings {
 // message naming the flag. The transient against a measured record is checked by LoadRecord.
 bool ValidateFlags(std::string* error);
 
-// The list flags parsed and checked, and the sliding-surface filter's options built and checked.
-bool ParseSettings(Settings* settings, std::string* error);
+// The list flags parsed and checked (the optimal filter's default V for a record sampled
+// `sample_period_s` apart), and the sliding-surface filter's options built and checked.
+bool ParseSettings(double sample_period_s, Settings* settings, std::string* error);
 
 // The flags as summary.json "flags" records them.
 nlohmann::json FlagsJson(const Settings& settings);

@@ -2,6 +2,8 @@
 // figures of friction_filter_study (see friction_filter_output.h).
 #include "experiments/friction_filter_study/friction_filter_output.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -20,6 +22,14 @@
 namespace dynid::friction_filter_study {
 
 namespace data = dynid::data;
+
+namespace {
+
+nlohmann::json NullIfNan(double value) {
+  return std::isnan(value) ? nlohmann::json(nullptr) : nlohmann::json(value);
+}
+
+}  // namespace
 
 void TabulateResults(const Record& record, const std::vector<CaseResult>& cases,
                      std::ostringstream* csv_out, std::ostringstream* markdown_out,
@@ -56,27 +66,50 @@ void TabulateResults(const Record& record, const std::vector<CaseResult>& cases,
     }
   } else {
     csv << "true_mass_kg,filter,rms_error_n,rms_error_after_transient_n,"
-           "max_abs_error_after_transient_n,rms_error_vs_w_plus_inertia_error_after_transient_n\n";
+           "max_abs_error_after_transient_n,rms_error_vs_w_plus_inertia_error_after_transient_n,"
+           "rms_error_between_jumps_n,jumps,median_lag50_s,median_lag90_s,lag90_not_reached,median_"
+           "overshoot_n,"
+           "max_overshoot_n,rms_error_in_jump_windows_n\n";
     markdown << "| true mass [kg] | filter | RMS error [N] | RMS error, t >= " << FLAGS_transient_s
              << " s [N] | max abs error, t >= " << FLAGS_transient_s
-             << " s [N] | RMS error vs w + (m - m_f) a, t >= " << FLAGS_transient_s << " s [N] |\n"
-             << "|---|---|---|---|---|---|\n";
+             << " s [N] | RMS error vs w + (m - m_f) a, t >= " << FLAGS_transient_s
+             << " s [N] | RMS error between jumps [N] | jumps | median lag 50 % [ms] | median lag "
+                "90 % [ms] (not reached) | "
+                "median overshoot [N] | RMS error in the "
+             << FLAGS_jump_window_s * 1e3 << " ms after jumps [N] |\n"
+             << "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+    const std::string prefilter =
+        FLAGS_prefilter_hz > 0.0 ? ", pre-filter " + Format(FLAGS_prefilter_hz) + " Hz" : "";
     std::printf(
-        "friction-estimate errors (filter mass %g kg, w_s = %g N, w_d = %g N, %d samples)\n",
-        FLAGS_filter_mass, FLAGS_static_friction, FLAGS_dynamic_friction, num);
-    std::printf("%-6s %-16s %12s %14s %14s %16s\n", "mass", "filter", "rms_all", "rms_after",
-                "max_after", "rms_vs_absorbed");
+        "friction-estimate errors (filter mass %g kg, w_s = %g N, w_d = %g N, %d samples, "
+        "%s sensors%s)\n",
+        FLAGS_filter_mass, FLAGS_static_friction, FLAGS_dynamic_friction, num,
+        FLAGS_sensors.c_str(), prefilter.c_str());
+    std::printf("%-6s %-16s %10s %10s %10s %10s %10s %6s %9s %9s %10s %10s\n", "mass", "filter",
+                "rms_all", "rms_after", "max_after", "rms_vs_abs", "rms_betw", "jumps", "lag50_ms",
+                "lag90_ms", "overshoot", "rms_jumps");
     for (const CaseResult& r : cases) {
       for (const ErrorRow& row : r.rows) {
-        std::printf("%-6g %-16s %12.4g %14.4g %14.4g %16.4g\n", row.true_mass, row.filter.c_str(),
-                    row.rms_all, row.rms_after, row.max_after, row.rms_absorbed_after);
-        std::snprintf(buffer, sizeof(buffer), "%.17g,%s,%.17g,%.17g,%.17g,%.17g\n", row.true_mass,
-                      row.filter.c_str(), row.rms_all, row.rms_after, row.max_after,
-                      row.rms_absorbed_after);
-        csv << buffer;
-        std::snprintf(buffer, sizeof(buffer), "| %g | %s | %.4g | %.4g | %.4g | %.4g |\n",
+        const JumpSummary& j = row.jump_summary;
+        std::printf("%-6g %-16s %10.4g %10.4g %10.4g %10.4g %10.4g %6d %9.4g %9.4g %10.4g %10.4g\n",
+                    row.true_mass, row.filter.c_str(), row.rms_all, row.rms_after, row.max_after,
+                    row.rms_absorbed_after, row.rms_between_jumps, j.jumps, j.median_lag50_s * 1e3,
+                    j.median_lag90_s * 1e3, j.median_overshoot_n, j.rms_error_n);
+        std::snprintf(buffer, sizeof(buffer),
+                      "%.17g,%s,%.17g,%.17g,%.17g,%.17g,%.17g,%d,%.17g,%.17g,%d,%.17g,%.17g,"
+                      "%.17g\n",
                       row.true_mass, row.filter.c_str(), row.rms_all, row.rms_after, row.max_after,
-                      row.rms_absorbed_after);
+                      row.rms_absorbed_after, row.rms_between_jumps, j.jumps, j.median_lag50_s,
+                      j.median_lag90_s, j.lag90_not_reached, j.median_overshoot_n,
+                      j.max_overshoot_n, j.rms_error_n);
+        csv << buffer;
+        std::snprintf(buffer, sizeof(buffer),
+                      "| %g | %s | %.4g | %.4g | %.4g | %.4g | %.4g | %d | %.3g | %.3g (%d) | "
+                      "%.3g | %.3g |\n",
+                      row.true_mass, row.filter.c_str(), row.rms_all, row.rms_after, row.max_after,
+                      row.rms_absorbed_after, row.rms_between_jumps, j.jumps,
+                      j.median_lag50_s * 1e3, j.median_lag90_s * 1e3, j.lag90_not_reached,
+                      j.median_overshoot_n, j.rms_error_n);
         markdown << buffer;
         json_rows.push_back(
             {{"true_mass_kg", row.true_mass},
@@ -84,10 +117,37 @@ void TabulateResults(const Record& record, const std::vector<CaseResult>& cases,
              {"rms_error_n", row.rms_all},
              {"rms_error_after_transient_n", row.rms_after},
              {"max_abs_error_after_transient_n", row.max_after},
-             {"rms_error_vs_w_plus_inertia_error_after_transient_n", row.rms_absorbed_after}});
+             {"rms_error_vs_w_plus_inertia_error_after_transient_n", row.rms_absorbed_after},
+             {"rms_error_between_jumps_n", NullIfNan(row.rms_between_jumps)},
+             {"rms_velocity_error_after_transient_m_per_s", row.rms_velocity_after},
+             {"jumps", j.jumps},
+             {"median_lag50_s", NullIfNan(j.median_lag50_s)},
+             {"median_lag90_s", NullIfNan(j.median_lag90_s)},
+             {"lag50_not_reached", j.lag50_not_reached},
+             {"lag90_not_reached", j.lag90_not_reached},
+             {"median_overshoot_n", NullIfNan(j.median_overshoot_n)},
+             {"max_overshoot_n", NullIfNan(j.max_overshoot_n)},
+             {"rms_error_in_jump_windows_n", NullIfNan(j.rms_error_n)}});
       }
     }
   }
+}
+
+std::string JumpsCsv(const std::vector<CaseResult>& cases) {
+  std::ostringstream csv;
+  csv << "true_mass_kg,filter,time_s,kind,size_n,lag50_s,lag90_s,overshoot_n,rms_error_n\n";
+  char buffer[512];
+  for (const CaseResult& r : cases) {
+    for (const ErrorRow& row : r.rows) {
+      for (const JumpMeasure& m : row.jumps) {
+        std::snprintf(buffer, sizeof(buffer), "%.17g,%s,%.17g,%s,%.17g,%.17g,%.17g,%.17g,%.17g\n",
+                      row.true_mass, row.filter.c_str(), m.time_s, m.kind.c_str(), m.size_n,
+                      m.lag50_s, m.lag90_s, m.overshoot_n, m.rms_error_n);
+        csv << buffer;
+      }
+    }
+  }
+  return csv.str();
 }
 
 bool WriteOutputs(const Record& record, const std::vector<CaseResult>& cases,
@@ -96,7 +156,8 @@ bool WriteOutputs(const Record& record, const std::vector<CaseResult>& cases,
   const bool measured = record.measured;
   data::OutputStage stage;
   if (!stage.Open(FLAGS_out_dir, error) || !stage.WriteText("results.csv", csv, error) ||
-      !stage.WriteText("results.md", markdown, error)) {
+      !stage.WriteText("results.md", markdown, error) ||
+      (!measured && !stage.WriteText("jumps.csv", JumpsCsv(cases), error))) {
     return false;
   }
   std::vector<std::string> case_files;
@@ -111,6 +172,38 @@ bool WriteOutputs(const Record& record, const std::vector<CaseResult>& cases,
     for (size_t c = 0; c < r.header.size(); ++c) {
       table.columns.push_back({r.header[c], r.table.col(static_cast<Eigen::Index>(c)).data()});
     }
+  }
+  // jump_zoom.csv: the first case around its first friction jump after the transient (20 ms
+  // before to --jump_window_s after): the true friction and both estimates.
+  const std::vector<std::string> zoom_header = {"t", "w", "sl_e", "of_e"};
+  Eigen::MatrixXd zoom;
+  const bool has_jump =
+      !measured && !cases.front().rows.empty() && !cases.front().rows.front().jumps.empty();
+  if (has_jump) {
+    const CaseResult& r = cases.front();
+    const JumpMeasure& jump = r.rows.front().jumps.front();
+    std::vector<Eigen::Index> columns;
+    for (const std::string& name : zoom_header) {
+      columns.push_back(static_cast<Eigen::Index>(
+          std::find(r.header.begin(), r.header.end(), name) - r.header.begin()));
+    }
+    std::vector<Eigen::Index> rows;
+    for (Eigen::Index k = 0; k < r.table.rows(); ++k) {
+      const double t = r.table(k, 0);
+      if (t >= jump.time_s - 0.02 && t < jump.time_s + FLAGS_jump_window_s) rows.push_back(k);
+    }
+    zoom.resize(static_cast<Eigen::Index>(rows.size()), 4);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      for (int j = 0; j < 4; ++j)
+        zoom(static_cast<Eigen::Index>(i), j) = r.table(rows[i], columns[j]);
+    }
+    if (!data::WriteCsv(stage.Path("jump_zoom.csv"), zoom_header, zoom, error,
+                        /*num_threads=*/0)) {
+      return false;
+    }
+    data::FigureTable& table = tables["jump_zoom.csv"];
+    table.rows = zoom.rows();
+    for (int j = 0; j < 4; ++j) table.columns.push_back({zoom_header[j], zoom.col(j).data()});
   }
   if (FLAGS_figures) {
     using data::Figure;
@@ -217,6 +310,16 @@ bool WriteOutputs(const Record& record, const std::vector<CaseResult>& cases,
                                           {"of_e", "estimate e"},
                                           {"w_plus_inertia_error", "w + (m - m_f) a"},
                                           {"a", "acceleration"}})}));
+    }
+    if (has_jump) {
+      figures.emplace_back(
+          "fig_jump_zoom",
+          figure("friction estimates at the first jump after the transient (true mass " +
+                     Format(cases.front().true_mass) + " kg)",
+                 {panel("jump_zoom.csv", "", "[N]",
+                        {{"w", "friction w"},
+                         {"sl_e", "sliding surface"},
+                         {"of_e", "linear optimal"}})}));
     }
     cli::Stage drawing("figures", static_cast<int64_t>(figures.size()));
     for (const auto& [stem, fig] : figures) {

@@ -21,6 +21,9 @@ void TabulateResults(const Record& record, const std::vector<CaseResult>& cases,
                      std::ostringstream* csv, std::ostringstream* markdown,
                      nlohmann::json* json_rows);
 
+// jumps.csv: one row per (case, filter, friction jump) with its lags, overshoot and RMS error.
+std::string JumpsCsv(const std::vector<CaseResult>& cases);
+
 // Writes results.csv, results.md, the cases' time series, the figures (--figures) and
 // summary.json to --out_dir; false with a message on a failure.
 bool WriteOutputs(const Record& record, const std::vector<CaseResult>& cases,

@@ -7,6 +7,7 @@
 
 #include <Eigen/Core>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -30,16 +31,23 @@ struct CaseRecord {
   std::string file;        // case_mass<m>.csv or case_measured.csv
   dynid::models::Trajectory truth;
   Eigen::VectorXd friction;
-  Eigen::MatrixXd measurements;
+  Eigen::MatrixXd measurements;         // what the sensors give (z_s, z_a, z_f of the CSV)
+  Eigen::MatrixXd filter_measurements;  // the same through --prefilter_hz (what both filters see)
 };
 
 // Reads --measurements_csv (if given; before anything is written) and sets up the time grid;
 // false with a message (exit code 2) on a bad record.
 bool LoadRecord(Record* record, std::string* error);
 
-// Case c: the measured record, or the stick-slip mass of true_masses[c] simulated (with noise of
-// --noise_scale, seed --seed + c).
-CaseRecord MakeCaseRecord(const Record& record, const std::vector<double>& true_masses, size_t c);
+// The sensors' noise seed of case c in the run of noise seed `seed` (--sensors=realistic).
+std::uint64_t SensorSeed(std::int64_t seed, size_t c);
+
+// Case c: the measured record, or the stick-slip mass of true_masses[c] simulated and measured by
+// --sensors (realistic: seed SensorSeed(seed, c); ideal: noise of --noise_scale from
+// std::mt19937(seed + c)), and the measurements through --prefilter_hz. False with a message
+// (a pre-filter that cannot be designed).
+bool MakeCaseRecord(const Record& record, const std::vector<double>& true_masses, size_t c,
+                    std::int64_t seed, CaseRecord* result, std::string* error);
 
 }  // namespace dynid::friction_filter_study
 
