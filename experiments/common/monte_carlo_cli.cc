@@ -106,7 +106,7 @@ void SetMonteCarloRanks(int rank, int size, std::function<void()> barrier,
 int MonteCarloRank() { return TheRanks().rank; }
 int MonteCarloRanks() { return TheRanks().size; }
 
-bool ValidateMonteCarloFlags(const std::string& out_dir, std::string* error) {
+bool ValidateMonteCarloFlags(const std::string& out_dir, std::string* error, bool resumable) {
   if (FLAGS_monte_carlo < 0) {
     *error =
         "--monte_carlo must be >= 0 (0 = the single run), got " + std::to_string(FLAGS_monte_carlo);
@@ -115,6 +115,11 @@ bool ValidateMonteCarloFlags(const std::string& out_dir, std::string* error) {
   if (FLAGS_monte_carlo_threads < 0) {
     *error = "--monte_carlo_threads must be >= 0 (0 = all cores), got " +
              std::to_string(FLAGS_monte_carlo_threads);
+    return false;
+  }
+  if (FLAGS_monte_carlo_resume && !resumable) {
+    *error = "--monte_carlo_resume: " + ProgramName() +
+             "'s Monte Carlo is not journalled (it keeps per-run measures beside the estimates)";
     return false;
   }
   if (FLAGS_monte_carlo_resume && FLAGS_monte_carlo == 0) {

@@ -42,7 +42,9 @@ int MonteCarloRanks();
 // The shared flags' checks (false with a message naming the flag; exit 2): --monte_carlo >= 0,
 // --monte_carlo_threads >= 0, --monte_carlo_resume only with --monte_carlo and only onto a
 // journal of the same settings in `out_dir`; several MPI ranks only with --monte_carlo.
-bool ValidateMonteCarloFlags(const std::string& out_dir, std::string* error);
+// A study whose Monte Carlo keeps per-run results outside the runs' estimates (and so cannot be
+// journalled or shared out) passes resumable = false: --monte_carlo_resume is then refused.
+bool ValidateMonteCarloFlags(const std::string& out_dir, std::string* error, bool resumable = true);
 
 // How a Monte Carlo ran.
 struct MonteCarloJob {

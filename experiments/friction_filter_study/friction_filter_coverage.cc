@@ -29,25 +29,24 @@ bool LoadMeasuredCoverage(MeasuredCoverage* coverage, std::string* error) {
   coverage->rows.clear();
   coverage->source.clear();
   coverage->withheld.clear();
-  if (FLAGS_coverage_csv.empty()) {
-    // The shipped coverage was measured at the default settings; it says nothing of others.
-    for (const char* flag :
-         {"measurements_csv", "sample_period_s", "force_amplitude", "force_frequency_hz",
-          "static_friction", "dynamic_friction", "filter_mass", "initial_state",
-          "optimal_parameter_weight", "optimal_residual_weights", "optimal_kinematic_weights",
-          "sensors", "encoder_resolution_m", "accelerometer_noise", "force_sensor_noise",
-          "force_delay_s", "prefilter_hz"}) {
-      if (!gflags::GetCommandLineFlagInfoOrDie(flag).is_default) {
-        coverage->withheld = std::string("coverage not measured for this setting (--") + flag +
-                             "): the shipped coverage holds for the default settings only";
-        return true;
-      }
-    }
-  }
+  std::vector<std::string> settings;
   if (!solvers::LoadMeasuredCoverage(FLAGS_coverage_csv, "friction_filter_study/coverage.csv",
-                                     &coverage->rows, &coverage->source, error)) {
+                                     &coverage->rows, &coverage->source, error, &settings)) {
     *error = "--coverage_csv: " + *error;
     return false;
+  }
+  // A coverage measured at other settings says nothing of this run's intervals: not quoted. The
+  // true masses (scenarios), the coverage times (rows by name) and the jump and error measures'
+  // settings do not change a run's intervals.
+  std::string difference;
+  if (!coverage->source.empty() &&
+      !cli::SameMonteCarloSettings(
+          settings,
+          {"true_masses", "coverage_times_s", "jump_threshold_n", "jump_window_s", "transient_s"},
+          &difference)) {
+    coverage->withheld = "coverage not measured for this setting (" + difference + ")";
+    coverage->rows.clear();
+    coverage->source.clear();
   }
   return true;
 }

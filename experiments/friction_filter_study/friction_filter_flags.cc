@@ -66,11 +66,6 @@ DEFINE_double(jump_threshold_n, 0.5,
               "a friction jump is a change of the true friction by more than this between two "
               "samples (N)");
 DEFINE_double(jump_window_s, 0.1, "window after each friction jump for its lag and error (s)");
-DEFINE_int32(monte_carlo, 0,
-             "N > 0: repeat the simulation for noise seeds --seed .. --seed + N - 1 and report "
-             "medians and spreads of the errors, jump lags and overshoots, and the optimal "
-             "filter's coverage (coverage.csv); 0 = a single run");
-DEFINE_int32(monte_carlo_threads, 0, "--monte_carlo: worker threads (0 = all cores)");
 DEFINE_string(coverage_times_s, "1.35,1.62,1.85",
               "times (s) of the optimal filter's intervals of the friction and velocity: quoted "
               "with their measured coverage by a single run (times outside the record skipped), "
@@ -190,16 +185,10 @@ bool ValidateFlags(std::string* error) {
     *error = "--jump_window_s must be finite and > 0";
     return false;
   }
-  if (FLAGS_monte_carlo < 0) {
-    *error = "--monte_carlo must be >= 0 (0 = a single run)";
-    return false;
-  }
+  // Not journalled: the jump and error measures of each run live beside its estimates.
+  if (!cli::ValidateMonteCarloFlags(FLAGS_out_dir, error, /*resumable=*/false)) return false;
   if (FLAGS_monte_carlo > 0 && FLAGS_seed < 0) {
     *error = "--seed must be >= 0 with --monte_carlo (the first of the seeds)";
-    return false;
-  }
-  if (FLAGS_monte_carlo_threads < 0) {
-    *error = "--monte_carlo_threads must be >= 0 (0 = all cores)";
     return false;
   }
   if (FLAGS_monte_carlo > 0 && !FLAGS_coverage_csv.empty()) {

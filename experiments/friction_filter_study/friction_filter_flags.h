@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "dynid/solvers/sliding_surface_filter.h"
+#include "experiments/common/monte_carlo_cli.h"
 
 DECLARE_string(out_dir);
 DECLARE_double(duration_s);
@@ -39,8 +40,6 @@ DECLARE_double(force_delay_s);
 DECLARE_double(prefilter_hz);
 DECLARE_double(jump_threshold_n);
 DECLARE_double(jump_window_s);
-DECLARE_int32(monte_carlo);
-DECLARE_int32(monte_carlo_threads);
 DECLARE_string(coverage_times_s);
 DECLARE_string(coverage_csv);
 DECLARE_double(noise_scale);

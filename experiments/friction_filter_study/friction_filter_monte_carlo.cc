@@ -192,7 +192,8 @@ bool RunMonteCarloStudy(const Record& record, const Settings& settings, const Fi
                 "friction and velocity at chosen times: %d noise seeds from %d (filter mass %g kg)",
                 num_seeds, FLAGS_seed, FLAGS_filter_mass);
   if (!stage.Open(FLAGS_out_dir, error) ||
-      !solvers::WriteCoverageOutputs(runs, names, title, FLAGS_figures, &stage, &rows, error) ||
+      !solvers::WriteCoverageOutputs(runs, names, title, FLAGS_figures, &stage, &rows, error,
+                                     cli::MonteCarloSettings()) ||
       !stage.WriteText("monte_carlo_measures.csv", csv.str(), error)) {
     return false;
   }
