@@ -222,8 +222,10 @@ bool SameMonteCarloSettings(const std::vector<std::string>& settings,
     std::sort(measured.begin(), measured.end());
     const std::string program = line.substr(0, line.find(' '));
     if (program == ProgramBaseName() && measured == current) return true;
-    *difference += std::string(difference->empty() ? "" : "; ") + "measured by " + program +
-                   " at " + Join(measured);
+    const std::string described = "measured by " + program + " at " + Join(measured);
+    if (difference->find(described) == std::string::npos) {
+      *difference += std::string(difference->empty() ? "" : "; ") + described;
+    }
   }
   *difference += ", this run at " + Join(current);
   return false;
