@@ -5,6 +5,7 @@
 #include <gflags/gflags.h>
 
 #include <cmath>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -28,13 +29,24 @@ DEFINE_double(link_mass, 10.0, "measured record: link mass ml of the rigid model
 DEFINE_double(link_length, 1.0, "measured record: link length l of the rigid model (m)");
 DEFINE_double(joint_inertia, 5.0, "measured record: joint inertia J of the rigid model (kg m²)");
 DEFINE_bool(figures, true, "render PNG figures (needs python3 + matplotlib)");
+DEFINE_double(model_link_mass_scale, 1.0,
+              "model mismatch (simulation): the estimators' rigid model takes the link mass ml as "
+              "this factor times the true one, which the simulator keeps (1 = the exact value)");
+DEFINE_double(model_joint_inertia_scale, 1.0,
+              "model mismatch (simulation): the estimators' joint inertia J as a factor of the "
+              "true one");
 namespace dynid::rt_manipulator_study {
 
 bool ValidateFlags(std::string* error) {
   // Flags of one source only: a flag that would be ignored is an error.
   const bool measured = !FLAGS_measurements_csv.empty();
-  const std::vector<const char*> simulation_only = {"sample_period_s", "duration_s", "stiffness",
-                                                    "noise_scale", "seed"};
+  const std::vector<const char*> simulation_only = {"sample_period_s",
+                                                    "duration_s",
+                                                    "stiffness",
+                                                    "noise_scale",
+                                                    "seed",
+                                                    "model_link_mass_scale",
+                                                    "model_joint_inertia_scale"};
   const std::vector<const char*> measured_only = {"link_mass", "link_length", "joint_inertia"};
   for (const char* flag : measured ? simulation_only : measured_only) {
     if (!gflags::GetCommandLineFlagInfoOrDie(flag).is_default) {
@@ -73,9 +85,12 @@ bool ValidateFlags(std::string* error) {
     *error = "--deweight must be > 0";
     return false;
   }
-  for (const auto& [flag, value] : {std::pair<const char*, double>{"link_mass", FLAGS_link_mass},
-                                    {"link_length", FLAGS_link_length},
-                                    {"joint_inertia", FLAGS_joint_inertia}}) {
+  for (const auto& [flag, value] :
+       {std::pair<const char*, double>{"link_mass", FLAGS_link_mass},
+        {"link_length", FLAGS_link_length},
+        {"joint_inertia", FLAGS_joint_inertia},
+        {"model_link_mass_scale", FLAGS_model_link_mass_scale},
+        {"model_joint_inertia_scale", FLAGS_model_joint_inertia_scale}}) {
     if (!(value > 0.0) || !std::isfinite(value)) {
       *error = std::string("--") + flag + " must be a number > 0";
       return false;
@@ -93,6 +108,27 @@ models::RtManipulatorParameters ModelParameters() {
   return parameters;
 }
 
+models::RtManipulatorParameters EstimatorParameters(const models::RtManipulatorParameters& truth) {
+  models::RtManipulatorParameters known = truth;
+  known.link_mass_kg *= FLAGS_model_link_mass_scale;
+  known.joint_inertia_kg_m2 *= FLAGS_model_joint_inertia_scale;
+  return known;
+}
+
+std::string ModelMismatchDescription() {
+  std::string text;
+  char part[120];
+  for (const auto& [name, scale] :
+       {std::pair<const char*, double>{"link mass ml", FLAGS_model_link_mass_scale},
+        {"joint inertia J", FLAGS_model_joint_inertia_scale}}) {
+    if (scale == 1.0) continue;
+    std::snprintf(part, sizeof(part), "%sthe estimators' %s x%g of the true (%+.0f %%)",
+                  text.empty() ? "" : ", ", name, scale, 100.0 * (scale - 1.0));
+    text += part;
+  }
+  return text;
+}
+
 nlohmann::json FlagsJson() {
   return {{"measurements_csv", FLAGS_measurements_csv},
           {"link_mass", FLAGS_link_mass},
@@ -103,7 +139,10 @@ nlohmann::json FlagsJson() {
           {"stiffness", FLAGS_stiffness},
           {"noise_scale", FLAGS_noise_scale},
           {"seed", FLAGS_seed},
-          {"deweight", FLAGS_deweight}};
+          {"deweight", FLAGS_deweight},
+          {"model_link_mass_scale", FLAGS_model_link_mass_scale},
+          {"model_joint_inertia_scale", FLAGS_model_joint_inertia_scale},
+          {"model_mismatch", ModelMismatchDescription()}};
 }
 
 }  // namespace dynid::rt_manipulator_study

@@ -25,6 +25,8 @@ DECLARE_double(link_mass);
 DECLARE_double(link_length);
 DECLARE_double(joint_inertia);
 DECLARE_bool(figures);
+DECLARE_double(model_link_mass_scale);
+DECLARE_double(model_joint_inertia_scale);
 
 namespace dynid::rt_manipulator_study {
 
@@ -34,6 +36,14 @@ bool ValidateFlags(std::string* error);
 
 // The manipulator's parameters from --stiffness, --link_mass, --link_length, --joint_inertia.
 models::RtManipulatorParameters ModelParameters();
+
+// What the estimators' rigid model knows of the true system: its parameters with the link mass
+// and joint inertia scaled by --model_link_mass_scale and --model_joint_inertia_scale (model
+// mismatch; the payload is what they estimate).
+models::RtManipulatorParameters EstimatorParameters(const models::RtManipulatorParameters& truth);
+
+// "the estimators' link mass ml x1.1 of the true (+10 %)", or empty for the exact model.
+std::string ModelMismatchDescription();
 
 // The flags as summary.json "flags" records them.
 nlohmann::json FlagsJson();

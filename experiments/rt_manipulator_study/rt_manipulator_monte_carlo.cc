@@ -24,7 +24,7 @@ namespace {
 bool Trial(const models::RtManipulatorParameters& parameters, std::uint64_t seed,
            std::vector<solvers::MonteCarloEstimate>* out, std::string* error) {
   const Record record = SimulateRecord(parameters, static_cast<int>(seed));
-  const models::RtManipulatorRigid model(parameters);
+  const models::RtManipulatorRigid model(EstimatorParameters(parameters));
   Weightings weightings;
   std::vector<Estimate> estimates;
   if (!MakeWeightings(model, record.data, &weightings, error) ||
@@ -82,6 +82,10 @@ bool RunMonteCarloStudy(const models::RtManipulatorParameters& parameters, std::
   }
   std::printf("RT manipulator Monte Carlo: true payload %g kg, %s; noise scale %g\n",
               parameters.payload_mass_kg, cli::MonteCarloJobLine(job).c_str(), FLAGS_noise_scale);
+  if (!ModelMismatchDescription().empty()) {
+    std::printf("MODEL MISMATCH (the simulator keeps the truth): %s\n",
+                ModelMismatchDescription().c_str());
+  }
   std::printf("%s", solvers::FormatCoverageTable(rows).c_str());
   nlohmann::json summary;
   summary["flags"] = FlagsJson();

@@ -82,7 +82,11 @@ int main(int argc, char** argv) {
   steps.Next("the record");  // the flexible "true system" simulated, or measured
   study::Record record;
   if (!study::LoadRecord(parameters, &record, &error)) return Fail(2, error);
-  const dynid::models::RtManipulatorRigid model(parameters);
+  const dynid::models::RtManipulatorRigid model(study::EstimatorParameters(parameters));
+  if (!study::ModelMismatchDescription().empty()) {
+    std::printf("MODEL MISMATCH (the simulator keeps the truth): %s\n",
+                study::ModelMismatchDescription().c_str());
+  }
 
   // Weighting 1 (all equations trusted) and weighting 2 (2nd equation of motion and phi
   // de-weighted).

@@ -72,6 +72,19 @@ with open(sys.argv[2], "w") as f:
     for r in rows:
         f.write(",".join(r[c] for c in cols) + "\n")
 PY
+# Model mismatch: the estimators' link mass +10 % moves the payload by about -0.9 kg; stated.
+"$binary" --out_dir="$work/mismatch" --model_link_mass_scale=1.1 --figures=false > "$work/log" 2>&1 ||
+  fail "mismatched run exited non-zero: $(cat "$work/log")"
+grep -q "^MODEL MISMATCH (the simulator keeps the truth): the estimators' link mass ml x1.1" \
+  "$work/log" || fail "the console does not state the mismatch: $(cat "$work/log")"
+python3 - "$work/mismatch/summary.json" <<'PY' || fail "mismatched payload not moved, or not stated"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert "link mass ml x1.1" in s["flags"]["model_mismatch"], s["flags"]
+w2 = s["weighting2"]
+assert abs(w2["smoother_payload_kg"] - 1.077) < 0.02, w2["smoother_payload_kg"]
+assert w2["smoother_interval_covers_truth"] is False and "biased" in w2["smoother_note"], w2
+PY
 "$binary" --out_dir="$work/real" --measurements_csv="$work/meas.csv" --figures=false \
   > "$work/log" 2>&1 || fail "CSV run exited non-zero: $(cat "$work/log")"
 grep -q "measured record" "$work/log" || fail "CSV run did not report measured data"
@@ -99,6 +112,8 @@ expect_error "--monte_carlo needs the simulation" --monte_carlo=3 \
 expect_error "--monte_carlo" --monte_carlo=abc
 expect_error "unexpected argument 'extra'" extra
 expect_error "--link_mass is used only with --measurements_csv" --link_mass=3
+expect_error "--model_link_mass_scale must be a number > 0" --model_link_mass_scale=0
+expect_error "--model_joint_inertia_scale must be a number > 0" --model_joint_inertia_scale=nan
 expect_error "--stiffness is not used with --measurements_csv" \
   --measurements_csv="$work/meas.csv" --stiffness=100
 expect_error "--joint_inertia must be a number > 0" \
