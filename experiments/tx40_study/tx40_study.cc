@@ -35,10 +35,12 @@
 
 #include "dynid/data/figure.h"
 #include "dynid/models/tx40.h"
+#include "dynid/solvers/coverage.h"
 #include "dynid/solvers/idim.h"
 #include "experiments/common/cli.h"
 #include "experiments/tx40_study/prior_knowledge.h"
 #include "experiments/tx40_study/tx40_flags.h"
+#include "experiments/tx40_study/tx40_monte_carlo.h"
 #include "experiments/tx40_study/tx40_output.h"
 #include "experiments/tx40_study/tx40_record.h"
 #include "experiments/tx40_study/tx40_runs.h"
@@ -63,6 +65,20 @@ int main(int argc, char** argv) {
   const dynid::models::SerialRobot robot = dynid::models::MakeTx40();  // Gautier wrist form
   dynid::solvers::IdimModel model;
   if (!study::BuildModel(robot, settings.parameters, &model, &error)) return Fail(1, error);
+  // --monte_carlo: the simulation over many seeds and the coverage of every interval.
+  if (settings.monte_carlo > 0) {
+    if (!study::RunMonteCarloStudy(settings, robot, model, &error)) return Fail(1, error);
+    return 0;
+  }
+  // The measured coverage the single simulated run quotes beside its intervals.
+  study::MeasuredCoverage coverage;
+  if (!settings.real) {
+    coverage.scenario = study::CoverageScenario(settings);
+    if (!dynid::solvers::LoadMeasuredCoverage(settings.coverage_csv, "tx40_study/coverage.csv",
+                                              &coverage.rows, &coverage.source, &error)) {
+      return Fail(2, "--coverage_csv: " + error);
+    }
+  }
   study::Record record;
   if (const int code = study::LoadRecord(settings, robot, model, &record, &error); code != 0) {
     return Fail(code, error);
@@ -100,8 +116,8 @@ int main(int argc, char** argv) {
   std::string markdown, estimates;
   nlohmann::json summary;
   study::BuildTables(settings, model, record, runs,
-                     settings.guard_comparison ? &guard_runs : nullptr, compute_seconds, &markdown,
-                     &estimates, &summary);
+                     settings.guard_comparison ? &guard_runs : nullptr, compute_seconds,
+                     settings.real ? nullptr : &coverage, &markdown, &estimates, &summary);
   if (!study::WriteOutputs(settings, model, record, runs, markdown, estimates, elapsed, &summary,
                            &error)) {
     return Fail(1, error);
