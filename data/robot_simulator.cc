@@ -1,10 +1,10 @@
 #include "dynid/data/robot_simulator.h"
 
-#include <glog/logging.h>
-
-#include <Eigen/LU>
 #include <cmath>
 #include <random>
+
+#include <Eigen/LU>
+#include <glog/logging.h>
 
 #include "dynid/models/integrator.h"
 
@@ -86,8 +86,9 @@ bool SimulateClosedLoop(const models::SerialRobot& robot, const JointTrajectory&
   std::normal_distribution<double> normal(0.0, 1.0);
   auto quantise = [&](const Eigen::VectorXd& q) {
     if (options.encoder_resolution_rad.size() == 0) return Eigen::VectorXd(q);
-    return Eigen::VectorXd((q.array() / options.encoder_resolution_rad.array()).round() *
-                           options.encoder_resolution_rad.array());
+    return Eigen::VectorXd(
+        (q.array() / options.encoder_resolution_rad.array()).round() *
+        options.encoder_resolution_rad.array());
   };
 
   Eigen::VectorXd q_ref, qd_ref, qdd_ref;
@@ -173,8 +174,9 @@ bool SimulateClosedLoop(const models::SerialRobot& robot, const JointTrajectory&
       return false;
     }
   }
-  const Eigen::MatrixXd r = options.motor_from_joint.size() > 0 ? options.motor_from_joint
-                                                                : Eigen::MatrixXd::Identity(n, n);
+  const Eigen::MatrixXd r = options.motor_from_joint.size() > 0
+                                ? options.motor_from_joint
+                                : Eigen::MatrixXd::Identity(n, n);
   // Rows are samples: q_mᵀ = qᵀ Rᵀ; tau = Rᵀ tau_m ⇒ tau_mᵀ = tauᵀ R^{-1}.
   sim.q_motor = sim.q_measured * r.transpose();
   sim.tau_motor = sim.tau_measured * r.inverse();

@@ -26,10 +26,11 @@
 #ifndef DYNID_DATA_ROBOT_SIMULATOR_H_
 #define DYNID_DATA_ROBOT_SIMULATOR_H_
 
-#include <Eigen/Core>
 #include <cstdint>
 #include <functional>
 #include <string>
+
+#include <Eigen/Core>
 
 #include "dynid/data/trajectory.h"
 #include "dynid/models/serial_robot.h"
@@ -68,12 +69,12 @@ struct RobotSimulatorOptions {
 };
 
 struct RobotSimulation {
-  Eigen::VectorXd time;                                      // Ns control instants (s)
-  Eigen::MatrixXd q_reference, qd_reference, qdd_reference;  // Ns × n
-  Eigen::MatrixXd q, qd, qdd;                                // true state, Ns × n
-  Eigen::MatrixXd tau;                                       // applied joint torque, Ns × n
-  Eigen::MatrixXd q_measured, tau_measured;                  // sensors, Ns × n
-  Eigen::MatrixXd q_motor, tau_motor;                        // motor side, Ns × n
+  Eigen::VectorXd time;                                        // Ns control instants (s)
+  Eigen::MatrixXd q_reference, qd_reference, qdd_reference;    // Ns × n
+  Eigen::MatrixXd q, qd, qdd;                                  // true state, Ns × n
+  Eigen::MatrixXd tau;                                         // applied joint torque, Ns × n
+  Eigen::MatrixXd q_measured, tau_measured;                    // sensors, Ns × n
+  Eigen::MatrixXd q_motor, tau_motor;                          // motor side, Ns × n
 };
 
 // Returns false with a message for invalid options or a diverging simulation (non-finite state).

@@ -22,19 +22,19 @@ namespace dynid::tx40_study {
 struct Tx40ExperimentOptions {
   double duration_s = 7.0;
   double control_rate_hz = 5000.0;
-  double pid_bandwidth_hz = 10.0;  // triple-pole PID tuned on the inertia at the start pose
-  double position_fraction = 0.7;  // via points uniformly within this fraction of the limits
-  double velocity_fraction = 0.8;  // of the TX40 velocity limits
+  double pid_bandwidth_hz = 10.0;     // triple-pole PID tuned on the inertia at the start pose
+  double position_fraction = 0.7;     // via points uniformly within this fraction of the limits
+  double velocity_fraction = 0.8;     // of the TX40 velocity limits
   double acceleration_per_velocity = 4.0;  // amax = this × vmax (1/s)
   double dwell_s = 0.05;
-  double torque_noise_std_nm = 0.3;  // joint side, every joint
+  double torque_noise_std_nm = 0.3;   // joint side, every joint
   bool quantise_encoders = true;
   // Scale of the simulated Coulomb friction (fc1..fc6, fcm6); 0 removes it (a diagnostic: it
   // isolates the bias that sign(q') switches cause from that of noise and quantisation).
   double coulomb_scale = 1.0;
   // Imperfections of a real robot that the identified model (Coulomb + viscous friction, white
   // torque noise) does not carry; all off here (the ideal experiment), set by the study's
-  // realistic simulation (RealisticTx40Imperfections). Friction of every drive (joints 1–6 and
+  // realistic simulation (ApplyImperfections). Friction of every drive (joints 1–6 and
   // motor 6 on q5' + q6', its Coulomb level fc):
   //   tau_f = fc sign(q') (1 + a sign(q')) + fs exp(−(q'/v_s)²) sign(q') + fv q',
   // a Stribeck excess fs = stribeck_ratio × fc (static friction fc + fs decaying to fc within a
