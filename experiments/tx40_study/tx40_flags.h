@@ -14,9 +14,10 @@
 
 namespace dynid::tx40_study {
 
-// The guard band of the simulated study's sample selection (tuned on the simulation: the rows
+// The guard band of the ideal simulation's sample selection (tuned on that simulation: the rows
 // next to an excluded row carry the stiction the decimation filter smears into them). Real data
-// default to no guard band, the procedure of Brunot et al. (2018) (low-velocity rows excluded).
+// and the realistic simulation default to no guard band, the procedure of Brunot et al. (2018)
+// (low-velocity rows excluded).
 inline constexpr int kSimulatedGuardRows = 5;
 inline constexpr double kSimulatedGuardS = 0.04;
 

@@ -7,13 +7,19 @@
 // pre-processing filters are set well (omega_dyn = 10 Hz), badly (30 Hz) or not at all, and how
 // close are they to the published values (Tables 2–6)? Method: Brunot et al. (2017) §2.3 and Brunot
 // et al. (2018) §2 and §4 through solvers/idim.h. Default: a simulated experiment
-// (experiments/tx40_study/tx40_experiment.h: closed loop at 5 kHz, encoder quantisation, torque
-// noise, fixed seed) whose true parameters are known, so each table has the columns "true",
-// "estimate (%σ)" and "published". Success: with good knowledge every true value lies within 3
-// relative standard deviations of every method's estimate; with poor knowledge IDIM-LS degrades
-// while IDIM-IV IRWSM1 does not; with no knowledge IDIM-IV IRWSM1 still converges.
+// (experiments/tx40_study/tx40_experiment.h: closed loop at 5 kHz, encoder quantisation, fixed
+// seed; --simulation=realistic (default) adds the friction the model does not carry, motor-side
+// torque noise and LSB, --simulation=ideal keeps the model's friction and white torque noise)
+// whose true parameters are known, so each table has the columns "true", "estimate (%σ)" and
+// "published"; the intervals are labelled with the coverage measured by --monte_carlo=N
+// (tx40_monte_carlo.h; the shipped coverage.csv). Success: on the ideal simulation, with good
+// knowledge every true value lies within 3 relative standard deviations of every method's
+// estimate; with poor knowledge IDIM-LS degrades while IDIM-IV IRWSM1 does not; with no
+// knowledge IDIM-IV IRWSM1 still converges. On the realistic one, the relative errors come near
+// the published ones and the methods differ as in Brunot et al. (2018) Tables 3–6.
 //
 //   tx40_study [--out_dir=out/tx40_study] [--duration_s=7] [--seed=2018] [--threads=0]
+//              [--simulation=realistic|ideal] [--monte_carlo=N [--monte_carlo_threads=0]]
 //   tx40_study --positions_csv=F --torques_csv=G [--sample_rate_hz=5000]
 //              [--reference_csv=H]        (real data: columns m1..m6 each, motor side)
 //
