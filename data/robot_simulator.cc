@@ -105,7 +105,16 @@ bool SimulateClosedLoop(const models::SerialRobot& robot, const JointTrajectory&
     }
   }
   Eigen::VectorXd q_meas_previous = quantise(q);
-  Eigen::VectorXd tau(n), qdd(n), a(n), state(2 * n);
+  Eigen::VectorXd tau(n), qdd(n), a(n), state(2 * n), tau_u(n), tau_net(n);
+  // The torque that moves the robot: the applied torque less the unmodelled one, if any.
+  const auto net_torque = [&](const Eigen::VectorXd& qx,
+                              const Eigen::VectorXd& qdx) -> const Eigen::VectorXd& {
+    if (!options.unmodelled_torque) return tau;
+    tau_u.setZero();
+    options.unmodelled_torque(qx, qdx, tau, &tau_u);
+    tau_net = tau - tau_u;
+    return tau_net;
+  };
   const double h = dt / options.integration_substeps;
   for (int k = 0; k < num_samples; ++k) {
     const double t = k * dt;
@@ -118,7 +127,7 @@ bool SimulateClosedLoop(const models::SerialRobot& robot, const JointTrajectory&
     tau = options.gains.kp.cwiseProduct(e) + options.gains.ki.cwiseProduct(integral) +
           options.gains.kd.cwiseProduct(qd_ref - velocity);
     q_meas_previous = q_meas;
-    robot.ForwardDynamics(q, qd, tau, &data, &qdd);
+    robot.ForwardDynamics(q, qd, net_torque(q, qd), &data, &qdd);
 
     sim.time[k] = t;
     sim.q_reference.row(k) = q_ref.transpose();
@@ -150,7 +159,8 @@ bool SimulateClosedLoop(const models::SerialRobot& robot, const JointTrajectory&
         dx.tail(n) = qdd;
         return dx;
       }
-      robot.ForwardDynamics(x.head(n), x.tail(n), tau, &data, &a);
+      const Eigen::VectorXd qx = x.head(n), qdx = x.tail(n);
+      robot.ForwardDynamics(qx, qdx, net_torque(qx, qdx), &data, &a);
       dx.tail(n) = a;
       return dx;
     };

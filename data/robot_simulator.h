@@ -15,6 +15,9 @@
 //   4. recorded: true q, q', q'' (q'' = DDM(q_k, q'_k, tau_k)), the applied tau, and the measured
 //      torque tau_meas = tau + bias + N(0, σ²) (the "control signal" of Brunot et al. (2018) is the
 //      applied torque; noise and bias model the current measurement).
+// With options.unmodelled_torque set, the joints also feel a torque the robot model does not
+// carry (e.g. friction that is not Coulomb + viscous): the dynamics integrate
+// q'' = DDM(q, q', tau − tau_u(q, q', tau)) while tau (the control signal) is what is recorded.
 // Motor-side channels go through the transmission: q_m = R q_meas and tau_m = R^{-T} tau_meas
 // (tau = Rᵀ tau_m), R = options.motor_from_joint (identity if empty).
 // The integrator starts from q_ref(0), q'_ref(0); with preload_integrator the PID integral
@@ -24,6 +27,7 @@
 #define DYNID_DATA_ROBOT_SIMULATOR_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include <Eigen/Core>
@@ -53,6 +57,12 @@ struct RobotSimulatorOptions {
   Eigen::VectorXd torque_bias;             // empty: no bias
   Eigen::MatrixXd motor_from_joint;        // R, n × n; empty: identity
   std::uint32_t seed = 1;
+  // Joint torque tau_u(q, q', tau) outside the robot's model (n entries, added to what the
+  // drives must overcome; tau the applied torque held over the period); empty: none. Called from
+  // the integrator; it must not keep state.
+  std::function<void(const Eigen::VectorXd& q, const Eigen::VectorXd& qd,
+                     const Eigen::VectorXd& tau, Eigen::VectorXd* tau_u)>
+      unmodelled_torque;
   // Simulated time (s); ≤ 0 means the reference's duration.
   double duration_s = 0.0;
   bool IsValid(int num_joints, std::string* why) const;

@@ -32,6 +32,27 @@ struct Tx40ExperimentOptions {
   // Scale of the simulated Coulomb friction (fc1..fc6, fcm6); 0 removes it (a diagnostic: it
   // isolates the bias that sign(q') switches cause from that of noise and quantisation).
   double coulomb_scale = 1.0;
+  // Imperfections of a real robot that the identified model (Coulomb + viscous friction, white
+  // torque noise) does not carry; all off here (the ideal experiment), set by the study's
+  // realistic simulation (ApplyImperfections). Friction of every drive (joints 1–6 and
+  // motor 6 on q5' + q6', its Coulomb level fc):
+  //   tau_f = fc sign(q') (1 + a sign(q')) + fs exp(−(q'/v_s)²) sign(q') + fv q',
+  // a Stribeck excess fs = stribeck_ratio × fc (static friction fc + fs decaying to fc within a
+  // few v_s; Armstrong-Hélouvry et al. 1994) and a direction asymmetry a = friction_asymmetry
+  // (Coulomb level fc (1 + a) forwards, fc (1 − a) backwards).
+  double stribeck_ratio = 0.0;
+  double stribeck_velocity_rad_s = 0.03;
+  double friction_asymmetry = 0.0;
+  // Load-dependent (gear) friction: + load_friction |tau_j| sign(q'_j) on every joint, tau the
+  // applied torque (a gear efficiency below 1; Hamon et al. (2010)).
+  double load_friction = 0.0;
+  // Motor-side torque measurement (the motor current times the torque constant): white noise of
+  // this std per motor, then quantised to this LSB (0: none), both in N m at the motor.
+  double motor_torque_noise_std_nm = 0.0;
+  double motor_torque_lsb_nm = 0.0;
+  // Encoder resolution, × the joint-side values of Brunot et al. (2018) Table 1
+  // (models::Tx40EncoderResolutionRad), when quantise_encoders.
+  double encoder_resolution_scale = 1.0;
   int condition_decimation = 10;
   std::uint32_t seed = 2018;
   models::CouplingForm coupling_form = models::CouplingForm::kGautier;
@@ -44,13 +65,25 @@ struct Tx40Experiment {
   // replay of simulation.q_reference they re-run the same closed loop on another parameter set
   // (IDIM-IV instruments, Brunot et al. (2018) §2.2).
   data::RobotSimulatorOptions simulator_options;
-  models::BaseParameterSet base;       // closed-form base parameters of the TX40
-  Eigen::VectorXd theta_standard;      // the simulated (CAD) standard parameters
-  Eigen::VectorXd theta_base;          // K theta_standard
+  models::BaseParameterSet base;                     // closed-form base parameters of the TX40
+  Eigen::VectorXd theta_standard;                    // the simulated (CAD) standard parameters
+  Eigen::VectorXd theta_base;                        // K theta_standard
   double base_regressor_condition = 0.0;             // raw
   double base_regressor_condition_normalised = 0.0;  // unit-norm columns
   double max_tracking_error_rad = 0.0;
 };
+
+// The imperfections of the study's realistic simulation (its defaults; the README of the study
+// gives the reasons for each level): Stribeck excess 0.5 fc at v_s = 0.05 rad/s, direction
+// asymmetry 0.2, no load-dependent friction, motor-side torque noise 0.005 N m with an LSB of
+// 0.002 N m, Table 1 encoders; the joint-side white noise off.
+struct RealisticImperfections {
+  double stribeck_ratio, stribeck_velocity_rad_s, friction_asymmetry, load_friction;
+  double motor_torque_noise_std_nm, motor_torque_lsb_nm, encoder_resolution_scale;
+};
+RealisticImperfections DefaultRealisticImperfections();
+void ApplyImperfections(const RealisticImperfections& imperfections,
+                        Tx40ExperimentOptions* options);
 
 bool SimulateTx40Experiment(const Tx40ExperimentOptions& options, Tx40Experiment* out,
                             std::string* error);

@@ -33,7 +33,51 @@ DEFINE_string(parameters, "base",
 // Simulation.
 DEFINE_double(duration_s, 7.0, "simulated experiment length (s)");
 DEFINE_int32(seed, 2018, "simulation seed (via points and torque noise)");
-DEFINE_double(torque_noise_std, 0.3, "simulated joint-torque noise std (N m)");
+DEFINE_double(torque_noise_std, 0.3,
+              "--simulation=ideal: simulated joint-side white torque noise std (N m)");
+DEFINE_string(simulation, "realistic",
+              "simulated experiment: 'realistic' (the imperfections of a real robot that the "
+              "identified Coulomb + viscous model does not carry: Stribeck friction, direction "
+              "asymmetry, motor-side torque noise and LSB, encoder resolution; the flags below) "
+              "or 'ideal' (the identified model's friction, joint-side white noise "
+              "--torque_noise_std, Table 1 encoders)");
+DEFINE_double(stribeck_ratio, dynid::tx40_study::DefaultRealisticImperfections().stribeck_ratio,
+              "realistic simulation: Stribeck excess of every drive as a fraction of its "
+              "Coulomb level (static friction fc (1 + ratio)); 0 = none");
+DEFINE_double(stribeck_velocity,
+              dynid::tx40_study::DefaultRealisticImperfections().stribeck_velocity_rad_s,
+              "realistic simulation: Stribeck velocity v_s (rad/s), the excess decays as "
+              "exp(-(q'/v_s)^2); > 0");
+DEFINE_double(friction_asymmetry,
+              dynid::tx40_study::DefaultRealisticImperfections().friction_asymmetry,
+              "realistic simulation: Coulomb level fc (1 + a) forwards, fc (1 - a) backwards; in "
+              "[0, 1)");
+DEFINE_double(load_friction, dynid::tx40_study::DefaultRealisticImperfections().load_friction,
+              "realistic simulation: load-dependent (gear) friction, + this × |applied torque| "
+              "against the motion of every joint; in [0, 1)");
+DEFINE_double(motor_torque_noise_std,
+              dynid::tx40_study::DefaultRealisticImperfections().motor_torque_noise_std_nm,
+              "realistic simulation: white noise std (N m, motor side) of the measured motor "
+              "torques (current sensor); >= 0");
+DEFINE_double(motor_torque_lsb,
+              dynid::tx40_study::DefaultRealisticImperfections().motor_torque_lsb_nm,
+              "realistic simulation: quantisation step (N m, motor side) of the measured motor "
+              "torques (current sensor LSB); 0 = none");
+DEFINE_double(encoder_resolution_scale,
+              dynid::tx40_study::DefaultRealisticImperfections().encoder_resolution_scale,
+              "realistic simulation: encoder resolution as a multiple of Brunot et al. (2018) "
+              "Table 1 (1 = the TX40's); 0 = no quantisation");
+DEFINE_int32(monte_carlo, 0,
+             "Monte Carlo: repeat simulate -> identify over this many seeds (--seed, --seed + "
+             "1, ...; run i is the single run with --seed + i) for every method and knowledge "
+             "level, and write coverage.csv, monte_carlo_runs.csv, relative_errors.csv, "
+             "coverage.png and summary.json (0 = the single run)");
+DEFINE_int32(monte_carlo_threads, 0,
+             "Monte Carlo: threads running seeds (0 = all cores; the results do not depend on it)");
+DEFINE_string(coverage_csv, "",
+              "single simulated run: the measured coverage quoted beside the intervals (a "
+              "coverage.csv of --monte_carlo; empty = the study's shipped file, measured at the "
+              "default flags)");
 DEFINE_bool(write_measurements, false,
             "also write the simulated motor-side positions/torques/reference as real-data CSVs");
 // Real data.
@@ -62,12 +106,12 @@ DEFINE_double(velocity_threshold, 0.05, "sample selection: joint velocity thresh
 DEFINE_int32(guard_rows, dynid::tx40_study::kSimulatedGuardRows,
              "sample selection: also exclude the rows within this many decimated rows of an "
              "excluded row of the same joint (the decimation filter smears the stiction held at "
-             "rest into them); 0 = off. Default 5 for the simulated study; 0 for real data "
-             "(--positions_csv), the procedure of Brunot et al. (2018)");
+             "rest into them); 0 = off. Default 5 for --simulation=ideal; 0 for the realistic "
+             "simulation and real data (--positions_csv), the procedure of Brunot et al. (2018)");
 DEFINE_double(guard_s, dynid::tx40_study::kSimulatedGuardS,
               "sample selection: the guard band is at least this long (s) as well: "
-              "max(guard_rows, ceil(guard_s · decimated rate)) rows. Default 0.04 for the "
-              "simulated study; 0 for real data");
+              "max(guard_rows, ceil(guard_s · decimated rate)) rows. Default 0.04 for "
+              "--simulation=ideal; 0 for the realistic simulation and real data");
 DEFINE_bool(guard_comparison, true,
             "real data: also run IDIM-LS conv. with the other guard band (the simulated study's "
             "max(5 rows, 0.04 s) when none is used, none otherwise) and report the relative "
@@ -122,6 +166,81 @@ bool ValidateFlags(Settings* settings, std::string* error) {
     return Invalid(error, "--duration_s must be in (0, 600]");
   }
   if (!(FLAGS_torque_noise_std >= 0.0)) return Invalid(error, "--torque_noise_std must be >= 0");
+  // The simulation and its imperfections.
+  static const char* const kImperfectionFlags[] = {
+      "stribeck_ratio",         "stribeck_velocity", "friction_asymmetry",      "load_friction",
+      "motor_torque_noise_std", "motor_torque_lsb",  "encoder_resolution_scale"};
+  if (FLAGS_simulation != "realistic" && FLAGS_simulation != "ideal") {
+    return Invalid(error,
+                   "--simulation must be 'realistic' or 'ideal', got '" + FLAGS_simulation + "'");
+  }
+  const bool realistic = FLAGS_simulation == "realistic";
+  if (real) {
+    for (const char* name : {"simulation", "torque_noise_std", "monte_carlo", "coverage_csv"}) {
+      if (Given(name)) {
+        return Invalid(error, std::string("--") + name +
+                                  " is only used with the simulated experiment (not with "
+                                  "--positions_csv/--torques_csv)");
+      }
+    }
+  }
+  for (const char* name : kImperfectionFlags) {
+    if ((real || !realistic) && Given(name)) {
+      return Invalid(error, std::string("--") + name +
+                                " is only used with the realistic simulation "
+                                "(--simulation=realistic, not with real data)");
+    }
+  }
+  if (!real && realistic && Given("torque_noise_std")) {
+    return Invalid(error,
+                   "--torque_noise_std is the ideal simulation's joint-side noise; the realistic "
+                   "one measures motor torques (--motor_torque_noise_std), or give "
+                   "--simulation=ideal");
+  }
+  auto finite_at_least = [](double value, double low) {
+    return std::isfinite(value) && value >= low;
+  };
+  if (!finite_at_least(FLAGS_stribeck_ratio, 0.0)) {
+    return Invalid(error, "--stribeck_ratio must be finite and >= 0");
+  }
+  if (!(FLAGS_stribeck_velocity > 0.0) || !std::isfinite(FLAGS_stribeck_velocity)) {
+    return Invalid(error, "--stribeck_velocity must be finite and > 0 (rad/s)");
+  }
+  if (!(FLAGS_friction_asymmetry >= 0.0 && FLAGS_friction_asymmetry < 1.0)) {
+    return Invalid(error, "--friction_asymmetry must be in [0, 1)");
+  }
+  if (!(FLAGS_load_friction >= 0.0 && FLAGS_load_friction < 1.0)) {
+    return Invalid(error, "--load_friction must be in [0, 1)");
+  }
+  if (!finite_at_least(FLAGS_motor_torque_noise_std, 0.0)) {
+    return Invalid(error, "--motor_torque_noise_std must be finite and >= 0 (N m)");
+  }
+  if (!finite_at_least(FLAGS_motor_torque_lsb, 0.0)) {
+    return Invalid(error, "--motor_torque_lsb must be finite and >= 0 (N m, 0 = none)");
+  }
+  if (!finite_at_least(FLAGS_encoder_resolution_scale, 0.0) ||
+      FLAGS_encoder_resolution_scale > 1000.0) {
+    return Invalid(error, "--encoder_resolution_scale must be in [0, 1000] (0 = none)");
+  }
+  if (FLAGS_monte_carlo < 0 || FLAGS_monte_carlo > 10000) {
+    return Invalid(error, "--monte_carlo must be in [0, 10000] (0 = the single run), got " +
+                              std::to_string(FLAGS_monte_carlo));
+  }
+  if (FLAGS_monte_carlo_threads < 0) {
+    return Invalid(error, "--monte_carlo_threads must be >= 0 (0 = all cores)");
+  }
+  if (FLAGS_monte_carlo == 0 && Given("monte_carlo_threads")) {
+    return Invalid(error, "--monte_carlo_threads is only used with --monte_carlo");
+  }
+  if (FLAGS_monte_carlo > 0) {
+    for (const char* name : {"write_measurements", "coverage_csv", "threads"}) {
+      if (Given(name)) {
+        return Invalid(error, std::string("--") + name +
+                                  " is not used with --monte_carlo (seeds run on "
+                                  "--monte_carlo_threads; it writes the coverage itself)");
+      }
+    }
+  }
   if (FLAGS_threads < 0) return Invalid(error, "--threads must be >= 0");
   if (FLAGS_max_iterations < 1) return Invalid(error, "--max_iterations must be >= 1");
   if (!(FLAGS_iv_tolerance > 0.0)) return Invalid(error, "--iv_tolerance must be > 0");
@@ -181,15 +300,19 @@ bool ValidateFlags(Settings* settings, std::string* error) {
     }
     methods.push_back(method);
   }
-  // The guard band: explicit flags win; otherwise the simulated study's, or none for real data.
+  // The guard band: explicit flags win; otherwise the ideal simulation's, or none for real data
+  // and the realistic simulation (the procedure of Brunot et al. (2018)).
   const bool guard_given = Given("guard_rows") || Given("guard_s");
-  const int guard_rows = real && !Given("guard_rows") ? 0 : FLAGS_guard_rows;
-  const double guard_s = real && !Given("guard_s") ? 0.0 : FLAGS_guard_s;
+  const bool no_default_guard = real || FLAGS_simulation == "realistic";
+  const int guard_rows = no_default_guard && !Given("guard_rows") ? 0 : FLAGS_guard_rows;
+  const double guard_s = no_default_guard && !Given("guard_s") ? 0.0 : FLAGS_guard_s;
   const std::string guard_source =
       guard_given ? "given by --guard_rows/--guard_s"
-                  : (real ? "the real-data default: no guard band, the procedure of Brunot et "
-                            "al. (2018)"
-                          : "the simulated study's default");
+      : real      ? "the real-data default: no guard band, the procedure of Brunot et al. (2018)"
+      : no_default_guard
+          ? "the realistic simulation's default: no guard band, the procedure of Brunot et al. "
+            "(2018)"
+          : "the ideal simulation's default";
   const bool has_ls_conventional = std::any_of(methods.begin(), methods.end(), [](const Method& m) {
     return m.key == "idim_ls_conventional";
   });
@@ -235,7 +358,19 @@ bool ValidateFlags(Settings* settings, std::string* error) {
   settings->select_samples = select_samples;
   settings->levels = levels;
   settings->methods = methods;
+  settings->methods_given = Given("methods");
   settings->threads = threads;
+  settings->realistic = realistic;
+  settings->imperfections.stribeck_ratio = FLAGS_stribeck_ratio;
+  settings->imperfections.stribeck_velocity_rad_s = FLAGS_stribeck_velocity;
+  settings->imperfections.friction_asymmetry = FLAGS_friction_asymmetry;
+  settings->imperfections.load_friction = FLAGS_load_friction;
+  settings->imperfections.motor_torque_noise_std_nm = FLAGS_motor_torque_noise_std;
+  settings->imperfections.motor_torque_lsb_nm = FLAGS_motor_torque_lsb;
+  settings->imperfections.encoder_resolution_scale = FLAGS_encoder_resolution_scale;
+  settings->monte_carlo = FLAGS_monte_carlo;
+  settings->monte_carlo_threads = FLAGS_monte_carlo_threads;
+  settings->coverage_csv = FLAGS_coverage_csv;
   return true;
 }
 

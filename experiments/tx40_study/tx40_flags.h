@@ -9,13 +9,15 @@
 #include <vector>
 
 #include "experiments/tx40_study/prior_knowledge.h"
+#include "experiments/tx40_study/tx40_experiment.h"
 #include "experiments/tx40_study/tx40_runs.h"
 
 namespace dynid::tx40_study {
 
-// The guard band of the simulated study's sample selection (tuned on the simulation: the rows
+// The guard band of the ideal simulation's sample selection (tuned on that simulation: the rows
 // next to an excluded row carry the stiction the decimation filter smears into them). Real data
-// default to no guard band, the procedure of Brunot et al. (2018) (low-velocity rows excluded).
+// and the realistic simulation default to no guard band, the procedure of Brunot et al. (2018)
+// (low-velocity rows excluded).
 inline constexpr int kSimulatedGuardRows = 5;
 inline constexpr double kSimulatedGuardS = 0.04;
 
@@ -27,7 +29,15 @@ struct Settings {
   // Simulation.
   double duration_s = 0.0;
   int seed = 0;
-  double torque_noise_std = 0.0;
+  double torque_noise_std = 0.0;  // ideal simulation: joint-side white torque noise
+  // --simulation=realistic (default) or ideal: the imperfections of a real robot (friction
+  // beyond Coulomb + viscous, motor-side torque noise and LSB, encoder resolution) or none.
+  bool realistic = true;
+  RealisticImperfections imperfections = DefaultRealisticImperfections();
+  // --monte_carlo=N (> 0): N seeds from `seed` on monte_carlo_threads threads.
+  int monte_carlo = 0;
+  int monte_carlo_threads = 0;
+  std::string coverage_csv;  // --coverage_csv: the measured coverage quoted by a single run
   bool write_measurements = false;
   // Real data.
   std::string positions_csv, torques_csv, reference_csv;
@@ -54,7 +64,9 @@ struct Settings {
   bool select_samples = true;  // --sample_selection=on
   std::vector<dynid::experiments::PriorKnowledge> levels;  // --knowledge
   std::vector<Method> methods;  // --methods, or the default set for the data
+  bool methods_given = false;   // --methods given (else the default set)
   int threads = 1;              // --threads, 0 resolved to all cores
+  bool quiet = false;           // no progress lines (the Monte Carlo's trials)
 };
 
 // Every flag checked, with a message naming the flag; fills settings. Defined in tx40_flags.cc.

@@ -102,7 +102,8 @@ void GuardComparison(const Settings& settings, const solvers::IdimModel& model, 
 
 void BuildTables(const Settings& settings, const solvers::IdimModel& model, const Record& record,
                  const Runs& runs, const Runs* guard_comparison, double compute_seconds,
-                 std::string* markdown, std::string* estimates, nlohmann::json* summary_out) {
+                 const MeasuredCoverage* coverage, std::string* markdown, std::string* estimates,
+                 nlohmann::json* summary_out) {
   const bool real = settings.real;
   const bool select_samples = settings.select_samples;
   const std::vector<dynid::experiments::PriorKnowledge>& levels = settings.levels;
@@ -303,7 +304,34 @@ void BuildTables(const Settings& settings, const solvers::IdimModel& model, cons
          << " | | | | | | |\n";
     }
     if (std::isfinite(pub_error)) entry["published_relative_error_percent"] = pub_error;
+    if (coverage != nullptr) {
+      entry["coverage_label"] =
+          RunCoverageLabel(*coverage, job.method.key, scenario, false, model.num_parameters());
+      entry["coverage_label_hac"] =
+          RunCoverageLabel(*coverage, job.method.key, scenario, true, model.num_parameters());
+    }
     summary["runs"].push_back(entry);
+  }
+  if (coverage != nullptr) {
+    // What the intervals of these runs are worth: the coverage measured by the Monte Carlo.
+    md << "\n## Measured coverage of the 95 % intervals (estimate ± 1.96 σ)\n\n"
+       << (coverage->source.empty()
+               ? std::string("No Monte Carlo coverage file was found: the intervals above are "
+                             "not calibrated by any measurement (run --monte_carlo=50).")
+               : "From " + coverage->source + " (" + coverage->scenario +
+                     " simulation rows; the coverage of each parameter's interval over the "
+                     "Monte Carlo seeds, calibrated = in [0.85, 1] over >= 20 seeds).")
+       << "\n\n| method | knowledge | eq. 8 / σ²(XᵀX)⁻¹ | HAC |\n|---|---|---|---|\n";
+    for (const Job& job : jobs) {
+      const std::string scenario = dynid::experiments::PriorKnowledgeName(job.knowledge);
+      md << "| " << job.method.label << " | " << scenario << " | "
+         << RunCoverageLabel(*coverage, job.method.key, scenario, false, model.num_parameters())
+         << " | "
+         << RunCoverageLabel(*coverage, job.method.key, scenario, true, model.num_parameters())
+         << " |\n";
+    }
+    summary["coverage_source"] = coverage->source;
+    summary["coverage_scenario"] = coverage->scenario;
   }
   md << "\nWhiteness: 'w' = white, 'N' = not white (Ljung–Box, 20 lags, 5 %) per joint; the "
         "relative standard deviations of a run whose residuals are not white are not valid "

@@ -9,6 +9,7 @@
 
 #include "dynid/solvers/idim.h"
 #include "experiments/tx40_study/tx40_flags.h"
+#include "experiments/tx40_study/tx40_monte_carlo.h"
 #include "experiments/tx40_study/tx40_record.h"
 #include "experiments/tx40_study/tx40_runs.h"
 
@@ -16,10 +17,12 @@ namespace dynid::tx40_study {
 
 // tables.md (also printed), estimates.csv and summary.json without its total time.
 // guard_comparison (may be null): the IDIM-LS conv. runs with settings.comparison_guard_rows/_s,
-// reported per essential parameter as the relative change the guard band causes.
+// reported per essential parameter as the relative change the guard band causes. coverage (may
+// be null: real data): the Monte Carlo's measured coverage of the intervals, quoted per run.
 void BuildTables(const Settings& settings, const solvers::IdimModel& model, const Record& record,
                  const Runs& runs, const Runs* guard_comparison, double compute_seconds,
-                 std::string* markdown, std::string* estimates, nlohmann::json* summary);
+                 const MeasuredCoverage* coverage, std::string* markdown, std::string* estimates,
+                 nlohmann::json* summary);
 
 // Writes tables.md, estimates.csv, the per-scenario CSVs and figures, the measurements (when
 // asked) and summary.json (with total_seconds) to settings.out_dir, all at once at the end.

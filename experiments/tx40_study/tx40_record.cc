@@ -84,6 +84,79 @@ bool BuildModel(const models::SerialRobot& robot, const std::string& parameters,
   return solvers::IdimModel::Create(robot, base, names, model, error);
 }
 
+Tx40ExperimentOptions ExperimentOptions(const Settings& settings, std::uint32_t seed) {
+  Tx40ExperimentOptions options;
+  options.duration_s = settings.duration_s;
+  options.seed = seed;
+  if (settings.realistic) {
+    ApplyImperfections(settings.imperfections, &options);
+  } else {
+    options.torque_noise_std_nm = settings.torque_noise_std;
+  }
+  return options;
+}
+
+std::string ImperfectionsText(const Tx40ExperimentOptions& options) {
+  std::ostringstream text;
+  if (options.stribeck_ratio == 0.0 && options.friction_asymmetry == 0.0 &&
+      options.load_friction == 0.0 && options.motor_torque_noise_std_nm == 0.0 &&
+      options.motor_torque_lsb_nm == 0.0) {
+    text << "ideal simulation (the identified model's friction, joint-side white torque noise "
+         << options.torque_noise_std_nm << " N m, encoder quantisation "
+         << (options.quantise_encoders && options.encoder_resolution_scale > 0.0 ? "on" : "off")
+         << ")";
+    return text.str();
+  }
+  text << "realistic simulation (friction beyond Coulomb + viscous: Stribeck excess "
+       << options.stribeck_ratio << " fc at v_s = " << options.stribeck_velocity_rad_s
+       << " rad/s, direction asymmetry " << options.friction_asymmetry << " fc, load-dependent "
+       << options.load_friction << " |tau|; motor-side torque noise "
+       << options.motor_torque_noise_std_nm << " N m, LSB " << options.motor_torque_lsb_nm
+       << " N m; encoders ";
+  if (options.quantise_encoders && options.encoder_resolution_scale > 0.0) {
+    text << options.encoder_resolution_scale << " × Table 1 resolution";
+  } else {
+    text << "not quantised";
+  }
+  if (options.torque_noise_std_nm > 0.0) {
+    text << "; joint-side torque noise " << options.torque_noise_std_nm << " N m";
+  }
+  text << ")";
+  return text.str();
+}
+
+bool SimulateRecord(const Settings& settings, const models::SerialRobot& robot,
+                    const solvers::IdimModel& model, std::uint32_t seed, Record* record,
+                    std::string* error) {
+  const Tx40ExperimentOptions options = ExperimentOptions(settings, seed);
+  const double fs = options.control_rate_hz;
+  record->fs = fs;
+  Tx40Experiment& experiment = record->experiment;
+  if (!SimulateTx40Experiment(options, &experiment, error)) return false;
+  const data::RobotSimulation& sim = experiment.simulation;
+  // The recorded channels go through the real-data interface: motor side → joint side.
+  models::Tx40MotorToJoint(sim.q_motor, sim.tau_motor, &record->q_measured, &record->tau_measured);
+  record->theta_true = model.FromStandard(experiment.theta_standard);
+  record->reference = std::make_unique<solvers::SampledTrajectory>(
+      sim.q_reference, sim.qd_reference, sim.qdd_reference, fs);
+  data::RobotSimulatorOptions& controller = record->controller;
+  controller.control_rate_hz = fs;
+  controller.gains = data::TunePidGains(
+      robot, 0.5 * (models::Tx40JointLowerLimitRad() + models::Tx40JointUpperLimitRad()),
+      options.pid_bandwidth_hz);
+  controller.duration_s = settings.duration_s;
+  record->iv_reference = "the simulated reference trajectory";
+  std::ostringstream text;
+  text << "simulated TX40 experiment: " << sim.time.size() << " samples at " << fs
+       << " Hz, closed-loop PID (" << options.pid_bandwidth_hz << " Hz triple pole), "
+       << ImperfectionsText(options) << ", seed " << seed << "; max tracking error "
+       << Number(experiment.max_tracking_error_rad, 3) << " rad; cond(base regressor, true states) "
+       << Number(experiment.base_regressor_condition)
+       << "; true values: the simulated CAD set in Gautier's wrist form";
+  record->data_description = text.str();
+  return true;
+}
+
 int LoadRecord(const Settings& settings, const models::SerialRobot& robot,
                const solvers::IdimModel& model, Record* record, std::string* error) {
   const bool real = settings.real;
@@ -94,43 +167,18 @@ int LoadRecord(const Settings& settings, const models::SerialRobot& robot,
   fs = settings.sample_rate_hz;
   std::unique_ptr<data::JointTrajectory>& reference = record->reference;
   data::RobotSimulatorOptions& controller = record->controller;
-  Tx40Experiment& experiment = record->experiment;
-  Eigen::VectorXd& theta_true = record->theta_true;  // empty for real data
   std::string& data_description = record->data_description;
   if (!real) {
-    Tx40ExperimentOptions options;
-    options.duration_s = settings.duration_s;
-    options.seed = static_cast<std::uint32_t>(settings.seed);
-    options.torque_noise_std_nm = settings.torque_noise_std;
-    fs = options.control_rate_hz;
-    std::printf("tx40_study: simulating the TX40 experiment (%.1f s at %.0f Hz, seed %d)...\n",
-                options.duration_s, fs, settings.seed);
+    std::printf("tx40_study: simulating the TX40 experiment (%s, %.1f s at %.0f Hz, seed %d)...\n",
+                settings.realistic ? "realistic" : "ideal", settings.duration_s,
+                Tx40ExperimentOptions().control_rate_hz, settings.seed);
     std::fflush(stdout);
     cli::Stage stage("simulating the experiment");
-    if (!SimulateTx40Experiment(options, &experiment, error)) return 1;
+    if (!SimulateRecord(settings, robot, model, static_cast<std::uint32_t>(settings.seed), record,
+                        error)) {
+      return 1;
+    }
     stage.End();
-    const data::RobotSimulation& sim = experiment.simulation;
-    // The recorded channels go through the real-data interface: motor side → joint side.
-    models::Tx40MotorToJoint(sim.q_motor, sim.tau_motor, &q_measured, &tau_measured);
-    theta_true = model.FromStandard(experiment.theta_standard);
-    reference = std::make_unique<solvers::SampledTrajectory>(sim.q_reference, sim.qd_reference,
-                                                             sim.qdd_reference, fs);
-    controller.control_rate_hz = fs;
-    controller.gains = data::TunePidGains(
-        robot, 0.5 * (models::Tx40JointLowerLimitRad() + models::Tx40JointUpperLimitRad()),
-        options.pid_bandwidth_hz);
-    controller.duration_s = settings.duration_s;
-    record->iv_reference = "the simulated reference trajectory";
-    std::ostringstream text;
-    text << "simulated TX40 experiment: " << sim.time.size() << " samples at " << fs
-         << " Hz, closed-loop PID (" << options.pid_bandwidth_hz
-         << " Hz triple pole), encoder quantisation " << (options.quantise_encoders ? "on" : "off")
-         << ", torque noise " << options.torque_noise_std_nm << " N m, seed " << settings.seed
-         << "; max tracking error " << Number(experiment.max_tracking_error_rad, 3)
-         << " rad; cond(base regressor, true states) "
-         << Number(experiment.base_regressor_condition)
-         << "; true values: the simulated CAD set in Gautier's wrist form";
-    data_description = text.str();
   } else {
     Eigen::MatrixXd motor_positions, motor_torques;
     cli::Stage stage("reading the records, files", settings.reference_csv.empty() ? 2 : 3);

@@ -6,6 +6,7 @@
 #define DYNID_EXPERIMENTS_TX40_STUDY_TX40_RECORD_H_
 
 #include <Eigen/Dense>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -50,6 +51,19 @@ inline constexpr char kSubstituteReference[] =
 // central-difference velocities and accelerations. False with *error when it cannot be filtered.
 bool SmoothedReference(const Eigen::MatrixXd& q, double fs, double cutoff_hz,
                        std::unique_ptr<data::JointTrajectory>* reference, std::string* error);
+
+// The simulated experiment's options for these settings (--simulation, its imperfections or
+// --torque_noise_std, --duration_s) and noise/via-point seed.
+Tx40ExperimentOptions ExperimentOptions(const Settings& settings, std::uint32_t seed);
+
+// One sentence on what the simulation contains (ideal, or the realistic imperfections).
+std::string ImperfectionsText(const Tx40ExperimentOptions& options);
+
+// The simulated record of `seed` (settings.seed for the single run, the Monte Carlo's seeds
+// otherwise), quiet: fills everything LoadRecord fills for simulated data.
+bool SimulateRecord(const Settings& settings, const models::SerialRobot& robot,
+                    const solvers::IdimModel& model, std::uint32_t seed, Record* record,
+                    std::string* error);
 
 // Simulates the experiment or reads the measured CSVs, and prints what the record is. Returns 0,
 // or the exit code (1: simulation or model, 2: the CSVs) with *error set.

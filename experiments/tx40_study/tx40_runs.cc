@@ -9,6 +9,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -174,6 +175,7 @@ bool RunJobs(const Settings& settings, const models::SerialRobot& robot,
     systems[s].qdd.resize(0, 0);
     std::lock_guard<std::mutex> lock(print_mutex);
     if (!ok) system_errors[s] = why;
+    if (settings.quiet) return;
     std::printf(
         "  [%5.1f s] pre-processed %-12s %-4s knowledge: %s\n", elapsed(),
         solvers::IdimDifferentiatorName(system_keys[s].differentiator),
@@ -183,7 +185,8 @@ bool RunJobs(const Settings& settings, const models::SerialRobot& robot,
   };
 
   std::atomic<int> done{0};
-  cli::Stage stage("estimation runs", static_cast<int64_t>(jobs.size()));
+  std::optional<cli::Stage> stage;
+  if (!settings.quiet) stage.emplace("estimation runs", static_cast<int64_t>(jobs.size()));
   data::ParallelFor(0, static_cast<int>(jobs.size()), threads, [&](int position) {
     Job& job = jobs[order[position]];
     const int s = job.system;
@@ -217,6 +220,7 @@ bool RunJobs(const Settings& settings, const models::SerialRobot& robot,
       systems[s].y.resize(0);
     }
     ++done;
+    if (settings.quiet) return;
     std::printf("  [%5.1f s] %2d/%zu %-20s %-4s: %s\n", elapsed(), done.load(), jobs.size(),
                 job.method.label.c_str(), dynid::experiments::PriorKnowledgeName(job.knowledge),
                 job.ok ? ("relative error " + Number(100 * job.result.fit.relative_error, 3) +
@@ -224,9 +228,9 @@ bool RunJobs(const Settings& settings, const models::SerialRobot& robot,
                              .c_str()
                        : ("FAILED: " + job.error).c_str());
     std::fflush(stdout);
-    stage.Set(done.load());
+    stage->Set(done.load());
   });
-  stage.End();
+  if (stage) stage->End();
   for (int s = 0; s < num_systems; ++s) {
     if (!system_errors[s].empty()) {
       *error = std::string("pre-processing (") +

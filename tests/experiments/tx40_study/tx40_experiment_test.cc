@@ -67,6 +67,57 @@ TEST(Tx40ExperimentTest, ShortDefaultExperiment) {
   EXPECT_EQ(experiment.simulator_options.control_rate_hz, 5000.0);
 }
 
+// The realistic imperfections: options checked; the motor torques are multiples of the LSB; the
+// friction the model does not carry changes the applied torques (same seed, same reference) and
+// the excess vanishes when switched off; the IV auxiliary options never carry it.
+TEST(Tx40ExperimentTest, RealisticImperfections) {
+  Tx40ExperimentOptions options;
+  std::string why;
+  options.friction_asymmetry = 1.0;
+  EXPECT_FALSE(options.IsValid(&why));
+  EXPECT_NE(why.find("friction_asymmetry"), std::string::npos) << why;
+  options.friction_asymmetry = 0.0;
+  options.stribeck_velocity_rad_s = 0.0;
+  EXPECT_FALSE(options.IsValid(&why));
+  options.stribeck_velocity_rad_s = 0.05;
+  options.motor_torque_lsb_nm = -1.0;
+  EXPECT_FALSE(options.IsValid(&why));
+
+  Tx40ExperimentOptions ideal;
+  ideal.duration_s = 0.6;
+  ideal.torque_noise_std_nm = 0.0;
+  Tx40ExperimentOptions realistic = ideal;
+  ApplyImperfections(DefaultRealisticImperfections(), &realistic);
+  EXPECT_EQ(realistic.torque_noise_std_nm, 0.0);
+  EXPECT_GT(realistic.motor_torque_noise_std_nm, 0.0);
+  realistic.motor_torque_lsb_nm = 0.01;
+  Tx40Experiment a, b;
+  std::string error;
+  ASSERT_TRUE(SimulateTx40Experiment(ideal, &a, &error)) << error;
+  ASSERT_TRUE(SimulateTx40Experiment(realistic, &b, &error)) << error;
+  const Eigen::MatrixXd steps = b.simulation.tau_motor / 0.01;
+  EXPECT_LT((steps - steps.array().round().matrix()).cwiseAbs().maxCoeff(), 1e-6);
+  // The joint-side measured torque follows the quantised motor torque (tau = Rᵀ tau_m).
+  EXPECT_LT((b.simulation.tau_measured - b.simulation.tau_motor * models::Tx40MotorFromJoint())
+                .cwiseAbs()
+                .maxCoeff(),
+            1e-9);
+  // Joint 1 moves forwards and backwards: the asymmetry (0.2 fc1 = 1.4 N m) and the Stribeck
+  // excess change the torque the controller applies.
+  EXPECT_GT((b.simulation.tau - a.simulation.tau).col(0).cwiseAbs().maxCoeff(), 0.5);
+  EXPECT_FALSE(static_cast<bool>(b.simulator_options.unmodelled_torque));
+  // Without them (and without the measurement effects) the ideal record comes back exactly.
+  Tx40ExperimentOptions off = realistic;
+  off.stribeck_ratio = 0.0;
+  off.friction_asymmetry = 0.0;
+  off.motor_torque_noise_std_nm = 0.0;
+  off.motor_torque_lsb_nm = 0.0;
+  Tx40Experiment c;
+  ASSERT_TRUE(SimulateTx40Experiment(off, &c, &error)) << error;
+  EXPECT_EQ(c.simulation.tau, a.simulation.tau);
+  EXPECT_EQ(c.simulation.tau_motor, a.simulation.tau_motor);
+}
+
 // The whole chain on the default 7 s experiment: true (q, q', q'') decimated by 10, measured
 // (noisy) torques, closed-form base regressor, IDIM-LS and essential-parameter elimination. The
 // published essential set of Brunot et al. (2018) Table 2 must survive (the selection may keep a

@@ -32,11 +32,34 @@ grep -q "Table 2" "$work/sim/tables.md" || fail "tables.md lacks Table 2"
 grep -q "%σ HAC" "$work/sim/tables.md" || fail "tables.md lacks the HAC standard deviations"
 grep -q '"rel_std_percent_hac"' "$work/sim/summary.json" || fail "summary.json lacks rel_std_percent_hac"
 grep -q "pre-processed" "$work/log" || fail "no progress lines printed"
-grep -q "guard band max(5 rows, 0.04 s) (the simulated study's default)" "$work/log" ||
+grep -q "guard band max(0 rows, 0 s) (the realistic simulation's default: no guard band" "$work/log" ||
   fail "the simulated run does not state its guard band on the console"
+grep -q "realistic simulation (friction beyond Coulomb + viscous: Stribeck excess 0.5 fc" "$work/log" ||
+  fail "the simulated run does not state the realistic simulation"
 json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
-[[ "$(json "$work/sim/summary.json" "d['guard_band']['rows'], d['guard_band']['seconds']")" == "5 0.04" ]] ||
-  fail "simulated run: guard band is not the simulated default 5 rows / 0.04 s"
+[[ "$(json "$work/sim/summary.json" "d['guard_band']['rows'], d['guard_band']['seconds']")" == "0 0.0" ]] ||
+  fail "simulated run: guard band is not the realistic default (none)"
+# The realistic default lands in the band of the real robot (Brunot et al. (2018) Table 3: 4.66 %
+# for IDIM-LS with good knowledge), the ideal simulation at the old small error.
+in_range() { python3 -c "import sys; v, lo, hi = map(float, sys.argv[1:]); sys.exit(not lo <= v <= hi)" "$@"; }
+ls_error="d['runs'][[r['method'] for r in d['runs']].index('idim_ls_conventional')]['relative_error'] * 100"
+realistic_error=$(json "$work/sim/summary.json" "$ls_error")
+in_range "$realistic_error" 3 6 ||
+  fail "realistic simulation: IDIM-LS relative error $realistic_error % outside [3, 6] %"
+grep -q "Measured coverage of the 95 % intervals" "$work/sim/tables.md" ||
+  fail "tables.md lacks the measured coverage of the intervals"
+grep -q '"coverage_label"' "$work/sim/summary.json" || fail "summary.json lacks the coverage labels"
+"$binary" --out_dir="$work/ideal" --figures=false --duration_s=5 --knowledge=good \
+  --methods=idim_ls_conventional --simulation=ideal > "$work/log" 2>&1 ||
+  fail "ideal simulated run exited non-zero: $(tail -5 "$work/log")"
+grep -q "guard band max(5 rows, 0.04 s) (the ideal simulation's default)" "$work/log" ||
+  fail "the ideal run does not state its guard band on the console"
+ideal_error=$(json "$work/ideal/summary.json" "$ls_error")
+in_range "$ideal_error" 0 0.5 ||
+  fail "ideal simulation: IDIM-LS relative error $ideal_error % outside [0, 0.5] %"
+# The shipped coverage is of the realistic simulation: the ideal run's intervals are labelled as
+# not measured (or by the ideal rows, if a coverage file holds them).
+grep -q "coverage_label" "$work/ideal/summary.json" || fail "ideal run: summary.json lacks coverage labels"
 grep -q "guard_band_comparison" "$work/sim/summary.json" &&
   fail "simulated run: unexpected guard-band comparison"
 ls -A "$work/sim" | grep -q staging && fail "staging folder left behind"
@@ -135,6 +158,20 @@ printf 'm1,m2,m3,m4,m5\n1,2,3,4,5\n2,3,4,5,6\n' > "$work/missing_m6.csv"
 expect_error "missing_m6.csv:1: missing column 'm6'" --positions_csv="$work/missing_m6.csv" --torques_csv="$tau"
 expect_error "cell.csv:4:3 (column 'm3'): non-numeric cell" --positions_csv="$work/cell.csv" --torques_csv="$tau"
 expect_error "data rows but" --positions_csv="$pos" --torques_csv="$work/short.csv"
+# The simulation and its imperfections.
+expect_error "--simulation must be 'realistic' or 'ideal', got 'perfect'" --simulation=perfect
+expect_error "--stribeck_ratio must be finite and >= 0" --stribeck_ratio=-0.1
+expect_error "--stribeck_velocity must be finite and > 0" --stribeck_velocity=0
+expect_error "--friction_asymmetry must be in [0, 1)" --friction_asymmetry=1
+expect_error "--load_friction must be in [0, 1)" --load_friction=-0.5
+expect_error "--motor_torque_noise_std must be finite and >= 0" --motor_torque_noise_std=-1
+expect_error "--motor_torque_lsb must be finite and >= 0" --motor_torque_lsb=nan
+expect_error "--encoder_resolution_scale must be in [0, 1000]" --encoder_resolution_scale=-1
+expect_error "--stribeck_ratio is only used with the realistic simulation" --simulation=ideal --stribeck_ratio=0.3
+expect_error "--motor_torque_lsb is only used with the realistic simulation" --positions_csv="$pos" --torques_csv="$tau" --motor_torque_lsb=0.01
+expect_error "--torque_noise_std is the ideal simulation's joint-side noise" --torque_noise_std=0.5
+expect_error "--simulation is only used with the simulated experiment" --positions_csv="$pos" --torques_csv="$tau" --simulation=ideal
+expect_error "--coverage_csv: " --coverage_csv="$work/missing_coverage.csv" --knowledge=good --methods=idim_ls_conventional
 
 # Columns are bound by name: swapping two columns (names and values) gives the same estimates.
 awk -F, -v OFS=, '{ t = $1; $1 = $2; $2 = t; print }' "$pos" > "$work/swapped.csv"
