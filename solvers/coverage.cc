@@ -86,6 +86,7 @@ std::vector<CoverageRow> SummarizeCoverage(const std::vector<MonteCarloRun>& run
     CHECK(run.scenario >= 0 && run.scenario < static_cast<int>(scenario_names.size()))
         << "scenario " << run.scenario << " has no name (" << scenario_names.size() << " names)";
     for (const MonteCarloEstimate& e : run.estimates) {
+      if (e.measure) continue;  // the study's own per-run measure, not an estimate of a truth
       const auto key = std::make_tuple(run.scenario, e.estimator, e.parameter);
       auto it = index.find(key);
       if (it == index.end()) {

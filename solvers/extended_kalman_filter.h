@@ -12,9 +12,8 @@
 #ifndef DYNID_SOLVERS_EXTENDED_KALMAN_FILTER_H_
 #define DYNID_SOLVERS_EXTENDED_KALMAN_FILTER_H_
 
-#include <string>
-
 #include <Eigen/Core>
+#include <string>
 
 #include "dynid/solvers/kalman_smoother.h"
 

@@ -29,13 +29,15 @@ std::string Number(double value) {
 }
 
 // A run as one journal record body: "R " + JSON {"scenario", "seed", "estimates": [[estimator,
-// parameter, truth, estimate, reported_std, lower, upper, converged], ...]}, the numbers as
+// parameter, truth, estimate, reported_std, lower, upper, converged, measure], ...]}, the numbers
+// as
 // %.17g strings (exact round trip, NaN and infinities included).
 std::string FormatRunRecord(const MonteCarloRun& run) {
   nlohmann::json estimates = nlohmann::json::array();
   for (const MonteCarloEstimate& e : run.estimates) {
     estimates.push_back({e.estimator, e.parameter, Number(e.truth), Number(e.estimate),
-                         Number(e.reported_std), Number(e.lower), Number(e.upper), e.converged});
+                         Number(e.reported_std), Number(e.lower), Number(e.upper), e.converged,
+                         e.measure});
   }
   const nlohmann::json record = {
       {"scenario", run.scenario}, {"seed", run.seed}, {"estimates", estimates}};
@@ -63,8 +65,8 @@ bool ParseRunRecord(const std::string& body, MonteCarloRun* run) {
   parsed.scenario = record["scenario"].get<int>();
   parsed.seed = record["seed"].get<std::uint64_t>();
   for (const nlohmann::json& cells : record["estimates"]) {
-    if (!cells.is_array() || cells.size() != 8 || !cells[0].is_string() || !cells[1].is_string() ||
-        !cells[7].is_boolean()) {
+    if (!cells.is_array() || cells.size() != 9 || !cells[0].is_string() || !cells[1].is_string() ||
+        !cells[7].is_boolean() || !cells[8].is_boolean()) {
       return false;
     }
     MonteCarloEstimate e;
@@ -76,6 +78,7 @@ bool ParseRunRecord(const std::string& body, MonteCarloRun* run) {
       return false;
     }
     e.converged = cells[7].get<bool>();
+    e.measure = cells[8].get<bool>();
     parsed.estimates.push_back(std::move(e));
   }
   *run = std::move(parsed);
@@ -270,8 +273,9 @@ std::string FormatMonteCarloRunsCsv(const std::vector<MonteCarloRun>& runs,
       double lower, upper;
       ReportedInterval(e, &lower, &upper);
       csv += scenario + "," + std::to_string(run.seed) + "," + e.estimator + "," + e.parameter +
-             "," + Number(e.truth) + "," + Number(e.estimate) + "," + Number(e.reported_std) + "," +
-             Number(lower) + "," + Number(upper) + "," + (e.converged ? "1" : "0") + "\n";
+             "," + Number(e.measure ? std::nan("") : e.truth) + "," + Number(e.estimate) + "," +
+             Number(e.reported_std) + "," + Number(lower) + "," + Number(upper) + "," +
+             (e.converged ? "1" : "0") + "\n";
     }
   }
   return csv;

@@ -51,6 +51,10 @@ struct MonteCarloEstimate {
   // False when the estimator stopped before its convergence test held (iteration limit); such a
   // run is counted, not used in the statistics.
   bool converged = true;
+  // A per-run measure the study summarises itself (a relative error, an iteration count): kept
+  // with the run (journalled, listed in monte_carlo_runs.csv with its truth NaN) but left out of
+  // the coverage statistics. Only `estimate` (and `converged`) carry meaning.
+  bool measure = false;
 };
 
 // The 95 % interval of an estimate: [lower, upper] when both are finite, else

@@ -7,9 +7,12 @@ namespace dynid::experiments {
 
 const char* PriorKnowledgeName(PriorKnowledge knowledge) {
   switch (knowledge) {
-    case PriorKnowledge::kGood: return "good";
-    case PriorKnowledge::kPoor: return "poor";
-    case PriorKnowledge::kNone: return "none";
+    case PriorKnowledge::kGood:
+      return "good";
+    case PriorKnowledge::kPoor:
+      return "poor";
+    case PriorKnowledge::kNone:
+      return "none";
   }
   return "?";
 }
@@ -34,9 +37,16 @@ solvers::IdimPreprocessingOptions KnowledgePreprocessing(PriorKnowledge knowledg
   options.butterworth_order = 4;
   double omega_q = 0.0, omega_f = 0.0;
   switch (knowledge) {
-    case PriorKnowledge::kGood: omega_q = 50.0; omega_f = 20.0; break;
-    case PriorKnowledge::kPoor: omega_q = 180.0; omega_f = 150.0; break;
-    case PriorKnowledge::kNone: break;
+    case PriorKnowledge::kGood:
+      omega_q = 50.0;
+      omega_f = 20.0;
+      break;
+    case PriorKnowledge::kPoor:
+      omega_q = 180.0;
+      omega_f = 150.0;
+      break;
+    case PriorKnowledge::kNone:
+      break;
   }
   options.position_cutoff_hz = omega_q;
   options.decimation_factor =

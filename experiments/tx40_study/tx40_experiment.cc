@@ -3,12 +3,12 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include "experiments/tx40_study/tx40_experiment.h"
 
+#include <glog/logging.h>
+
+#include <Eigen/SVD>
 #include <cmath>
 #include <random>
 #include <vector>
-
-#include <Eigen/SVD>
-#include <glog/logging.h>
 
 #include "dynid/data/trajectory.h"
 #include "dynid/models/tx40.h"

@@ -22,12 +22,12 @@ namespace dynid::tx40_study {
 struct Tx40ExperimentOptions {
   double duration_s = 7.0;
   double control_rate_hz = 5000.0;
-  double pid_bandwidth_hz = 10.0;     // triple-pole PID tuned on the inertia at the start pose
-  double position_fraction = 0.7;     // via points uniformly within this fraction of the limits
-  double velocity_fraction = 0.8;     // of the TX40 velocity limits
+  double pid_bandwidth_hz = 10.0;  // triple-pole PID tuned on the inertia at the start pose
+  double position_fraction = 0.7;  // via points uniformly within this fraction of the limits
+  double velocity_fraction = 0.8;  // of the TX40 velocity limits
   double acceleration_per_velocity = 4.0;  // amax = this × vmax (1/s)
   double dwell_s = 0.05;
-  double torque_noise_std_nm = 0.3;   // joint side, every joint
+  double torque_noise_std_nm = 0.3;  // joint side, every joint
   bool quantise_encoders = true;
   // Scale of the simulated Coulomb friction (fc1..fc6, fcm6); 0 removes it (a diagnostic: it
   // isolates the bias that sign(q') switches cause from that of noise and quantisation).

@@ -12,6 +12,7 @@
 
 #include "dynid/data/csv.h"
 #include "dynid/solvers/idim.h"
+#include "experiments/common/monte_carlo_cli.h"
 #include "experiments/tx40_study/prior_knowledge.h"
 #include "experiments/tx40_study/tx40_runs.h"
 
@@ -67,13 +68,6 @@ DEFINE_double(encoder_resolution_scale,
               dynid::tx40_study::DefaultRealisticImperfections().encoder_resolution_scale,
               "realistic simulation: encoder resolution as a multiple of Brunot et al. (2018) "
               "Table 1 (1 = the TX40's); 0 = no quantisation");
-DEFINE_int32(monte_carlo, 0,
-             "Monte Carlo: repeat simulate -> identify over this many seeds (--seed, --seed + "
-             "1, ...; run i is the single run with --seed + i) for every method and knowledge "
-             "level, and write coverage.csv, monte_carlo_runs.csv, relative_errors.csv, "
-             "coverage.png and summary.json (0 = the single run)");
-DEFINE_int32(monte_carlo_threads, 0,
-             "Monte Carlo: threads running seeds (0 = all cores; the results do not depend on it)");
 DEFINE_string(coverage_csv, "",
               "single simulated run: the measured coverage quoted beside the intervals (a "
               "coverage.csv of --monte_carlo; empty = the study's shipped file, measured at the "
@@ -222,12 +216,10 @@ bool ValidateFlags(Settings* settings, std::string* error) {
       FLAGS_encoder_resolution_scale > 1000.0) {
     return Invalid(error, "--encoder_resolution_scale must be in [0, 1000] (0 = none)");
   }
-  if (FLAGS_monte_carlo < 0 || FLAGS_monte_carlo > 10000) {
+  if (!cli::ValidateMonteCarloFlags(FLAGS_out_dir, error)) return false;
+  if (FLAGS_monte_carlo > 10000) {
     return Invalid(error, "--monte_carlo must be in [0, 10000] (0 = the single run), got " +
                               std::to_string(FLAGS_monte_carlo));
-  }
-  if (FLAGS_monte_carlo_threads < 0) {
-    return Invalid(error, "--monte_carlo_threads must be >= 0 (0 = all cores)");
   }
   if (FLAGS_monte_carlo == 0 && Given("monte_carlo_threads")) {
     return Invalid(error, "--monte_carlo_threads is only used with --monte_carlo");

@@ -2,7 +2,6 @@
 #include "experiments/tx40_study/tx40_monte_carlo.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -13,9 +12,8 @@
 #include <vector>
 
 #include "dynid/data/output.h"
-#include "dynid/data/parallel_for.h"
 #include "dynid/solvers/monte_carlo.h"
-#include "experiments/common/progress.h"
+#include "experiments/common/monte_carlo_cli.h"
 #include "experiments/tx40_study/tx40_published.h"
 #include "experiments/tx40_study/tx40_record.h"
 #include "experiments/tx40_study/tx40_runs.h"
@@ -84,7 +82,6 @@ bool RunMonteCarloStudy(const Settings& settings, const models::SerialRobot& rob
   Runs plan;
   PlanTrialJobs(trial_settings, &plan);
   const int num_jobs = static_cast<int>(plan.jobs.size());
-  std::vector<std::vector<Outcome>> outcomes(num_seeds, std::vector<Outcome>(num_jobs));
   const std::uint64_t first_seed = static_cast<std::uint64_t>(settings.seed);
 
   const solvers::MonteCarloTrial trial = [&](int, std::uint64_t seed,
@@ -103,7 +100,7 @@ bool RunMonteCarloStudy(const Settings& settings, const models::SerialRobot& rob
       *why = "seed " + std::to_string(seed) + ": " + *why;
       return false;
     }
-    std::vector<Outcome>& seed_outcomes = outcomes[seed - first_seed];
+    std::vector<Outcome> seed_outcomes(num_jobs);
     for (int j = 0; j < num_jobs; ++j) {
       const Job& job = runs.jobs[j];
       const solvers::IdimResult& r = job.result;
@@ -115,6 +112,23 @@ bool RunMonteCarloStudy(const Settings& settings, const models::SerialRobot& rob
       if (outcome.ok) outcome.relative_error = r.fit.relative_error;
       outcome.iterations = r.iterations;
       const std::string knowledge = dynid::experiments::PriorKnowledgeName(job.knowledge);
+      // The run's relative error and iterations travel with its estimates (journalled, listed
+      // in monte_carlo_runs.csv), as measures outside the coverage statistics.
+      const std::string run_name = CoverageEstimator(job.method.key, knowledge, false);
+      for (const auto& [measure, value] :
+           {std::pair<const char*, double>{
+                "relative_error",
+                outcome.ok ? outcome.relative_error : std::numeric_limits<double>::quiet_NaN()},
+            {"iterations", static_cast<double>(outcome.iterations)},
+            {"has_estimate", outcome.ok ? 1.0 : 0.0}}) {
+        solvers::MonteCarloEstimate m;
+        m.estimator = run_name;
+        m.parameter = measure;
+        m.estimate = value;
+        m.converged = converged;
+        m.measure = true;
+        out->push_back(m);
+      }
       for (int hac = 0; hac < 2; ++hac) {
         for (int i = 0; i < model.num_parameters(); ++i) {
           solvers::MonteCarloEstimate e;
@@ -135,22 +149,32 @@ bool RunMonteCarloStudy(const Settings& settings, const models::SerialRobot& rob
     return true;
   };
 
-  solvers::MonteCarloOptions options;
-  options.num_seeds = num_seeds;
-  options.first_seed = first_seed;
-  options.num_threads = settings.monte_carlo_threads;
-  cli::Stage progress("Monte Carlo runs", num_seeds);
-  options.on_run = [&progress](const solvers::MonteCarloRun&, int finished, int total) {
-    progress.SetTotal(total);
-    progress.Set(finished);
-  };
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<solvers::MonteCarloRun> runs;
-  if (!solvers::RunMonteCarlo(1, trial, options, &runs, error)) return false;
-  progress.End();
-  const double elapsed_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const int threads = data::ParallelForThreads(settings.monte_carlo_threads, num_seeds);
+  cli::MonteCarloJob mc_job;
+  if (!cli::RunMonteCarloFromFlags(settings.out_dir, first_seed, 1, trial, &mc_job, error)) {
+    return false;
+  }
+  if (!mc_job.reporting) return true;
+  const std::vector<solvers::MonteCarloRun>& runs = mc_job.runs;
+  // Each seed's outcomes, read back from its measures (runs resumed from the journal included).
+  std::vector<std::vector<Outcome>> outcomes(num_seeds, std::vector<Outcome>(num_jobs));
+  for (int s = 0; s < num_seeds; ++s) {
+    for (const solvers::MonteCarloEstimate& e : runs[s].estimates) {
+      if (!e.measure) continue;
+      for (int j = 0; j < num_jobs; ++j) {
+        const Job& job = plan.jobs[j];
+        if (e.estimator != CoverageEstimator(job.method.key,
+                                             dynid::experiments::PriorKnowledgeName(job.knowledge),
+                                             false)) {
+          continue;
+        }
+        Outcome& o = outcomes[s][j];
+        o.converged = e.converged;
+        if (e.parameter == "relative_error") o.relative_error = e.estimate;
+        if (e.parameter == "iterations") o.iterations = static_cast<int>(e.estimate);
+        if (e.parameter == "has_estimate") o.ok = e.estimate != 0.0;
+      }
+    }
+  }
   const std::string scenario = CoverageScenario(settings);
 
   data::OutputStage stage;
@@ -160,7 +184,7 @@ bool RunMonteCarloStudy(const Settings& settings, const models::SerialRobot& rob
                             Number(settings.duration_s) + " s record";
   if (!stage.Open(settings.out_dir, error) ||
       !solvers::WriteCoverageOutputs(runs, {scenario}, title, settings.figures, &stage, &rows,
-                                     error)) {
+                                     error, mc_job.settings)) {
     return false;
   }
 
@@ -282,24 +306,21 @@ bool RunMonteCarloStudy(const Settings& settings, const models::SerialRobot& rob
                  : Fixed(100.0 * m["biased_fraction"].get<double>(), 0) + " %")
          << ";";
   }
-  text << "\nelapsed " << Fixed(elapsed_s, 1) << " s on " << threads << " thread(s)\n";
+  text << "\n" << cli::MonteCarloJobLine(mc_job) << "\n";
   std::printf("%s", text.str().c_str());
   std::fflush(stdout);
 
   nlohmann::json summary;
-  summary["monte_carlo"] = {{"seeds", num_seeds},
-                            {"first_seed", settings.seed},
-                            {"threads", threads},
-                            {"simulation", scenario},
-                            {"duration_s", settings.duration_s},
-                            {"parameters", settings.parameters},
-                            {"guard_band",
-                             {{"rows", settings.guard_rows},
-                              {"seconds", settings.guard_s},
-                              {"source", settings.guard_source}}},
-                            {"methods", methods},
-                            {"coverage", solvers::CoverageJson(rows)},
-                            {"elapsed_s", elapsed_s}};
+  summary["monte_carlo"] = cli::MonteCarloJobJson(mc_job, settings.out_dir);
+  summary["monte_carlo"].update(nlohmann::json{{"simulation", scenario},
+                                               {"duration_s", settings.duration_s},
+                                               {"parameters", settings.parameters},
+                                               {"guard_band",
+                                                {{"rows", settings.guard_rows},
+                                                 {"seconds", settings.guard_s},
+                                                 {"source", settings.guard_source}}},
+                                               {"methods", methods},
+                                               {"coverage", solvers::CoverageJson(rows)}});
   if (settings.realistic) {
     const RealisticImperfections& r = settings.imperfections;
     summary["monte_carlo"]["imperfections"] = {
@@ -346,7 +367,8 @@ std::string RunCoverageLabel(const MeasuredCoverage& coverage, const std::string
                   "seeds)",
                   sigma, calibrated, found, Quantile(values, 0.5), seeds);
   }
-  return text;
+  return std::string(text) +
+         (coverage.other_settings.empty() ? "" : "; measured at other settings");
 }
 
 }  // namespace dynid::tx40_study

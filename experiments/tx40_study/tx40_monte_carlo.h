@@ -45,6 +45,9 @@ struct MeasuredCoverage {
   std::vector<solvers::CoverageRow> rows;
   std::string source;    // the file read; empty: none
   std::string scenario;  // "realistic" or "ideal"
+  // Empty when the file was measured at this run's flags; otherwise what differs (or that the
+  // file does not record its settings), which every label then says.
+  std::string other_settings;
 };
 
 // The label of one run's intervals: e.g. "eq. 8 σ NOT calibrated: 12 of 55 parameters

@@ -321,6 +321,9 @@ void BuildTables(const Settings& settings, const solvers::IdimModel& model, cons
                : "From " + coverage->source + " (" + coverage->scenario +
                      " simulation rows; the coverage of each parameter's interval over the "
                      "Monte Carlo seeds, calibrated = in [0.85, 1] over >= 20 seeds).")
+       << (coverage->other_settings.empty()
+               ? std::string()
+               : " Not measured at this run's settings: " + coverage->other_settings + ".")
        << "\n\n| method | knowledge | eq. 8 / σ²(XᵀX)⁻¹ | HAC |\n|---|---|---|---|\n";
     for (const Job& job : jobs) {
       const std::string scenario = dynid::experiments::PriorKnowledgeName(job.knowledge);
@@ -331,6 +334,9 @@ void BuildTables(const Settings& settings, const solvers::IdimModel& model, cons
          << " |\n";
     }
     summary["coverage_source"] = coverage->source;
+    if (!coverage->other_settings.empty()) {
+      summary["coverage_other_settings"] = coverage->other_settings;
+    }
     summary["coverage_scenario"] = coverage->scenario;
   }
   md << "\nWhiteness: 'w' = white, 'N' = not white (Ljung–Box, 20 lags, 5 %) per joint; the "

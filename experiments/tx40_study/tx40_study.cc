@@ -44,6 +44,8 @@
 #include "dynid/solvers/coverage.h"
 #include "dynid/solvers/idim.h"
 #include "experiments/common/cli.h"
+#include "experiments/common/monte_carlo_cli.h"
+#include "experiments/common/mpi_job.h"
 #include "experiments/tx40_study/prior_knowledge.h"
 #include "experiments/tx40_study/tx40_flags.h"
 #include "experiments/tx40_study/tx40_monte_carlo.h"
@@ -54,6 +56,10 @@
 int main(int argc, char** argv) {
   namespace study = dynid::tx40_study;
   using dynid::cli::Fail;
+  // One process, or a rank of tx40_study_mpi's MPI job sharing out the --monte_carlo runs.
+  const dynid::cli::MpiJob job(&argc, &argv);
+  dynid::cli::SetMonteCarloRanks(job.rank(), job.size(), dynid::cli::MpiJob::Barrier,
+                                 dynid::cli::MpiJob::Gather);
   dynid::cli::ParseFlags(
       &argc, &argv,
       "tx40_study [--out_dir=D] (simulated default) | tx40_study --positions_csv=F "
@@ -67,7 +73,7 @@ int main(int argc, char** argv) {
   // The flags, the identified model, the record (simulated experiment or measured CSVs).
   study::Settings settings;
   if (!study::ValidateFlags(&settings, &error)) return Fail(2, error);
-  if (settings.figures) dynid::data::StartFigureRenderer();  // loads while the study computes
+  if (settings.figures && job.rank() == 0) dynid::data::StartFigureRenderer();  // loads meanwhile
   const dynid::models::SerialRobot robot = dynid::models::MakeTx40();  // Gautier wrist form
   dynid::solvers::IdimModel model;
   if (!study::BuildModel(robot, settings.parameters, &model, &error)) return Fail(1, error);
@@ -80,9 +86,19 @@ int main(int argc, char** argv) {
   study::MeasuredCoverage coverage;
   if (!settings.real) {
     coverage.scenario = study::CoverageScenario(settings);
+    std::vector<std::string> measured_settings;
     if (!dynid::solvers::LoadMeasuredCoverage(settings.coverage_csv, "tx40_study/coverage.csv",
-                                              &coverage.rows, &coverage.source, &error)) {
+                                              &coverage.rows, &coverage.source, &error,
+                                              &measured_settings)) {
       return Fail(2, "--coverage_csv: " + error);
+    }
+    // Rows are per simulation, method and knowledge level: those selections do not count.
+    if (!coverage.source.empty() &&
+        !dynid::cli::SameMonteCarloSettings(
+            measured_settings, {"simulation", "methods", "knowledge", "write_measurements"},
+            &coverage.other_settings)) {
+      std::printf("tx40_study: the quoted coverage was not measured at this run's settings: %s\n",
+                  coverage.other_settings.c_str());
     }
   }
   study::Record record;

@@ -330,6 +330,7 @@ void ExpectSameRuns(const std::vector<MonteCarloRun>& a, const std::vector<Monte
         }
       }
       EXPECT_EQ(x.converged, y.converged);
+      EXPECT_EQ(x.measure, y.measure);
     }
   }
 }
@@ -350,6 +351,12 @@ MonteCarloTrial CountingTrial(std::atomic<int>* calls) {
     odd.upper = 2.5;
     odd.converged = seed % 2 == 0;
     estimates->push_back(odd);
+    MonteCarloEstimate measure;  // a per-run measure: kept with the run, not a coverage row
+    measure.estimator = "ls";
+    measure.parameter = "iterations";
+    measure.estimate = static_cast<double>(seed % 5);
+    measure.measure = true;
+    estimates->push_back(measure);
     return true;
   };
 }
@@ -387,6 +394,9 @@ TEST(MonteCarloTest, JournalledRunsResumeExactlyAndOnlyTheRestIsComputed) {
   EXPECT_EQ(tally.computed, 14);
   EXPECT_EQ(tally.skipped_lines, 0);
   ExpectSameRuns(runs, reference);
+  for (const CoverageRow& row : SummarizeCoverage(runs, {"a", "b"})) {
+    EXPECT_NE(row.parameter, "iterations") << "a measure became a coverage row";
+  }
   // A line cut short by a kill is skipped and its run computed again.
   {
     std::ofstream out(dir + "/journal-0.txt", std::ios::app);

@@ -20,10 +20,10 @@ common=(--figures=false --duration_s=3 --knowledge=good
 for f in coverage.csv monte_carlo_runs.csv relative_errors.csv summary.json; do
   [[ -s "$work/mc/$f" ]] || fail "Monte Carlo run did not write $f"
 done
-head -1 "$work/mc/coverage.csv" | grep -q "^estimator,parameter,runs,bias,spread,mean_reported_std,coverage_95,calibrated,scenario," ||
-  fail "unexpected coverage.csv header: $(head -1 "$work/mc/coverage.csv")"
+grep -v '^#' "$work/mc/coverage.csv" | head -1 | grep -q "^estimator,parameter,runs,bias,spread,mean_reported_std,coverage_95,calibrated,scenario," ||
+  fail "unexpected coverage.csv header: $(grep -v '^#' "$work/mc/coverage.csv" | head -1)"
 # 2 methods × 1 level × 2 σ (eq. 8, HAC) × 55 base parameters.
-rows=$(( $(wc -l < "$work/mc/coverage.csv") - 1 ))
+rows=$(( $(grep -vc '^#' "$work/mc/coverage.csv") - 1 ))
 (( rows == 220 )) || fail "coverage.csv has $rows rows, expected 220"
 for estimator in idim_ls_conventional_good idim_ls_conventional_good_hac idim_iv_irwsm1_good \
                  idim_iv_irwsm1_good_hac; do
@@ -72,7 +72,8 @@ expect_error() {
     fail "outputs left behind for: $*"
   fi
 }
-expect_error "--monte_carlo must be in [0, 10000]" --monte_carlo=-1
+expect_error "--monte_carlo must be >= 0" --monte_carlo=-1
+expect_error "--monte_carlo must be in [0, 10000]" --monte_carlo=20000
 expect_error "--monte_carlo_threads must be >= 0" --monte_carlo=2 --monte_carlo_threads=-1
 expect_error "--monte_carlo_threads is only used with --monte_carlo" --monte_carlo_threads=2
 expect_error "--write_measurements is not used with --monte_carlo" --monte_carlo=2 --write_measurements
