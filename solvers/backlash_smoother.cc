@@ -1,5 +1,7 @@
 #include "dynid/solvers/backlash_smoother.h"
 
+#include "dynid/solvers/parameter_covariance.h"
+
 #include <ceres/ceres.h>
 #include <glog/logging.h>
 
@@ -13,7 +15,6 @@
 #include <vector>
 
 #include "dynid/solvers/internal/ceres_progress.h"
-#include "dynid/solvers/parameter_covariance.h"
 
 namespace dynid::solvers {
 
@@ -100,9 +101,9 @@ bool SolveAndCollect(const problems::BacklashSmootherData& data,
     solver_options.function_tolerance =
         settling ? std::max(options.settle_function_tolerance, options.function_tolerance)
                  : options.function_tolerance;
-    solver_options.initial_trust_region_radius = settling || !two_phases
-                                                     ? options.initial_trust_region_radius
-                                                     : options.refine_trust_region_radius;
+    solver_options.initial_trust_region_radius =
+        settling || !two_phases ? options.initial_trust_region_radius
+                                : options.refine_trust_region_radius;
     solver_options.max_trust_region_radius =
         std::max(1e16, solver_options.initial_trust_region_radius);
     callback.set_iteration_offset(s.iterations);
@@ -208,8 +209,8 @@ bool TailBlockCovariance(const ceres::Problem& problem, const double* nodes, int
       }
     }
   }
-  // Block elimination: M_k = D_k − U_{k−1}ᵀ M_{k−1}⁻¹ U_{k−1}, B̃_k = B_k − U_{k−1}ᵀ M_{k−1}⁻¹
-  // B̃_{k−1}, S = H_tt − Σ B̃_kᵀ M_k⁻¹ B̃_k.
+  // Block elimination: M_k = D_k − U_{k−1}ᵀ M_{k−1}⁻¹ U_{k−1}, B̃_k = B_k − U_{k−1}ᵀ M_{k−1}⁻¹ B̃_{k−1},
+  // S = H_tt − Σ B̃_kᵀ M_k⁻¹ B̃_k.
   Eigen::Matrix3d schur_all = tail_tail;
   Eigen::LLT<Block> previous;
   Border previous_border = Border::Zero();

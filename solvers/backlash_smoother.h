@@ -48,7 +48,7 @@ struct BacklashSmootherOptions {
   double refine_trust_region_radius = 1e3;
   int num_threads = 1;
   bool use_eigen_sparse = false;  // Eigen's sparse Cholesky instead of SuiteSparse (CHOLMOD)
-  ProgressOptions progress;       // callback after every iteration, periodic LOG(INFO) lines
+  ProgressOptions progress;  // callback after every iteration, periodic LOG(INFO) lines
 
   bool IsValid(std::string* why) const;
 };
@@ -78,20 +78,20 @@ bool RunBacklashSmoother(const models::TwoMassTransmission& model,
 // (refine_trust_region_radius = 0; the restart of a second phase costs ~1 s at 1e5 samples and
 // saves no iterations), with function_tolerance 1e-4 (backlash_study's default: on Simulation 2
 // with 1e5 samples it changes b by 1e-6 rad and K by 3e-4 Nm/rad against 1e-5, under 0.01 σ, and
-// saves 5 of 11 iterations). The covariance of [c, b, K] is the [c, b, K] block of (JᵀJ)⁻¹ at the
-// solution, computed through the Schur complement of the node block (JᵀJ accumulated from the
-// residual blocks into block-tridiagonal storage, nodes eliminated in order by 5 × 5 block
-// Cholesky, O(N); no Ceres-assembled sparse Jacobian), multiplied by s² = max(1,
-// posterior_variance_factor) where posterior_variance_factor = ResidualVarianceFactor
-// (solvers/parameter_covariance.h: 2 cost / (residuals with non-zero weight − free unknowns), 0
-// when not positive): the residual weights are taken as the noise model when the fit is as good as
-// they claim or better (factor <= 1, e.g. an inflated Q_xx), and the covariance is widened by the
-// misfit otherwise (factor > 1: weights too tight for the model's discretisation or start-up
-// transient). It is valid only as far as the model is (the intervals ignore the bias of a wrong
-// shape). When b ends on its bound 0 (no backlash in the data) the constraint is active and the
-// covariance is that of [c, K] with b held (b's row and column zero, b_on_bound set); none is
-// reported when the solve did not converge. The covariance test compares the unscaled (JᵀJ)⁻¹ with
-// ceres::Covariance (factor <= 1 there).
+// saves 5 of 11 iterations). The covariance of [c, b, K] is the [c, b, K] block of (JᵀJ)⁻¹ at the solution,
+// computed through the Schur complement of the node block (JᵀJ accumulated from the residual
+// blocks into block-tridiagonal storage, nodes eliminated in order by 5 × 5 block Cholesky, O(N);
+// no Ceres-assembled sparse Jacobian), multiplied by s² = max(1, posterior_variance_factor) where
+// posterior_variance_factor = ResidualVarianceFactor (solvers/parameter_covariance.h: 2 cost /
+// (residuals with non-zero weight − free unknowns), 0 when not positive): the residual weights are taken as
+// the noise model when the fit is as good as they claim or better (factor <= 1, e.g. an
+// inflated Q_xx), and the covariance is widened by the misfit otherwise (factor > 1: weights too
+// tight for the model's discretisation or start-up transient). It is valid only as far as the
+// model is (the intervals ignore the bias of a wrong shape). When b ends on its bound 0 (no
+// backlash in the data) the constraint is active and the covariance is that of [c, K] with b
+// held (b's row and column zero, b_on_bound set); none is reported when the solve did not
+// converge. The covariance test compares the unscaled
+// (JᵀJ)⁻¹ with ceres::Covariance (factor <= 1 there).
 struct BacklashShapeResult {
   BacklashSmootherResult smoother;  // states, tau_K (the curve plus the shape residual), …
   Eigen::Vector3d spring = Eigen::Vector3d::Zero();             // [c rad, b rad, K Nm/rad]

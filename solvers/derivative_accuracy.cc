@@ -1,10 +1,10 @@
 #include "dynid/solvers/derivative_accuracy.h"
 
-#include <glog/logging.h>
-
 #include <cmath>
 #include <cstdio>
 #include <limits>
+
+#include <glog/logging.h>
 
 #include "dynid/data/signal.h"
 
@@ -43,8 +43,7 @@ bool IrwDerivativeErrors(const AccuracyCase& data, const NvrFitOptions& fit, boo
   IrwSmootherResult result;
   if (!SmoothWithFittedNvr(data.measured, ts, fit, &result, error)) return false;
   char gamma[32] = "";
-  if (fit.criterion == NvrCriterion::kGcv)
-    std::snprintf(gamma, sizeof(gamma), ", gamma %.2g", fit.gcv_gamma);
+  if (fit.criterion == NvrCriterion::kGcv) std::snprintf(gamma, sizeof(gamma), ", gamma %.2g", fit.gcv_gamma);
   errors->method = std::string(fit.model == IrwModel::kIrw1 ? "IRWSM1" : "IRWSM2") +
                    (twice ? "x2" : "") + " (" + NvrCriterionName(fit.criterion) + gamma + ")";
   errors->velocity_rms = InteriorRms(result.velocity, data.velocity, data.margin);
@@ -74,10 +73,10 @@ bool BestButterworthErrors(const AccuracyCase& data, const std::vector<double>& 
     if (!data::DesignButterworthLowPass(4, cutoff, data.sample_rate_hz, &sos, error)) return false;
     Eigen::VectorXd filtered;
     if (!data::FiltFilt(sos, data.measured, &filtered, error)) return false;
-    const double velocity =
-        InteriorRms(data::CentralDifference(filtered, ts), data.velocity, data.margin);
-    const double acceleration =
-        InteriorRms(data::CentralSecondDifference(filtered, ts), data.acceleration, data.margin);
+    const double velocity = InteriorRms(data::CentralDifference(filtered, ts), data.velocity,
+                                        data.margin);
+    const double acceleration = InteriorRms(data::CentralSecondDifference(filtered, ts),
+                                            data.acceleration, data.margin);
     if (velocity < errors->velocity_rms) {
       errors->velocity_rms = velocity;
       errors->velocity_setting = cutoff;

@@ -7,9 +7,10 @@
 #ifndef DYNID_SOLVERS_DERIVATIVE_ACCURACY_H_
 #define DYNID_SOLVERS_DERIVATIVE_ACCURACY_H_
 
-#include <Eigen/Core>
 #include <string>
 #include <vector>
+
+#include <Eigen/Core>
 
 #include "dynid/solvers/irw_smoother.h"
 #include "dynid/solvers/nvr_fit.h"

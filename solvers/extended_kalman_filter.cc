@@ -1,9 +1,10 @@
 #include "dynid/solvers/extended_kalman_filter.h"
 
-#include <Eigen/Cholesky>
 #include <chrono>
 #include <cmath>
 #include <sstream>
+
+#include <Eigen/Cholesky>
 
 #include "dynid/solvers/internal/filter_measurements.h"
 
@@ -77,8 +78,8 @@ bool RunExtendedKalmanFilter(const DiscreteStateSpaceSystem& system,
     const Eigen::MatrixXd gain = llt.solve(pht.transpose()).transpose();  // P Hᵀ A⁻¹
     x += gain * e;
     const Eigen::MatrixXd ikh = identity - gain * h_jac;
-    Eigen::MatrixXd pf =
-        ikh * p * ikh.transpose() + gain * options.measurement_covariance * gain.transpose();
+    Eigen::MatrixXd pf = ikh * p * ikh.transpose() +
+                         gain * options.measurement_covariance * gain.transpose();
     p = 0.5 * (pf + pf.transpose());
     if (!x.allFinite() || !p.allFinite()) return Fail(k, "non-finite update", record, error);
     const Eigen::VectorXd ae = llt.solve(e);
@@ -92,7 +93,8 @@ bool RunExtendedKalmanFilter(const DiscreteStateSpaceSystem& system,
   }
   record->converged = true;
   record->message = "filtered " + std::to_string(num) + " samples";
-  record->time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  record->time_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return true;
 }
 

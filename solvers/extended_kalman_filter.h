@@ -12,8 +12,9 @@
 #ifndef DYNID_SOLVERS_EXTENDED_KALMAN_FILTER_H_
 #define DYNID_SOLVERS_EXTENDED_KALMAN_FILTER_H_
 
-#include <Eigen/Core>
 #include <string>
+
+#include <Eigen/Core>
 
 #include "dynid/solvers/kalman_smoother.h"
 

@@ -42,14 +42,13 @@ bool RunHopfieldEstimator(const Eigen::VectorXd& times, const Eigen::MatrixXd& r
   if (num < 2 || np < 1 || regressor.rows() % num != 0 || regressor.rows() == 0 ||
       torques.size() != regressor.rows() || !regressor.allFinite() || !torques.allFinite() ||
       !times.allFinite()) {
-    *error =
-        "Hopfield estimator needs N >= 2 samples, a finite (N·m) × p regressor and N·m torques";
+    *error = "Hopfield estimator needs N >= 2 samples, a finite (N·m) × p regressor and N·m torques";
     return false;
   }
   for (int k = 1; k < num; ++k) {
     if (!(times(k) > times(k - 1))) {
-      *error =
-          "Hopfield estimator: times must increase strictly (sample " + std::to_string(k) + ")";
+      *error = "Hopfield estimator: times must increase strictly (sample " + std::to_string(k) +
+               ")";
       return false;
     }
   }
@@ -89,8 +88,8 @@ bool RunHopfieldEstimator(const Eigen::VectorXd& times, const Eigen::MatrixXd& r
     const Eigen::VectorXd b = options.gain * phi.transpose() * tau;
     const double dt = times(k + 1) - times(k);
     const double stiffness = w.cwiseAbs().rowwise().sum().maxCoeff() * slope;  // ||W||∞ max σ'
-    const int steps =
-        std::max(options.min_steps_per_sample, static_cast<int>(std::ceil(stiffness * dt / 2.5)));
+    const int steps = std::max(options.min_steps_per_sample,
+                               static_cast<int>(std::ceil(stiffness * dt / 2.5)));
     result->max_steps_per_sample = std::max(result->max_steps_per_sample, steps);
     const double h = dt / steps;
     auto rhs = [&](double, const Eigen::VectorXd& state) -> Eigen::VectorXd {
@@ -127,22 +126,21 @@ bool RunHopfieldEstimator(const Eigen::VectorXd& times, const Eigen::MatrixXd& r
   result->mean_estimate = mean;
   result->mean_std = (second - mean.cwiseProduct(mean)).cwiseMax(0.0).cwiseSqrt();
   result->final_estimate = result->parameters.row(num - 1).transpose();
-  result->cost = 0.5 * (torques -
-                        [&] {
-                          Eigen::VectorXd pred(torques.size());
-                          for (int k = 0; k < num; ++k) {
-                            pred.segment(k * m, m) =
-                                regressor.middleRows(k * m, m) * result->final_estimate;
-                          }
-                          return pred;
-                        }())
-                           .squaredNorm();
+  result->cost = 0.5 * (torques - [&] {
+                   Eigen::VectorXd pred(torques.size());
+                   for (int k = 0; k < num; ++k) {
+                     pred.segment(k * m, m) =
+                         regressor.middleRows(k * m, m) * result->final_estimate;
+                   }
+                   return pred;
+                 }()).squaredNorm();
   result->converged = true;
   std::ostringstream os;
   os << "integrated " << num << " samples, up to " << result->max_steps_per_sample
      << " RK4 steps per sample";
   result->message = os.str();
-  result->time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result->time_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return true;
 }
 

@@ -22,27 +22,28 @@
 #ifndef DYNID_SOLVERS_HOPFIELD_ESTIMATOR_H_
 #define DYNID_SOLVERS_HOPFIELD_ESTIMATOR_H_
 
-#include <Eigen/Core>
 #include <string>
+
+#include <Eigen/Core>
 
 namespace dynid::solvers {
 
 enum class HopfieldActivation { kLinear, kTanh };
 
 struct HopfieldOptions {
-  double gain = 1.0;  // > 0, scales W and b (1/s per unit of Phiᵀ Phi)
+  double gain = 1.0;                       // > 0, scales W and b (1/s per unit of Phiᵀ Phi)
   HopfieldActivation activation = HopfieldActivation::kLinear;
-  Eigen::VectorXd amplitude;           // A (p), > 0, kTanh only (bounds of the outputs)
-  double beta = 1.0;                   // > 0, kTanh only
-  Eigen::VectorXd initial_parameters;  // p(0) (p); |p0| < A for kTanh
-  double mean_start_s = -1.0;          // < t_0: time mean over the whole record
-  int min_steps_per_sample = 1;        // >= 1
+  Eigen::VectorXd amplitude;               // A (p), > 0, kTanh only (bounds of the outputs)
+  double beta = 1.0;                       // > 0, kTanh only
+  Eigen::VectorXd initial_parameters;      // p(0) (p); |p0| < A for kTanh
+  double mean_start_s = -1.0;              // < t_0: time mean over the whole record
+  int min_steps_per_sample = 1;            // >= 1
   bool IsValid(int num_parameters, std::string* why) const;
 };
 
 struct HopfieldResult {
-  Eigen::MatrixXd parameters;      // N × p, p(t_k) (row 0 = p0)
-  Eigen::VectorXd energy;          // N, E(t_k) = ½ ||tau_k − Phi_k p(t_k)||²
+  Eigen::MatrixXd parameters;   // N × p, p(t_k) (row 0 = p0)
+  Eigen::VectorXd energy;       // N, E(t_k) = ½ ||tau_k − Phi_k p(t_k)||²
   Eigen::VectorXd mean_estimate;   // time mean of p(t) over the averaging window (trapezoid)
   Eigen::VectorXd mean_std;        // standard deviation of p(t) over the same window
   Eigen::VectorXd final_estimate;  // p(t_{N−1})

@@ -35,12 +35,13 @@
 #ifndef DYNID_SOLVERS_IDIM_H_
 #define DYNID_SOLVERS_IDIM_H_
 
-#include <Eigen/Core>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
+
+#include <Eigen/Core>
 
 #include "dynid/data/robot_simulator.h"
 #include "dynid/data/sample_selection.h"
@@ -135,14 +136,14 @@ class IdimModel {
 
 // The stacked, pre-processed IDIM system.
 struct IdimSystem {
-  Eigen::MatrixXd x;             // rows × b (after decimation and selection)
-  Eigen::VectorXd y;             // rows
-  RowBlocks blocks;              // row → joint (and decimated sample)
-  int num_samples = 0;           // per joint after decimation, before selection
-  double sample_rate_hz = 0.0;   // after decimation
-  std::vector<int> kept_rows;    // rows of the decimated stack that were kept (all if no selection)
-  std::string selection_report;  // empty without selection
-  Eigen::MatrixXd q, qd, qdd;    // differentiated states at the input rate (Ns × n)
+  Eigen::MatrixXd x;   // rows × b (after decimation and selection)
+  Eigen::VectorXd y;   // rows
+  RowBlocks blocks;    // row → joint (and decimated sample)
+  int num_samples = 0;            // per joint after decimation, before selection
+  double sample_rate_hz = 0.0;    // after decimation
+  std::vector<int> kept_rows;     // rows of the decimated stack that were kept (all if no selection)
+  std::string selection_report;   // empty without selection
+  Eigen::MatrixXd q, qd, qdd;     // differentiated states at the input rate (Ns × n)
   std::vector<double> nvr_position, nvr_velocity;  // IRW paths: ML NVR per joint
   IdimPreprocessingOptions options;
 };

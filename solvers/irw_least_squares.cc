@@ -1,10 +1,10 @@
 #include "dynid/solvers/irw_least_squares.h"
 
-#include <ceres/ceres.h>
-#include <glog/logging.h>
-
 #include <cmath>
 #include <vector>
+
+#include <ceres/ceres.h>
+#include <glog/logging.h>
 
 #include "dynid/problems/irw_problem.h"
 #include "dynid/solvers/internal/banded.h"
@@ -49,8 +49,8 @@ Eigen::MatrixXd IrwStatesFromPositions(const Eigen::VectorXd& x, IrwModel model)
   return states;
 }
 
-bool SmoothIrwBanded(const Eigen::VectorXd& y, IrwModel model, double nvr, Eigen::MatrixXd* states,
-                     std::string* error) {
+bool SmoothIrwBanded(const Eigen::VectorXd& y, IrwModel model, double nvr,
+                     Eigen::MatrixXd* states, std::string* error) {
   if (!CheckInputs(y, model, nvr, error)) return false;
   const int n = static_cast<int>(y.size());
   const int order = IrwStateSize(model);
@@ -75,8 +75,8 @@ bool SmoothIrwBanded(const Eigen::VectorXd& y, IrwModel model, double nvr, Eigen
   return true;
 }
 
-bool SmoothIrwCeres(const Eigen::VectorXd& y, IrwModel model, double nvr, Eigen::MatrixXd* states,
-                    IrwCeresSummary* summary, std::string* error) {
+bool SmoothIrwCeres(const Eigen::VectorXd& y, IrwModel model, double nvr,
+                    Eigen::MatrixXd* states, IrwCeresSummary* summary, std::string* error) {
   if (!CheckInputs(y, model, nvr, error)) return false;
   std::vector<double> positions(y.data(), y.data() + y.size());
   ceres::Problem::Options problem_options;
@@ -112,8 +112,8 @@ bool SmoothIrwCeres(const Eigen::VectorXd& y, IrwModel model, double nvr, Eigen:
     *error = "Ceres did not produce a usable solution: " + ceres_summary.message;
     return false;
   }
-  *states =
-      IrwStatesFromPositions(Eigen::Map<const Eigen::VectorXd>(positions.data(), y.size()), model);
+  *states = IrwStatesFromPositions(Eigen::Map<const Eigen::VectorXd>(positions.data(),
+                                                                     y.size()), model);
   return true;
 }
 

@@ -10,16 +10,17 @@
 #ifndef DYNID_SOLVERS_IRW_LEAST_SQUARES_H_
 #define DYNID_SOLVERS_IRW_LEAST_SQUARES_H_
 
-#include <Eigen/Core>
 #include <string>
+
+#include <Eigen/Core>
 
 #include "dynid/solvers/irw_smoother.h"
 
 namespace dynid::solvers {
 
 // N x n_x states [x, ∇x (, ∇²x)] from positions smoothed by a banded solve.
-bool SmoothIrwBanded(const Eigen::VectorXd& y, IrwModel model, double nvr, Eigen::MatrixXd* states,
-                     std::string* error);
+bool SmoothIrwBanded(const Eigen::VectorXd& y, IrwModel model, double nvr,
+                     Eigen::MatrixXd* states, std::string* error);
 
 struct IrwCeresSummary {
   bool converged = false;
@@ -30,8 +31,8 @@ struct IrwCeresSummary {
 };
 
 // The same through Ceres. Uses SuiteSparse when Ceres was built with it.
-bool SmoothIrwCeres(const Eigen::VectorXd& y, IrwModel model, double nvr, Eigen::MatrixXd* states,
-                    IrwCeresSummary* summary, std::string* error);
+bool SmoothIrwCeres(const Eigen::VectorXd& y, IrwModel model, double nvr,
+                    Eigen::MatrixXd* states, IrwCeresSummary* summary, std::string* error);
 
 // Differences of smoothed positions -> states (shared by both paths).
 Eigen::MatrixXd IrwStatesFromPositions(const Eigen::VectorXd& positions, IrwModel model);

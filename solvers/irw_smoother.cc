@@ -1,13 +1,13 @@
 #include "dynid/solvers/irw_smoother.h"
 
-#include <glog/logging.h>
+#include <algorithm>
+#include <array>
+#include <cmath>
 
 #include <Eigen/Cholesky>
 #include <Eigen/LU>
 #include <Eigen/StdVector>
-#include <algorithm>
-#include <array>
-#include <cmath>
+#include <glog/logging.h>
 
 #include "dynid/solvers/internal/irw_diffuse_start.h"
 #include "dynid/solvers/internal/nvr_search.h"
@@ -57,7 +57,7 @@ struct IrwRiccati {
   static constexpr int kFirst = NX - 1;  // first sample with a proper filtered posterior
   double nvr = 0.0;
   int num_samples = 0;
-  int converged_index = 0;          // k from which all quantities are constant
+  int converged_index = 0;         // k from which all quantities are constant
   AlignedVector<Mat<NX>> filtered;  // P(k|k), k >= kFirst
   AlignedVector<Mat<NX>> rts_gain;  // C(k) = P(k|k) A^T P(k+1|k)^{-1}, k >= kFirst
   AlignedVector<Vec<NX>> gain;      // g(k), k >= NX
@@ -89,8 +89,8 @@ struct IrwRiccati {
       const Vec<NX> g = predicted.col(0) / nu_k;
       Mat<NX> updated = predicted - g * g.transpose() * nu_k;
       updated = 0.5 * (updated + updated.transpose());
-      const bool settled =
-          Settled<NX>(updated, previous, predicted) && std::abs(nu_k - nu.back()) <= 4e-15 * nu_k;
+      const bool settled = Settled<NX>(updated, previous, predicted) &&
+                           std::abs(nu_k - nu.back()) <= 4e-15 * nu_k;
       filtered.push_back(updated);
       gain.push_back(g);
       nu.push_back(nu_k);
@@ -427,7 +427,9 @@ bool ParseIrwModel(const std::string& text, IrwModel* model, std::string* error)
   return false;
 }
 
-const char* IrwModelName(IrwModel model) { return model == IrwModel::kIrw1 ? "irw1" : "irw2"; }
+const char* IrwModelName(IrwModel model) {
+  return model == IrwModel::kIrw1 ? "irw1" : "irw2";
+}
 
 int IrwStateSize(IrwModel model) { return model == IrwModel::kIrw1 ? 2 : 3; }
 
@@ -459,8 +461,9 @@ IrwInnovationSums IrwFilterInnovations(const Eigen::VectorXd& y, IrwModel model,
   return sums;
 }
 
-bool SmoothIrw(const Eigen::VectorXd& y, double sample_period_s, const IrwSmootherOptions& options,
-               IrwSmootherResult* result, std::string* error) {
+bool SmoothIrw(const Eigen::VectorXd& y, double sample_period_s,
+               const IrwSmootherOptions& options, IrwSmootherResult* result,
+               std::string* error) {
   CHECK(result != nullptr && error != nullptr);
   if (!options.IsValid(error)) return false;
   if (!(sample_period_s > 0.0) || !std::isfinite(sample_period_s)) {

@@ -2,9 +2,9 @@
 // (2018) §3, eqs. 13–22; Brunot et al. (2017) §3).
 //
 // Signal model for one sampled channel y(k), k = 0..N-1 (sample period Ts):
-//   x(k) = A x(k-1) + G eta(k-1),  y(k) = h x(k) + e(k),  e ~ N(0, sigma^2), eta ~ N(0, NVR
-//   sigma^2) IRWSM1: x = [x, ∇x],        A = [[1,1],[0,1]],               G = [0,1]^T IRWSM2: x =
-//   [x, ∇x, ∇²x],   A = [[1,1,0],[0,1,1],[0,0,1]],   G = [0,0,1]^T,  h = [1 0 ...].
+//   x(k) = A x(k-1) + G eta(k-1),  y(k) = h x(k) + e(k),  e ~ N(0, sigma^2), eta ~ N(0, NVR sigma^2)
+//   IRWSM1: x = [x, ∇x],        A = [[1,1],[0,1]],               G = [0,1]^T
+//   IRWSM2: x = [x, ∇x, ∇²x],   A = [[1,1,0],[0,1,1],[0,0,1]],   G = [0,0,1]^T,  h = [1 0 ...].
 // ∇x(k) is the increment from sample k to k+1 and ∇²x(k) = ∇x(k+1) − ∇x(k).
 //
 // The filter is the NVR-normalised Kalman filter (eqs. 13–17) with an EXACT diffuse start:
@@ -20,9 +20,10 @@
 #ifndef DYNID_SOLVERS_IRW_SMOOTHER_H_
 #define DYNID_SOLVERS_IRW_SMOOTHER_H_
 
-#include <Eigen/Core>
 #include <string>
 #include <vector>
+
+#include <Eigen/Core>
 
 namespace dynid::solvers {
 
@@ -38,7 +39,7 @@ int IrwStateSize(IrwModel model);
 
 struct IrwSmootherOptions {
   IrwModel model = IrwModel::kIrw1;
-  double nvr = 1e-3;  // Q_eta / sigma_e^2 > 0
+  double nvr = 1e-3;                  // Q_eta / sigma_e^2 > 0
   bool compute_standard_deviations = true;
   bool IsValid(std::string* why) const;
 };
@@ -59,8 +60,9 @@ struct IrwSmootherResult {
 
 // Smooths `y` (N >= n_x + 2 samples, finite) sampled every `sample_period_s` seconds.
 // Returns false with a message for invalid options or data.
-bool SmoothIrw(const Eigen::VectorXd& y, double sample_period_s, const IrwSmootherOptions& options,
-               IrwSmootherResult* result, std::string* error);
+bool SmoothIrw(const Eigen::VectorXd& y, double sample_period_s,
+               const IrwSmootherOptions& options, IrwSmootherResult* result,
+               std::string* error);
 
 // The filter part only: innovations' contribution to the concentrated likelihood.
 // Sum over k >= n_x of log nu(k) and of eps(k)^2 / nu(k); O(N), no storage.

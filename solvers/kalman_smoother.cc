@@ -1,10 +1,11 @@
 #include "dynid/solvers/kalman_smoother.h"
 
-#include <Eigen/Cholesky>
-#include <Eigen/LU>
 #include <chrono>
 #include <cmath>
 #include <sstream>
+
+#include <Eigen/Cholesky>
+#include <Eigen/LU>
 
 namespace dynid::solvers {
 
@@ -29,7 +30,8 @@ bool IsPositiveDefinite(const Eigen::MatrixXd& matrix) {
   return llt.info() == Eigen::Success;
 }
 
-bool KalmanFilterOptions::IsValid(const DiscreteStateSpaceSystem& system, std::string* why) const {
+bool KalmanFilterOptions::IsValid(const DiscreteStateSpaceSystem& system,
+                                  std::string* why) const {
   const int n = system.state_size;
   const int l = system.measurement_size;
   std::ostringstream os;
@@ -88,7 +90,8 @@ bool RunRtsSmoother(const KalmanFilterRecord& record, RtsSmootherResult* result,
     Eigen::LLT<Eigen::MatrixXd> llt(pp);
     if (llt.info() != Eigen::Success) {
       std::ostringstream os;
-      os << "RTS smoother: predicted covariance at sample " << k + 1 << " is not positive definite";
+      os << "RTS smoother: predicted covariance at sample " << k + 1
+         << " is not positive definite";
       *error = os.str();
       result->message = *error;
       return false;
@@ -115,7 +118,8 @@ bool RunRtsSmoother(const KalmanFilterRecord& record, RtsSmootherResult* result,
   }
   result->converged = true;
   result->message = "smoothed " + std::to_string(num) + " samples";
-  result->time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result->time_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return true;
 }
 

@@ -17,10 +17,11 @@
 #ifndef DYNID_SOLVERS_KALMAN_SMOOTHER_H_
 #define DYNID_SOLVERS_KALMAN_SMOOTHER_H_
 
-#include <Eigen/Core>
 #include <functional>
 #include <string>
 #include <vector>
+
+#include <Eigen/Core>
 
 namespace dynid::solvers {
 
@@ -28,7 +29,8 @@ struct DiscreteStateSpaceSystem {
   int state_size = 0;        // n >= 1
   int measurement_size = 0;  // l >= 1
   // f_k: x_{k+1} = f_k(x_k) (k = 0 .. N−2); writes x_next (n) and, when F is non-null, ∂f_k/∂x.
-  std::function<void(int k, const Eigen::VectorXd& x, Eigen::VectorXd* x_next, Eigen::MatrixXd* F)>
+  std::function<void(int k, const Eigen::VectorXd& x, Eigen::VectorXd* x_next,
+                     Eigen::MatrixXd* F)>
       transition;
   // h_k: y_k = h_k(x_k); writes y (l) and, when H is non-null, ∂h_k/∂x (l × n).
   std::function<void(int k, const Eigen::VectorXd& x, Eigen::VectorXd* y, Eigen::MatrixXd* H)>
@@ -45,13 +47,13 @@ struct KalmanFilterOptions {
 };
 
 struct KalmanFilterRecord {
-  Eigen::MatrixXd filtered_states;                     // N × n, x_k
-  std::vector<Eigen::MatrixXd> filtered_covariances;   // N, P_k
-  Eigen::MatrixXd predicted_states;                    // N × n, x⁻_k (row 0: the prior)
-  std::vector<Eigen::MatrixXd> predicted_covariances;  // N, P⁻_k
-  std::vector<Eigen::MatrixXd> cross_covariances;      // N − 1, C_k
-  Eigen::MatrixXd innovations;                         // N × l, y_k − ŷ⁻_k
-  double log_likelihood = 0.0;                         // Σ −½ (eᵀ A⁻¹ e + log det 2πA)
+  Eigen::MatrixXd filtered_states;                   // N × n, x_k
+  std::vector<Eigen::MatrixXd> filtered_covariances; // N, P_k
+  Eigen::MatrixXd predicted_states;                  // N × n, x⁻_k (row 0: the prior)
+  std::vector<Eigen::MatrixXd> predicted_covariances;// N, P⁻_k
+  std::vector<Eigen::MatrixXd> cross_covariances;    // N − 1, C_k
+  Eigen::MatrixXd innovations;                       // N × l, y_k − ŷ⁻_k
+  double log_likelihood = 0.0;                       // Σ −½ (eᵀ A⁻¹ e + log det 2πA)
   // Summary
   bool converged = false;  // every sample processed with finite numbers
   int iterations = 0;      // samples processed

@@ -17,11 +17,11 @@
 #ifndef DYNID_SOLVERS_MECHANICAL_STATE_SPACE_H_
 #define DYNID_SOLVERS_MECHANICAL_STATE_SPACE_H_
 
-#include <glog/logging.h>
+#include <limits>
 
 #include <Eigen/Core>
 #include <Eigen/LU>
-#include <limits>
+#include <glog/logging.h>
 
 #include "dynid/models/integrator.h"
 #include "dynid/models/mechanical_model.h"
@@ -46,10 +46,7 @@ class AugmentedMechanicalSystem {
   AugmentedMechanicalSystem(const Model& model, const Eigen::VectorXd& times,
                             const Eigen::MatrixXd& inputs, Discretization discretization,
                             int substeps)
-      : model_(model),
-        times_(times),
-        inputs_(inputs),
-        discretization_(discretization),
+      : model_(model), times_(times), inputs_(inputs), discretization_(discretization),
         substeps_(substeps) {
     CHECK_EQ(inputs.rows(), times.size()) << "one input row per sample";
     CHECK_EQ(inputs.cols(), m) << "input columns must match the model";
@@ -191,7 +188,8 @@ class AugmentedMechanicalSystem {
 
   Eigen::Matrix<double, n, kStateSize> AccelerationJacobian(const double* s, const double* v,
                                                             const double* a, const double* u,
-                                                            const double* theta, double t) const {
+                                                            const double* theta,
+                                                            double t) const {
     models::ModelLinearization<Model> lin;
     models::LinearizeModel(model_, s, v, a, u, theta, t, &lin);
     const Eigen::Matrix<double, n, n> mass = lin.J_r_pbar.template leftCols<n>();

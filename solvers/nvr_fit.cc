@@ -1,10 +1,10 @@
 #include "dynid/solvers/nvr_fit.h"
 
-#include <glog/logging.h>
-
 #include <cmath>
 #include <limits>
 #include <vector>
+
+#include <glog/logging.h>
 
 #include "dynid/solvers/internal/banded.h"
 #include "dynid/solvers/internal/difference_stencil.h"
@@ -132,7 +132,8 @@ bool FitNvrMaximumLikelihood(const Eigen::VectorXd& y, IrwModel model, NvrFitSum
 }
 
 bool SmoothColumnsWithFittedNvr(const Eigen::MatrixXd& columns, double sample_period_s,
-                                const NvrFitOptions& fit_options, bool compute_standard_deviations,
+                                const NvrFitOptions& fit_options,
+                                bool compute_standard_deviations,
                                 const std::vector<std::string>& names,
                                 std::vector<NvrFitSummary>* fits,
                                 std::vector<IrwSmootherResult>* results, std::string* error,
@@ -149,8 +150,8 @@ double NvrFromTrackingError(const Eigen::VectorXd& tracking_error, double encode
   CHECK_GT(encoder_resolution, 0.0);
   Eigen::VectorXd difference = tracking_error;
   for (int d = 0; d < order; ++d) {
-    difference =
-        (difference.tail(difference.size() - 1) - difference.head(difference.size() - 1)).eval();
+    difference = (difference.tail(difference.size() - 1) -
+                  difference.head(difference.size() - 1)).eval();
   }
   const double mean = difference.mean();
   const double variance =

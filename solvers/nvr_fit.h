@@ -22,9 +22,10 @@
 #ifndef DYNID_SOLVERS_NVR_FIT_H_
 #define DYNID_SOLVERS_NVR_FIT_H_
 
-#include <Eigen/Core>
 #include <string>
 #include <vector>
+
+#include <Eigen/Core>
 
 #include "dynid/solvers/irw_smoother.h"
 #include "dynid/solvers/solver_summary.h"
@@ -77,7 +78,8 @@ bool FitNvrMaximumLikelihood(const Eigen::VectorXd& y, IrwModel model, NvrFitSum
 // "column <c>", 1-based). `fits` and `results` get one entry per column. Returns false with a
 // message for bad options or data.
 bool SmoothColumnsWithFittedNvr(const Eigen::MatrixXd& columns, double sample_period_s,
-                                const NvrFitOptions& fit_options, bool compute_standard_deviations,
+                                const NvrFitOptions& fit_options,
+                                bool compute_standard_deviations,
                                 const std::vector<std::string>& names,
                                 std::vector<NvrFitSummary>* fits,
                                 std::vector<IrwSmootherResult>* results, std::string* error,

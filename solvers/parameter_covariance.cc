@@ -1,18 +1,18 @@
 #include "dynid/solvers/parameter_covariance.h"
 
-#include <ceres/covariance.h>
-#include <ceres/crs_matrix.h>
-#include <ceres/problem.h>
-#include <glog/logging.h>
-
-#include <Eigen/Cholesky>
-#include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
 #include <limits>
 #include <numeric>
 #include <sstream>
+
+#include <Eigen/Eigenvalues>
+#include <Eigen/Cholesky>
+#include <ceres/covariance.h>
+#include <ceres/crs_matrix.h>
+#include <ceres/problem.h>
+#include <glog/logging.h>
 
 #include "dynid/solvers/internal/banded.h"
 
@@ -144,8 +144,8 @@ bool ParameterInformationBySchur(ceres::Problem* problem, const std::vector<doub
     if (s.info() == Eigen::Success) {
       const BandedSpdMatrix inverse_band = parts.cholesky.InverseBand();
       const Eigen::MatrixXd Y = s.matrixL().solve(X.transpose());  // p × num_banded
-      *trajectory_variance =
-          inverse_band.band().row(0).transpose() + Y.colwise().squaredNorm().transpose();
+      *trajectory_variance = inverse_band.band().row(0).transpose() +
+                             Y.colwise().squaredNorm().transpose();
     }
   }
   return true;
@@ -193,9 +193,8 @@ bool TrajectoryCovarianceBySelectedInversion(ceres::Problem* problem,
     information = 0.5 * (information + information.transpose()).eval();
     const Eigen::LLT<Eigen::MatrixXd> s(information);
     if (s.info() != Eigen::Success) {
-      *error =
-          "the information matrix of theta is not positive definite: theta is not "
-          "determined (see AnalyzeIdentifiability)";
+      *error = "the information matrix of theta is not positive definite: theta is not "
+               "determined (see AnalyzeIdentifiability)";
       return false;
     }
     Y = s.matrixL().solve(X.transpose());
@@ -266,8 +265,8 @@ IdentifiabilityReport AnalyzeIdentifiability(const Eigen::MatrixXd& information,
   const int p = static_cast<int>(information.rows());
   CHECK_EQ(information.cols(), p) << "expected a square information matrix";
   CHECK_EQ(theta.size(), p) << "theta: expected " << p << " values, got " << theta.size();
-  CHECK_EQ(static_cast<int>(names.size()), p)
-      << "names: expected " << p << ", got " << names.size();
+  CHECK_EQ(static_cast<int>(names.size()), p) << "names: expected " << p << ", got "
+                                              << names.size();
   IdentifiabilityReport report;
   Eigen::VectorXd scale(p);
   for (int i = 0; i < p; ++i) scale(i) = std::abs(theta(i)) > 0.0 ? std::abs(theta(i)) : 1.0;

@@ -25,9 +25,10 @@
 #ifndef DYNID_SOLVERS_PARAMETER_COVARIANCE_H_
 #define DYNID_SOLVERS_PARAMETER_COVARIANCE_H_
 
-#include <Eigen/Core>
 #include <string>
 #include <vector>
+
+#include <Eigen/Core>
 
 namespace ceres {
 class Problem;
@@ -58,9 +59,9 @@ bool ParameterInformationBySchur(ceres::Problem* problem, const std::vector<doub
 // be empty (kFixed, kTimeVarying). Fails with a message when H_yy or S is not positive definite,
 // or when a group is wider than the band of H_yy (its entries would not be computed).
 struct TrajectoryCovariance {
-  Eigen::MatrixXd parameter_covariance;          // p × p (empty when p = 0)
-  std::vector<Eigen::MatrixXd> blocks;           // one per group, group size × group size
-  std::vector<Eigen::MatrixXd> parameter_cross;  // one per group, group size × p
+  Eigen::MatrixXd parameter_covariance;         // p × p (empty when p = 0)
+  std::vector<Eigen::MatrixXd> blocks;          // one per group, group size × group size
+  std::vector<Eigen::MatrixXd> parameter_cross; // one per group, group size × p
 };
 bool TrajectoryCovarianceBySelectedInversion(ceres::Problem* problem,
                                              const std::vector<double*>& banded_blocks,

@@ -86,11 +86,10 @@ struct PhysicallyConsistentSummary {
   std::string message;
   SolverSummary solver;  // iterations, costs (data + prior), time, convergence
 
-  Eigen::VectorXd theta;  // p standard parameters (consistent)
+  Eigen::VectorXd theta;         // p standard parameters (consistent)
   Eigen::VectorXd phi;  // p unknowns (problems::PhysicalParameterization::names()) of the solution
-  problems::PhysicalCoordinates coordinates =
-      problems::PhysicalCoordinates::kLogCholesky;  // of phi
-  Eigen::VectorXd start_theta;                      // the consistent starting point actually used
+  problems::PhysicalCoordinates coordinates = problems::PhysicalCoordinates::kLogCholesky;  // of phi
+  Eigen::VectorXd start_theta;   // the consistent starting point actually used
   bool start_projected = false;  // start_theta differs from the caller's (shifted, projected)
 
   int num_rows = 0;             // m, rows of non-zero weight

@@ -87,8 +87,8 @@ WhitenessSummary AnalyseResidualWhiteness(const Eigen::VectorXd& residual, const
 struct HacCovariance {
   bool success = false;
   std::string message;
-  int lags = 0;      // L used
-  double rho = 0.0;  // mean lag-1 residual autocorrelation
+  int lags = 0;             // L used
+  double rho = 0.0;         // mean lag-1 residual autocorrelation
   Eigen::MatrixXd covariance;
   Eigen::VectorXd standard_deviation;
 };

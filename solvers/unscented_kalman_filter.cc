@@ -1,12 +1,13 @@
 #include "dynid/solvers/unscented_kalman_filter.h"
 
-#include <Eigen/Cholesky>
-#include <Eigen/Eigenvalues>
-#include <Eigen/QR>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <sstream>
+
+#include <Eigen/Cholesky>
+#include <Eigen/Eigenvalues>
+#include <Eigen/QR>
 
 #include "dynid/solvers/internal/filter_measurements.h"
 
@@ -211,7 +212,8 @@ bool RunSquareRootUkf(const DiscreteStateSpaceSystem& system, const Eigen::Matri
   result->positive_definite_throughout = min_diag > 0.0;
   record->converged = true;
   record->message = "filtered " + std::to_string(num) + " samples";
-  record->time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  record->time_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return true;
 }
 

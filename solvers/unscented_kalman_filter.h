@@ -12,8 +12,7 @@
 //            or downdate (Wc_0 < 0) with sqrt(|Wc_0|)(X⁻_0 − x⁻);
 //   update:  sigma points redrawn from (x⁻, S⁻), Y_i = h_k(X_i), ŷ = Σ Wm_i Y_i,
 //            S_y from the same QR + rank-one step with sqrt(R), P_xy = Σ Wc_i (X_i − x⁻)(Y_i − ŷ)ᵀ,
-//            K = P_xy S_y⁻ᵀ S_y⁻¹,  x = x⁻ + K (y − ŷ),  S = downdate of S⁻ by the l columns of K
-//            S_y.
+//            K = P_xy S_y⁻ᵀ S_y⁻¹,  x = x⁻ + K (y − ŷ),  S = downdate of S⁻ by the l columns of K S_y.
 // P = S Sᵀ is positive definite exactly when every diagonal element of S is non-zero; a
 // downdate that would make a pivot non-positive is reported as a loss of positive definiteness
 // (the filter stops, record->message names the sample) instead of being patched. The smallest
@@ -21,8 +20,9 @@
 #ifndef DYNID_SOLVERS_UNSCENTED_KALMAN_FILTER_H_
 #define DYNID_SOLVERS_UNSCENTED_KALMAN_FILTER_H_
 
-#include <Eigen/Core>
 #include <string>
+
+#include <Eigen/Core>
 
 #include "dynid/solvers/kalman_smoother.h"
 
@@ -37,7 +37,7 @@ struct UkfOptions {
 };
 
 struct UkfResult {
-  KalmanFilterRecord record;       // moments per sample (covariances = S Sᵀ), for RunRtsSmoother
+  KalmanFilterRecord record;  // moments per sample (covariances = S Sᵀ), for RunRtsSmoother
   double min_sqrt_diagonal = 0.0;  // min over all samples and both steps of min_i |S_ii|
   bool positive_definite_throughout = false;
   int sigma_point_evaluations = 0;  // calls of f and h

@@ -1,13 +1,13 @@
 #include "dynid/solvers/weighted_residual_smoother.h"
 
+#include <chrono>
+#include <memory>
+#include <sstream>
+
 #include <ceres/ordered_groups.h>
 #include <ceres/problem.h>
 #include <ceres/solver.h>
 #include <glog/logging.h>
-
-#include <chrono>
-#include <memory>
-#include <sstream>
 
 #include "dynid/solvers/internal/ceres_progress.h"
 
@@ -16,24 +16,21 @@ namespace dynid::solvers {
 bool WeightedResidualSmootherOptions::IsValid(std::string* why) const {
   std::ostringstream out;
   std::string message;
-  if (max_iterations < 1)
-    out << "max_iterations must be >= 1, got " << max_iterations;
+  if (max_iterations < 1) out << "max_iterations must be >= 1, got " << max_iterations;
   else if (!(function_tolerance >= 0.0) || !(gradient_tolerance >= 0.0) ||
            !(parameter_tolerance >= 0.0))
     out << "tolerances must be >= 0";
-  else if (num_threads < 1)
-    out << "num_threads must be >= 1, got " << num_threads;
-  else
-    progress.IsValid(&message);
+  else if (num_threads < 1) out << "num_threads must be >= 1, got " << num_threads;
+  else progress.IsValid(&message);
   if (!message.empty()) out << message;
   if (out.str().empty()) return true;
   if (why != nullptr) *why = out.str();
   return false;
 }
 
-SolverSummary SolveWeightedResidual(ceres::Problem* problem,
-                                    problems::WeightedResidualVariables* variables,
-                                    const WeightedResidualSmootherOptions& options) {
+SolverSummary SolveWeightedResidual(
+    ceres::Problem* problem, problems::WeightedResidualVariables* variables,
+    const WeightedResidualSmootherOptions& options) {
   CHECK(problem != nullptr && variables != nullptr) << "expected problem and variables";
   SolverSummary result;
   std::string why;
@@ -61,7 +58,7 @@ SolverSummary SolveWeightedResidual(ceres::Problem* problem,
     solver_options.linear_solver_ordering = ordering;
   }
   internal::CeresProgress callback("weighted-residual smoother", options.progress,
-                                   std::chrono::steady_clock::now());
+                                  std::chrono::steady_clock::now());
   if (options.progress.log_progress || options.progress.callback) {
     solver_options.callbacks.push_back(&callback);
     solver_options.update_state_every_iteration = false;
@@ -101,8 +98,9 @@ bool NodeCovarianceBlocks(ceres::Problem* problem, problems::WeightedResidualVar
   std::vector<double*> parameter_blocks;
   if (theta != nullptr) parameter_blocks.push_back(theta);
   const int blocks_per_node = variables->mode == problems::ParameterMode::kTimeVarying ? 3 : 2;
-  return TrajectoryCovarianceBySelectedInversion(
-      problem, variables->TrajectoryBlocks(), parameter_blocks, blocks_per_node, covariance, error);
+  return TrajectoryCovarianceBySelectedInversion(problem, variables->TrajectoryBlocks(),
+                                                 parameter_blocks, blocks_per_node, covariance,
+                                                 error);
 }
 
 }  // namespace dynid::solvers

@@ -13,10 +13,11 @@
 #ifndef DYNID_SOLVERS_WEIGHTED_RESIDUAL_SMOOTHER_H_
 #define DYNID_SOLVERS_WEIGHTED_RESIDUAL_SMOOTHER_H_
 
-#include <Eigen/Core>
 #include <functional>
 #include <string>
 #include <vector>
+
+#include <Eigen/Core>
 
 #include "dynid/problems/weighted_residual_problem.h"
 #include "dynid/solvers/parameter_covariance.h"
@@ -46,9 +47,9 @@ struct WeightedResidualSmootherOptions {
 
 // Solves `problem` (built over `variables`) in place. Convergence means Ceres stopped on one of
 // its tolerances; hitting max_iterations or a failure is reported in `message`.
-SolverSummary SolveWeightedResidual(ceres::Problem* problem,
-                                    problems::WeightedResidualVariables* variables,
-                                    const WeightedResidualSmootherOptions& options);
+SolverSummary SolveWeightedResidual(
+    ceres::Problem* problem, problems::WeightedResidualVariables* variables,
+    const WeightedResidualSmootherOptions& options);
 
 // Information S of the constant theta block (kConstant only) by the O(N) Schur complement of the
 // banded trajectory (ParameterInformationBySchur) and its identifiability analysis.
