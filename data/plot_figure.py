@@ -21,6 +21,13 @@ arrays:
 Envelope of a long series: its samples are cut into MAX_POINTS / 2 consecutive buckets and each
 bucket keeps its smallest and its largest value (in sample order), so spikes stay visible; a band
 keeps per bucket the smallest lower and the largest upper bound.
+
+Cost (a program's figures are drawn at its end, so this is time its user waits): the figures are
+drawn without pyplot on matplotlib's Agg canvas; the panels are laid out once from the sizes of
+their texts (layout(), in place of tight_layout, which measures every text of the figure again);
+titles and axis labels get fixed positions, so that drawing does not measure the tick labels again
+to place them; a figure with the grid of the one before reuses its panels and their ticks
+(_KEPT_FIGURES); the PNG is deflated at zlib level 1 without row filters (write_png).
 """
 import csv
 import importlib.util
@@ -242,7 +249,8 @@ def layout(fig, axes, panels, spec, sizes):
     """Places the panels like matplotlib's tight_layout (panel decorations PAD_PT apart and from
     the figure's edge), but from the sizes of the texts each panel will draw instead of laying the
     whole figure out: the titles, axis labels and tick labels (tick labels as the axes' locators
-    and formatters give them). Returns, per used panel, whether its y axis has an offset text."""
+    and formatters give them). Returns, per used panel, whether its y axis has an offset text;
+    None when the figure is too small for its texts (its panels then keep their positions)."""
     rc = load_matplotlib()[0].rcParams
     nrows, ncols = len(axes), len(axes[0])
     used = [[r * ncols + c < len(panels) for c in range(ncols)] for r in range(nrows)]
@@ -357,28 +365,29 @@ def layout(fig, axes, panels, spec, sizes):
                 top[r][c] = title_pad + line_h
                 left[r][c] = max(left[r][c], 30.0)
     if not apply(*margins()):
-        return offsets
+        return None
     for r in range(nrows):
         for c in range(ncols):
             if used[r][c]:
                 left[r][c] = right[r][c] = 0.0
                 y_decorations(axes[r][c], r, c)
     if not apply(*margins()):
-        return offsets
+        return None
     for r in range(nrows):
         for c in range(ncols):
             if used[r][c]:
                 keep_left = left[r][c]
                 x_decorations(axes[r][c], r, c)
                 left[r][c] = max(left[r][c], keep_left)
-    if apply(*margins()):
-        # The axis labels beside the tick labels, where matplotlib would put them after
-        # measuring every tick label again at each draw.
-        for (r, c), (below, beside) in label_at.items():
-            ax = axes[r][c]
-            box = ax.get_position()
-            ax.xaxis.set_label_coords(0.5, -(below + label_pad) / (box.height * height_pt))
-            ax.yaxis.set_label_coords(-(beside + label_pad) / (box.width * width_pt), 0.5)
+    if not apply(*margins()):
+        return None
+    # The axis labels beside the tick labels, where matplotlib would put them after measuring
+    # every tick label again at each draw.
+    for (r, c), (below, beside) in label_at.items():
+        ax = axes[r][c]
+        box = ax.get_position()
+        ax.xaxis.set_label_coords(0.5, -(below + label_pad) / (box.height * height_pt))
+        ax.yaxis.set_label_coords(-(beside + label_pad) / (box.width * width_pt), 0.5)
     return offsets
 
 
@@ -476,6 +485,8 @@ def render(spec, drawn_panels, out_path):
         if spec.get("title"):
             fig.suptitle(spec["title"])
         offsets = layout(fig, axes, panels, spec, _TextSizes(canvas.get_renderer()))
+        if offsets is None:  # too small: drawn as it is, not kept
+            offsets, plain = {}, False
         for index, panel in enumerate(panels):
             ax = axes[index // ncols][index % ncols]
             # A fixed title position spares matplotlib looking for decorations above the panel
