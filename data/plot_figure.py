@@ -26,8 +26,9 @@ Cost (a program's figures are drawn at its end, so this is time its user waits):
 drawn without pyplot on matplotlib's Agg canvas; the panels are laid out once from the sizes of
 their texts (layout(), in place of tight_layout, which measures every text of the figure again);
 titles and axis labels get fixed positions, so that drawing does not measure the tick labels again
-to place them; a figure with the grid of the one before reuses its panels and their ticks
-(_KEPT_FIGURES); the PNG is deflated at zlib level 1 without row filters (write_png).
+to place them; the grid is one line collection per axis (_add_grid); a figure with the grid of
+the one before reuses its panels and their ticks (_KEPT_FIGURES); the PNG is deflated at zlib
+level 1 without row filters (write_png); matplotlib's artist docstrings are not written at import.
 """
 import csv
 import importlib.util
