@@ -1,7 +1,12 @@
 #include "dynid/data/figure.h"
 
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -63,6 +68,86 @@ TEST(FigureTest, EnvelopeOfStridedColumns) {
   EXPECT_LE(kept.size(), 100u);
   EXPECT_NE(std::find(kept.begin(), kept.end(), 17), kept.end());
   EXPECT_TRUE(lo.empty());
+}
+
+
+// The renderer needs python3 with matplotlib (as the programs' figures do).
+bool HaveMatplotlib() {
+  return std::system("/usr/bin/python3 -c 'import matplotlib' > /dev/null 2>&1") == 0;
+}
+
+std::string ReadBytes(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+}
+
+// Width and height of a PNG from its header (0 × 0 when it is not a PNG).
+std::pair<int, int> PngSize(const std::string& bytes) {
+  if (bytes.size() < 24 || bytes.compare(0, 8, "\x89PNG\r\n\x1a\n") != 0) return {0, 0};
+  auto word = [&bytes](size_t at) {
+    int value = 0;
+    for (size_t k = 0; k < 4; ++k) value = value * 256 + static_cast<unsigned char>(bytes[at + k]);
+    return value;
+  };
+  return {word(16), word(20)};
+}
+
+// The renderer keeps a drawn figure for the next one of the same grid; a kept figure must draw
+// exactly what a fresh one draws (no series, legend, colour or limits of the figure before).
+TEST(FigureTest, AKeptFigureDrawsWhatAFreshOneDraws) {
+  if (!HaveMatplotlib()) GTEST_SKIP() << "python3 with matplotlib not found";
+  namespace fs = std::filesystem;
+  const fs::path directory = fs::path(::testing::TempDir()) / "dynid_figure_test_kept";
+  fs::remove_all(directory);
+  fs::create_directories(directory);
+  // Table a: 50 samples of order 1; table b: 3000 samples of order 1e-5 (an offset text "1e-5")
+  // over a longer time, with one more series.
+  std::vector<double> t_a(50), y_a(50), s_a(50), t_b(3000), y_b(3000), z_b(3000);
+  for (size_t k = 0; k < t_a.size(); ++k) {
+    t_a[k] = 0.1 * static_cast<double>(k);
+    y_a[k] = std::sin(t_a[k]);
+    s_a[k] = 0.05;
+  }
+  for (size_t k = 0; k < t_b.size(); ++k) {
+    t_b[k] = 0.01 * static_cast<double>(k);
+    y_b[k] = 3e-5 * std::cos(0.7 * t_b[k]);
+    z_b[k] = -1e-5 + 1e-6 * static_cast<double>(k % 7);
+  }
+  FigureTables tables;
+  tables["a.csv"] = {{{"t", t_a.data(), 1}, {"y", y_a.data(), 1}, {"s", s_a.data(), 1}}, 50};
+  tables["b.csv"] = {{{"t", t_b.data(), 1}, {"y", y_b.data(), 1}, {"z", z_b.data(), 1}}, 3000};
+  auto figure_of = [](const std::string& csv, bool two_series) {
+    Figure figure;
+    figure.title = "figure of " + csv;
+    figure.columns = 2;
+    for (int p = 0; p < 3; ++p) {
+      Panel panel;
+      panel.title = "panel " + std::to_string(p);
+      panel.xlabel = "t [s]";
+      panel.ylabel = "y";
+      panel.series.push_back(LineSeries(csv, "t", "y", "y", two_series ? "" : "s"));
+      if (two_series) panel.series.push_back(PointSeries(csv, "t", "z", "z"));
+      if (p == 1) panel.hlines = {0.5, -0.5};
+      figure.panels.push_back(panel);
+    }
+    return figure;
+  };
+  std::string error;
+  ASSERT_TRUE(RenderFigure(figure_of("a.csv", false), directory.string(), "first", &error, &tables))
+      << error;
+  ASSERT_TRUE(RenderFigure(figure_of("b.csv", true), directory.string(), "second", &error, &tables))
+      << error;
+  ASSERT_TRUE(RenderFigure(figure_of("a.csv", false), directory.string(), "again", &error, &tables))
+      << error;
+  const std::string first = ReadBytes((directory / "first.png").string());
+  const std::string second = ReadBytes((directory / "second.png").string());
+  const std::string again = ReadBytes((directory / "again.png").string());
+  // 8 in × 2 rows of 2.6 in at 110 dpi.
+  EXPECT_EQ(PngSize(first), std::make_pair(880, 572));
+  EXPECT_EQ(PngSize(second), std::make_pair(880, 572));
+  EXPECT_NE(first, second);
+  EXPECT_TRUE(first == again) << "the kept figure drew differently from a fresh one";
+  fs::remove_all(directory);
 }
 
 }  // namespace
