@@ -51,8 +51,10 @@
 #include "dynid/data/figure.h"
 #include "experiments/common/cli.h"
 #include "experiments/common/progress.h"
+#include "experiments/xy_table_study/xy_table_coverage.h"
 #include "experiments/xy_table_study/xy_table_evaluation.h"
 #include "experiments/xy_table_study/xy_table_flags.h"
+#include "experiments/xy_table_study/xy_table_monte_carlo.h"
 #include "experiments/xy_table_study/xy_table_output.h"
 #include "experiments/xy_table_study/xy_table_record.h"
 #include "experiments/xy_table_study/xy_table_scan.h"
@@ -65,9 +67,19 @@ int main(int argc, char** argv) {
                          "xy-table global identification (van de Molengraft (1990) ch. 5)");
   FLAGS_logtostderr = true;
   std::string error;
-  std::vector<double> scan;
-  if (!study::ValidateFlags(&scan, &error)) return Fail(2, error);
+  std::vector<double> scan, monte_carlo_weights;
+  if (!study::ValidateFlags(&scan, &monte_carlo_weights, &error)) return Fail(2, error);
   if (FLAGS_figures) dynid::data::StartFigureRenderer();  // loads while the study computes
+  // --monte_carlo: the three stages over many seeds and the coverage of their intervals.
+  if (FLAGS_monte_carlo > 0) {
+    if (!study::RunMonteCarloStudy(monte_carlo_weights, &error)) return Fail(1, error);
+    return 0;
+  }
+  // The measured coverage quoted beside the single run's ± (exit code 2 for a bad file).
+  study::MeasuredCoverage coverage;
+  if (!study::LoadCoverage(FLAGS_measurements_csv.empty(), &coverage, &error)) {
+    return Fail(2, error);
+  }
   const auto start_time = std::chrono::steady_clock::now();
 
   // The record (simulated or measured) and its identification interval.
@@ -86,7 +98,8 @@ int main(int argc, char** argv) {
   summary["num_nodes"] = record.count;
   if (record.simulated) summary["true_system"] = study::TrueSystemJson(record);
   std::ostringstream md;
-  study::ReportStages(record, stages, &md, &summary);
+  summary["model_mismatch"] = study::ModelMismatchJson();
+  study::ReportStages(record, stages, coverage, &md, &summary);
 
   // The acceleration-weight scan (the thesis's overflow above ~0.0025).
   study::ScanResult scan_result;
