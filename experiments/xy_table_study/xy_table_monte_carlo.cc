@@ -2,18 +2,18 @@
 // xy_table_monte_carlo.h).
 #include "experiments/xy_table_study/xy_table_monte_carlo.h"
 
+#include <glog/logging.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <map>
-#include <utility>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
-
-#include <glog/logging.h>
 
 #include "dynid/data/output.h"
 #include "dynid/data/parallel_for.h"
@@ -122,15 +122,12 @@ double Quantile(std::vector<double> x, double q) {
 
 // Median, 10 % and 90 % quantiles, min and max of x as JSON and as "median [p10, p90]" text.
 nlohmann::json Spread(const std::vector<double>& x) {
-  return {{"runs", x.size()},
-          {"median", Quantile(x, 0.5)},
-          {"p10", Quantile(x, 0.1)},
-          {"p90", Quantile(x, 0.9)},
-          {"min", Quantile(x, 0.0)},
-          {"max", Quantile(x, 1.0)}};
+  return {{"runs", x.size()},        {"median", Quantile(x, 0.5)}, {"p10", Quantile(x, 0.1)},
+          {"p90", Quantile(x, 0.9)}, {"min", Quantile(x, 0.0)},    {"max", Quantile(x, 1.0)}};
 }
 
 std::string SpreadText(const nlohmann::json& s, const char* format) {
+  if (s["runs"].get<std::size_t>() == 0) return "- (no converged run)";
   char text[160];
   const std::string f = std::string(format) + " [" + format + ", " + format + "]";
   std::snprintf(text, sizeof(text), f.c_str(), s["median"].get<double>(), s["p10"].get<double>(),
@@ -153,13 +150,12 @@ bool RunMonteCarloStudy(const std::vector<double>& extra_weights, std::string* e
   };
   // Each run writes its own slot (index seed − --seed): no shared mutable state.
   std::vector<RunExtras> extras(FLAGS_monte_carlo);
-  const solvers::MonteCarloTrial trial = [&extras, &extra_weights](
-                                              int, std::uint64_t seed,
-                                              std::vector<solvers::MonteCarloEstimate>* out,
-                                              std::string* why) {
-    return Trial(seed, extra_weights, out,
-                 &extras[seed - static_cast<std::uint64_t>(FLAGS_seed)], why);
-  };
+  const solvers::MonteCarloTrial trial =
+      [&extras, &extra_weights](int, std::uint64_t seed,
+                                std::vector<solvers::MonteCarloEstimate>* out, std::string* why) {
+        return Trial(seed, extra_weights, out,
+                     &extras[seed - static_cast<std::uint64_t>(FLAGS_seed)], why);
+      };
   const auto start = std::chrono::steady_clock::now();
   std::vector<solvers::MonteCarloRun> runs;
   if (!solvers::RunMonteCarlo(1, trial, options, &runs, error)) return false;
@@ -178,13 +174,11 @@ bool RunMonteCarloStudy(const std::vector<double>& extra_weights, std::string* e
   }
   std::map<std::string, std::vector<double>> relative_error;
   std::map<std::string, std::map<std::string, std::vector<double>>> acceleration_effect;
-  std::vector<std::string> order;
   for (const solvers::MonteCarloRun& run : runs) {
     std::map<std::string, std::map<std::string, double>> converged;  // estimator → parameter
     for (const solvers::MonteCarloEstimate& e : run.estimates) {
       if (!e.converged || !std::isfinite(e.estimate)) continue;
       const std::string key = e.estimator + " " + e.parameter;
-      if (relative_error.find(key) == relative_error.end()) order.push_back(key);
       relative_error[key].push_back(100.0 * (e.estimate - e.truth) / e.truth);
       converged[e.estimator][e.parameter] = e.estimate;
     }
@@ -210,17 +204,15 @@ bool RunMonteCarloStudy(const std::vector<double>& extra_weights, std::string* e
   const std::string mismatch = ModelMismatchDescription();
   char title[240];
   std::snprintf(title, sizeof(title), "xy-table stages: %d seeds from %d, truth %s%s%s",
-                FLAGS_monte_carlo, FLAGS_seed,
-                FLAGS_truth == "drawn" ? "drawn" : "thesis", mismatch.empty() ? "" : ", ",
-                mismatch.c_str());
+                FLAGS_monte_carlo, FLAGS_seed, FLAGS_truth == "drawn" ? "drawn" : "thesis",
+                mismatch.empty() ? "" : ", ", mismatch.c_str());
   // With drawn truths every run has its own truth, by design: the statistics use each run's
   // truth, and the summary's per-row warning about differing truths is not shown.
   const int log_level = FLAGS_minloglevel;
   if (FLAGS_truth == "drawn") FLAGS_minloglevel = std::max(log_level, 2);
-  const bool written =
-      stage.Open(FLAGS_out_dir, error) &&
-      solvers::WriteCoverageOutputs(runs, {MismatchScenarioName()}, title, FLAGS_figures, &stage, &rows,
-                                    error);
+  const bool written = stage.Open(FLAGS_out_dir, error) &&
+                       solvers::WriteCoverageOutputs(runs, {MismatchScenarioName()}, title,
+                                                     FLAGS_figures, &stage, &rows, error);
   FLAGS_minloglevel = log_level;
   if (!written) return false;
   const int threads = data::ParallelForThreads(FLAGS_monte_carlo_threads, FLAGS_monte_carlo);
@@ -232,14 +224,16 @@ bool RunMonteCarloStudy(const std::vector<double>& extra_weights, std::string* e
   }
   std::printf("\nmodel mismatch: %s\n",
               ModelMismatchJson()["description"].get<std::string>().c_str());
-  std::printf("intervals: ± 1.96 σ, σ from the Schur complement scaled by the residual variance "
-              "factor; truth of k = the spindle's k_s (the estimate is spindle and belts in "
-              "series)%s\n",
-              FLAGS_truth == "drawn" ? "; bias, spread and coverage use each run's own truth" : "");
+  std::printf(
+      "intervals: ± 1.96 σ, σ from the Schur complement scaled by the residual variance "
+      "factor; truth of k = the spindle's k_s (the estimate is spindle and belts in "
+      "series)%s\n",
+      FLAGS_truth == "drawn" ? "; bias, spread and coverage use each run's own truth" : "");
   std::printf("%s", solvers::FormatCoverageTable(rows).c_str());
   nlohmann::json relative = nlohmann::json::object();
   std::printf("relative error (estimate − truth)/truth [%%], median [10 %%, 90 %%]:\n");
-  for (const std::string& key : order) {
+  for (const solvers::CoverageRow& row : rows) {  // the coverage table's order
+    const std::string key = row.estimator + " " + row.parameter;
     relative[key] = Spread(relative_error[key]);
     std::printf("  %-40s %s\n", key.c_str(), SpreadText(relative[key], "%+.2f").c_str());
   }
@@ -247,10 +241,11 @@ bool RunMonteCarloStudy(const std::vector<double>& extra_weights, std::string* e
   const Eigen::VectorXd thesis2 = XyTablePublishedEstimate(XyStage::kFlexible);
   const Eigen::VectorXd thesis3 = XyTablePublishedEstimate(XyStage::kFlexibleWithAccelerations);
   nlohmann::json effect = nlohmann::json::array();
-  std::printf("acceleration measurements: change flexible -> with accelerations [%%], median "
-              "[10 %%, 90 %%] over the runs where both converged (thesis: its flexible -> "
-              "flexible with accelerations at weight 2.5e-5)\n  %-44s",
-              "estimator (acceleration weight)");
+  std::printf(
+      "acceleration measurements: change flexible -> with accelerations [%%], median "
+      "[10 %%, 90 %%] over the runs where both converged (thesis: its flexible -> "
+      "flexible with accelerations at weight 2.5e-5)\n  %-44s",
+      "estimator (acceleration weight)");
   for (const char* name : kParameterNames) std::printf(" %-26s", name);
   std::printf("\n");
   for (const auto& [estimator, weight] : with_accelerations) {
@@ -279,10 +274,11 @@ bool RunMonteCarloStudy(const std::vector<double>& extra_weights, std::string* e
   nlohmann::json modes = {{"spindle_mode_hz", Spread(spindle_mode_hz)},
                           {"belt_mode_hz", Spread(belt_mode_hz)}};
   if (!belt_mode_hz.empty()) {
-    std::printf("true clamped modes at the interval start [Hz], median [10 %%, 90 %%]: spindle %s, "
-                "belt %s\n",
-                SpreadText(modes["spindle_mode_hz"], "%.2f").c_str(),
-                SpreadText(modes["belt_mode_hz"], "%.2f").c_str());
+    std::printf(
+        "true clamped modes at the interval start [Hz], median [10 %%, 90 %%]: spindle %s, "
+        "belt %s\n",
+        SpreadText(modes["spindle_mode_hz"], "%.2f").c_str(),
+        SpreadText(modes["belt_mode_hz"], "%.2f").c_str());
   }
   std::printf("elapsed %.1f s on %d thread(s)\n", elapsed_s, threads);
   nlohmann::json summary;

@@ -50,7 +50,9 @@ XyTableCaseOptions SimulationCaseOptions(unsigned noise_seed, unsigned truth_see
   case_options.weights.measurement_emphasis = FLAGS_measurement_emphasis;
   case_options.weights.acceleration_weight = FLAGS_acceleration_weight;
   XyTableTrueSystem& system = case_options.system;
-  if (FLAGS_truth == "drawn") system = DrawXyTableTrueSystem(system, truth_seed, FLAGS_truth_spread);
+  if (FLAGS_truth == "drawn") {
+    system = DrawXyTableTrueSystem(system, truth_seed, FLAGS_truth_spread);
+  }
   system.viscous_friction1_nms_per_rad =
       FLAGS_viscous_friction * system.table.friction1_nm / kViscousReferenceSpeedRadPerS;
   system.viscous_friction2_nms_per_rad =
@@ -70,8 +72,7 @@ namespace {
 
 // The identification interval of out->time, out->z into out->first, count, d.
 bool SelectIdentificationInterval(Record* out, std::string* error) {
-  SelectInterval(out->time, FLAGS_interval_start_s, FLAGS_interval_end_s, &out->first,
-                 &out->count);
+  SelectInterval(out->time, FLAGS_interval_start_s, FLAGS_interval_end_s, &out->first, &out->count);
   if (out->count < 20) {
     *error = "identification interval [" + Fmt(FLAGS_interval_start_s) + ", " +
              Fmt(FLAGS_interval_end_s) + "] s holds " + std::to_string(out->count) +
@@ -117,8 +118,8 @@ nlohmann::json TrueSystemJson(const Record& rec) {
   const Eigen::VectorXd q0 = record.positions.row(first).transpose();
   const Eigen::VectorXd modes = XyTableClampedFrequencies(sys, q0);
   return {{"truth", FLAGS_truth == "drawn" ? "drawn (seed " + std::to_string(FLAGS_truth_seed) +
-                                              ", spread " + Fmt(FLAGS_truth_spread) + ")"
-                                        : std::string("thesis")},
+                                                 ", spread " + Fmt(FLAGS_truth_spread) + ")"
+                                           : std::string("thesis")},
           {"J1", sys.table.inertia1_kg_m2},
           {"J2", sys.table.inertia2_kg_m2},
           {"w1", sys.table.friction1_nm},

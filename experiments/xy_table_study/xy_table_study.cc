@@ -30,6 +30,20 @@
 //                  [--transcription=shooting|collocation] [--max_iterations=300] [--figures=true]
 //                  [--friction_smoothing=0.05] [--first_order_r0_factor=0.01]
 //                  [--first_order_damping=1]
+//                  [--truth=drawn|thesis] [--truth_seed=1] [--truth_spread=0.2]
+//                  [--model_transverse_mass_scale=1] [--viscous_friction=0] [--coverage_csv=F]
+//   xy_table_study --monte_carlo=N [--monte_carlo_threads=0] [--seed=4] [truth/mismatch flags]
+//                  [--monte_carlo_acceleration_weights=0.0025,0.25]
+//
+// Truth: by default the simulated table is drawn around the thesis-centred values (each of J1,
+// J2, w1, w2, spindle stiffness and damping, belt stiffness and damping and far-wheel inertia
+// uniformly within ±--truth_spread, seeded by --truth_seed; xy_table_simulator.h); --truth=thesis
+// keeps the thesis's stage-3 estimates as the truth (the published comparison). Mismatch: the
+// estimators' transverse slideway mass (a known constant) × --model_transverse_mass_scale; an
+// unmodelled effect: viscous friction on both motors (--viscous_friction). With --monte_carlo=N:
+// the three stages (and stage 3 at --monte_carlo_acceleration_weights) over N seeds, coverage of
+// their intervals and the acceleration measurements' effect (xy_table_monte_carlo.h). A single
+// run labels its ± with the measured coverage (the shipped coverage.csv, or --coverage_csv).
 //
 // CSV input (--measurements_csv, --circle_csv): header exactly
 //   t,x_effector,y_effector,acceleration_along,acceleration_orthogonal,phi1,phi2,i1,i2

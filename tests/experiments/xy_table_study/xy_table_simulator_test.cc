@@ -78,9 +78,9 @@ TEST(XyTableSimulatorTest, DrawnTruthDiffersFromThesisAndIsDeterministicPerSeed)
   const auto b = xy_table_study::DrawXyTableTrueSystem(centre, 2, spread);
   auto drawn = [](const xy_table_study::XyTableTrueSystem& s) {
     Eigen::VectorXd v(9);
-    v << s.table.inertia1_kg_m2, s.table.inertia2_kg_m2, s.table.friction1_nm,
-        s.table.friction2_nm, s.spindle_stiffness_nm_per_rad, s.spindle_damping_nms_per_rad,
-        s.belt_stiffness_n_per_m, s.belt_damping_ns_per_m, s.spindle_end_inertia_kg_m2;
+    v << s.table.inertia1_kg_m2, s.table.inertia2_kg_m2, s.table.friction1_nm, s.table.friction2_nm,
+        s.spindle_stiffness_nm_per_rad, s.spindle_damping_nms_per_rad, s.belt_stiffness_n_per_m,
+        s.belt_damping_ns_per_m, s.spindle_end_inertia_kg_m2;
     return v;
   };
   const Eigen::VectorXd ratio = drawn(a).cwiseQuotient(drawn(centre));
