@@ -5,6 +5,7 @@
 #include <gflags/gflags.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -42,6 +43,38 @@ DEFINE_double(friction_smoothing, 0.05,
               "eps (rad/s) of the models' smooth dry friction w / sqrt(w² + eps²); smaller = "
               "sharper (the simulated true system keeps its own 0.02 rad/s)");
 DEFINE_bool(figures, true, "render PNG figures (needs python3 + matplotlib)");
+DEFINE_string(truth, "drawn",
+              "the simulated true system: 'drawn' (default: J1, J2, w1, w2, spindle stiffness and "
+              "damping, belt stiffness and damping and far-wheel inertia each drawn uniformly "
+              "within +-(--truth_spread) of the thesis-centred values, seeded by --truth_seed) or "
+              "'thesis' (the thesis's stage-3 estimates themselves, the published comparison)");
+DEFINE_int32(truth_seed, 1,
+             "seed of the drawn true system (--truth=drawn); Monte Carlo run i uses "
+             "--truth_seed + i");
+DEFINE_double(truth_spread, 0.2,
+              "half-width of the drawn truth's uniform factors, in [0, 0.5] (0.2: +-20 %)");
+DEFINE_double(model_transverse_mass_scale, 1.0,
+              "model mismatch (simulated records): the estimators' transverse slideway mass mt "
+              "(a constant of the models, not estimated) is this factor times the true 8.5 kg, "
+              "in [0.5, 1.5]");
+DEFINE_double(viscous_friction, 0.0,
+              "unmodelled effect (simulated records): viscous friction c_i w on both motor axes, "
+              "c_i = this factor x w_i / (50 rad/s), i.e. at 0.5 m/s of belt the viscous torque "
+              "is this fraction of the dry friction; in [0, 2] (0 = none)");
+DEFINE_int32(monte_carlo, 0,
+             "Monte Carlo: repeat the three stages over this many noise seeds (run i: --seed + i, "
+             "with --truth=drawn a new truth --truth_seed + i) and write coverage.csv, "
+             "monte_carlo_runs.csv, coverage.png and summary.json (0 = the single run)");
+DEFINE_int32(monte_carlo_threads, 0,
+             "Monte Carlo: threads running seeds (0 = all cores; the results do not depend on it)");
+DEFINE_string(monte_carlo_acceleration_weights, "0.0025,0.25",
+              "Monte Carlo: stage 3 also with these acceleration weights (estimators "
+              "flexible_with_accelerations_w<weight>, from the same start as stage 3; empty = "
+              "none); the effect of the accelerations is reported for each");
+DEFINE_string(coverage_csv, "",
+              "coverage.csv of a --monte_carlo run quoted beside the single run's intervals "
+              "(empty = the study's shipped measurement at the default flags, withheld under a "
+              "model mismatch or unmodelled effect)");
 
 namespace dynid::xy_table_study {
 
@@ -57,7 +90,8 @@ bool Invalid(std::string* error, const std::string& message) {
 
 }  // namespace
 
-bool ValidateFlags(std::vector<double>* scan, std::string* error) {
+bool ValidateFlags(std::vector<double>* scan, std::vector<double>* monte_carlo_weights,
+                   std::string* error) {
   if (!(FLAGS_interval_end_s > FLAGS_interval_start_s) || FLAGS_interval_start_s < 0.0) {
     return Invalid(error, "--interval_start_s/--interval_end_s: need 0 <= start < end");
   }
@@ -90,6 +124,45 @@ bool ValidateFlags(std::vector<double>* scan, std::string* error) {
   if (!FLAGS_circle_csv.empty() && FLAGS_measurements_csv.empty()) {
     return Invalid(error, "--circle_csv needs --measurements_csv");
   }
+  if (FLAGS_truth != "drawn" && FLAGS_truth != "thesis") {
+    return Invalid(error, "--truth must be drawn or thesis, got '" + FLAGS_truth + "'");
+  }
+  if (FLAGS_truth_seed < 0) return Invalid(error, "--truth_seed must be >= 0");
+  if (!(FLAGS_truth_spread >= 0.0 && FLAGS_truth_spread <= 0.5)) {
+    return Invalid(error, "--truth_spread must be in [0, 0.5]");
+  }
+  if (!(FLAGS_model_transverse_mass_scale >= 0.5 && FLAGS_model_transverse_mass_scale <= 1.5)) {
+    return Invalid(error, "--model_transverse_mass_scale must be in [0.5, 1.5]");
+  }
+  if (!(FLAGS_viscous_friction >= 0.0 && FLAGS_viscous_friction <= 2.0)) {
+    return Invalid(error, "--viscous_friction must be in [0, 2]");
+  }
+  if (FLAGS_monte_carlo < 0) {
+    return Invalid(error, "--monte_carlo must be >= 0 (0 = the single run), got " +
+                              std::to_string(FLAGS_monte_carlo));
+  }
+  if (FLAGS_monte_carlo_threads < 0) {
+    return Invalid(error, "--monte_carlo_threads must be >= 0 (0 = all cores)");
+  }
+  if (!FLAGS_measurements_csv.empty()) {
+    // A measured record has no truth to draw, perturb or repeat.
+    for (const char* name : {"truth", "truth_seed", "truth_spread", "model_transverse_mass_scale",
+                             "viscous_friction", "monte_carlo", "coverage_csv"}) {
+      if (!gflags::GetCommandLineFlagInfoOrDie(name).is_default) {
+        return Invalid(error, std::string("--") + name +
+                                  " applies to a simulated record, not to --measurements_csv");
+      }
+    }
+  }
+  if (FLAGS_monte_carlo > 0 && !FLAGS_coverage_csv.empty()) {
+    return Invalid(error, "--coverage_csv is read by the single run, not by --monte_carlo");
+  }
+  if (!FLAGS_monte_carlo_acceleration_weights.empty() &&
+      !cli::ParseNumberList("monte_carlo_acceleration_weights",
+                            FLAGS_monte_carlo_acceleration_weights, 0, 0.0, monte_carlo_weights,
+                            error)) {
+    return false;
+  }
   if (!FLAGS_acceleration_weight_sweep.empty() &&  // empty: no scan
       !cli::ParseNumberList("acceleration_weight_sweep", FLAGS_acceleration_weight_sweep, 0, 0.0,
                             scan, error)) {
@@ -111,7 +184,50 @@ nlohmann::json FlagsJson(bool simulated) {
           {"max_iterations", FLAGS_max_iterations},
           {"friction_smoothing", FLAGS_friction_smoothing},
           {"first_order_r0_factor", FLAGS_first_order_r0_factor},
-          {"first_order_damping", FLAGS_first_order_damping}};
+          {"first_order_damping", FLAGS_first_order_damping},
+          {"truth", simulated ? nlohmann::json(FLAGS_truth) : nlohmann::json()},
+          {"truth_seed", FLAGS_truth_seed},
+          {"truth_spread", FLAGS_truth_spread},
+          {"model_transverse_mass_scale", FLAGS_model_transverse_mass_scale},
+          {"viscous_friction", FLAGS_viscous_friction}};
+}
+
+std::string ModelMismatchDescription() {
+  std::string text;
+  char part[120];
+  if (FLAGS_model_transverse_mass_scale != 1.0) {
+    std::snprintf(part, sizeof(part), "estimators' transverse slideway mass x %g",
+                  FLAGS_model_transverse_mass_scale);
+    text += part;
+  }
+  if (FLAGS_viscous_friction > 0.0) {
+    std::snprintf(part, sizeof(part), "%sunmodelled viscous friction %g x dry at 50 rad/s",
+                  text.empty() ? "" : ", ", FLAGS_viscous_friction);
+    text += part;
+  }
+  return text;
+}
+
+std::string MismatchScenarioName() {
+  std::string name;
+  char part[64];
+  if (FLAGS_model_transverse_mass_scale != 1.0) {
+    std::snprintf(part, sizeof(part), "mass%g", FLAGS_model_transverse_mass_scale);
+    name += part;
+  }
+  if (FLAGS_viscous_friction > 0.0) {
+    std::snprintf(part, sizeof(part), "%sviscous%g", name.empty() ? "" : "_",
+                  FLAGS_viscous_friction);
+    name += part;
+  }
+  return name;
+}
+
+nlohmann::json ModelMismatchJson() {
+  const std::string description = ModelMismatchDescription();
+  return {{"description", description.empty() ? "none (exact model constants)" : description},
+          {"model_transverse_mass_scale", FLAGS_model_transverse_mass_scale},
+          {"viscous_friction", FLAGS_viscous_friction}};
 }
 
 }  // namespace dynid::xy_table_study

@@ -30,15 +30,42 @@ DECLARE_double(first_order_r0_factor);
 DECLARE_double(first_order_damping);
 DECLARE_double(friction_smoothing);
 DECLARE_bool(figures);
+DECLARE_string(truth);
+DECLARE_int32(truth_seed);
+DECLARE_double(truth_spread);
+DECLARE_double(model_transverse_mass_scale);
+DECLARE_double(viscous_friction);
+DECLARE_int32(monte_carlo);
+DECLARE_int32(monte_carlo_threads);
+DECLARE_string(coverage_csv);
+DECLARE_string(monte_carlo_acceleration_weights);
 
 namespace dynid::xy_table_study {
 
 // Every flag checked, with a message naming the flag; scan receives
-// --acceleration_weight_sweep parsed.
-bool ValidateFlags(std::vector<double>* scan, std::string* error);
+// --acceleration_weight_sweep parsed, monte_carlo_weights --monte_carlo_acceleration_weights.
+bool ValidateFlags(std::vector<double>* scan, std::vector<double>* monte_carlo_weights,
+                   std::string* error);
 
 // The flags as summary.json "flags" records them (the sample period only for a simulated record).
 nlohmann::json FlagsJson(bool simulated);
+
+// The reference speed of --viscous_friction: at this motor speed (0.5 m/s of belt) the viscous
+// torque c_i w equals --viscous_friction times the dry friction w_i of axis i.
+inline constexpr double kViscousReferenceSpeedRadPerS = 50.0;
+
+// The model mismatch and the unmodelled effect the flags select (--model_transverse_mass_scale,
+// --viscous_friction), e.g. "estimators' transverse slideway mass x 1.1, unmodelled viscous
+// friction 0.3"; empty for the exact model constants and no unmodelled effect beyond the belt
+// springs and damping every simulated run has.
+std::string ModelMismatchDescription();
+
+// The scenario column of a Monte Carlo's coverage.csv for the flags: "" for the exact model
+// constants without an unmodelled effect, else e.g. "mass1.1_viscous0.3".
+std::string MismatchScenarioName();
+
+// {"description", "model_transverse_mass_scale", "viscous_friction"} for summary.json.
+nlohmann::json ModelMismatchJson();
 
 }  // namespace dynid::xy_table_study
 

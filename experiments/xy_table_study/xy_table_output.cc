@@ -24,7 +24,8 @@ namespace models = dynid::models;
 namespace problems = dynid::problems;
 
 void ReportStages(const Record& rec, const std::vector<StageResult>& stages,
-                  std::ostringstream* md_out, nlohmann::json* summary_out) {
+                  const MeasuredCoverage& coverage, std::ostringstream* md_out,
+                  nlohmann::json* summary_out) {
   std::ostringstream& md = *md_out;
   nlohmann::json& summary = *summary_out;
   const problems::WeightedResidualData& d = rec.d;
@@ -35,8 +36,27 @@ void ReportStages(const Record& rec, const std::vector<StageResult>& stages,
   md << "# xy-table identification (" << (simulated ? "simulated true system" : "measured data")
      << "), interval [" << FLAGS_interval_start_s << ", " << FLAGS_interval_end_s << "] s, " << N
      << " nodes\n\n";
+  if (simulated) {
+    const XyTableTrueSystem& sys = rec.case_options.system;
+    md << "True system: " << (FLAGS_truth == "drawn" ? "drawn" : "thesis-centred");
+    if (FLAGS_truth == "drawn") {
+      md << " (--truth_seed " << FLAGS_truth_seed << ", factors uniform within ±"
+         << Fmt(FLAGS_truth_spread) << " of the thesis-centred values)";
+    }
+    const Eigen::VectorXd modes =
+        XyTableClampedFrequencies(sys, record.positions.row(first).transpose());
+    md << "; clamped modes at the interval start";
+    for (int i = 0; i < modes.size(); ++i) md << (i ? ", " : " ") << Fmt(modes(i), "%.3g");
+    md << " Hz";
+    const std::string mismatch = ModelMismatchDescription();
+    if (!mismatch.empty()) md << "; " << mismatch;
+    md << ".\n\n";
+  }
+  md << "± is the Schur-complement σ scaled by the residual variance factor; the last column is "
+        "its measured 95 % interval coverage (Monte Carlo"
+     << (coverage.source.empty() ? "" : ", " + coverage.source) << ").\n\n";
   md << "| stage | J1 [kg m²] | J2 [kg m²] | w1 [N m] | w2 [N m] | k [N m/rad] | iterations | "
-        "converged | time [s] |\n|---|---|---|---|---|---|---|---|---|\n";
+        "converged | time [s] | interval coverage |\n|---|---|---|---|---|---|---|---|---|---|\n";
   const char* pnames[5] = {"J1", "J2", "w1", "w2", "k"};
   nlohmann::json jstages = nlohmann::json::array();
   for (const StageResult& r : stages) {
@@ -52,7 +72,8 @@ void ReportStages(const Record& rec, const std::vector<StageResult>& stages,
       }
     }
     md << " | " << r.summary.iterations << " | " << (r.summary.converged ? "yes" : "no") << " | "
-       << Fmt(r.summary.time_s, "%.2f") << " |\n";
+       << Fmt(r.summary.time_s, "%.2f") << " | " << CoverageText(coverage, XyStageName(r.stage))
+       << " |\n";
     nlohmann::json j;
     j["stage"] = XyStageName(r.stage);
     for (int i = 0; i < r.theta.size(); ++i) {
@@ -60,6 +81,7 @@ void ReportStages(const Record& rec, const std::vector<StageResult>& stages,
       j["published"][pnames[i]] = published(i);
       if (i < r.sd.size()) j["standard_deviation"][pnames[i]] = r.sd(i);
     }
+    j["coverage"] = CoverageEntry(coverage, XyStageName(r.stage));
     j["identifiability"] = r.identifiability;
     j["information_condition_number"] = r.condition;
     j["residual_variance_scale"] = r.residual_variance;
@@ -89,6 +111,13 @@ void ReportStages(const Record& rec, const std::vector<StageResult>& stages,
       }
     }
     jstages.push_back(j);
+  }
+  if (simulated) {
+    const XyTableTrueSystem& sys = rec.case_options.system;
+    md << "| truth of the simulation | " << Fmt(sys.table.inertia1_kg_m2) << " | "
+       << Fmt(sys.table.inertia2_kg_m2) << " | " << Fmt(sys.table.friction1_nm) << " | "
+       << Fmt(sys.table.friction2_nm) << " | spindle " << Fmt(sys.spindle_stiffness_nm_per_rad)
+       << " | | | | |\n";
   }
   summary["stages"] = jstages;
   md << "\nResiduals, max |z_m − z| as % of the measured range (RMS in brackets):\n\n| stage |";

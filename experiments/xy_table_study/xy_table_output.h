@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "experiments/xy_table_study/xy_table_coverage.h"
 #include "experiments/xy_table_study/xy_table_evaluation.h"
 #include "experiments/xy_table_study/xy_table_record.h"
 #include "experiments/xy_table_study/xy_table_scan.h"
@@ -18,9 +19,11 @@
 
 namespace dynid::xy_table_study {
 
-// Starts md with its title and the stages' tables; sets (*summary)["stages"].
+// Starts md with its title and the stages' tables (each stage's ± labelled with its measured
+// coverage, and the true values of a simulated record); sets (*summary)["stages"].
 void ReportStages(const Record& rec, const std::vector<StageResult>& stages,
-                  std::ostringstream* md_out, nlohmann::json* summary_out);
+                  const MeasuredCoverage& coverage, std::ostringstream* md_out,
+                  nlohmann::json* summary_out);
 
 // Appends the scan's table to md and its rows to (*summary)["acceleration_weight_sweep"] (nothing
 // if scan is empty).

@@ -37,6 +37,21 @@ struct Record {
 bool ReadRecord(const std::string& path, Eigen::VectorXd* time, Eigen::MatrixXd* z,
                 std::string* error);
 
+// The simulation's case options from the flags for noise seed `noise_seed` and, with
+// --truth=drawn, the true system DrawXyTableTrueSystem(thesis-centred system, truth_seed,
+// --truth_spread) (--truth=thesis: the thesis-centred system itself); --viscous_friction adds
+// its unmodelled viscous friction to the true system.
+XyTableCaseOptions SimulationCaseOptions(unsigned noise_seed, unsigned truth_seed);
+
+// The constants of the estimators' models: the true table's geometry, masses and torque
+// constants with --friction_smoothing and the transverse slideway mass × --model_transverse_mass_scale.
+models::XyTableParameters ModelParameters();
+
+// Simulates case_options (its duration replaced by duration_s) into out (simulated = true) and
+// selects the identification interval. False with a message if it holds fewer than 20 samples.
+bool SimulateRecord(const XyTableCaseOptions& case_options, double duration_s, Record* out,
+                    std::string* error);
+
 // The case options from the flags, the record (simulated or --measurements_csv) and its
 // identification interval (at least 20 samples). False (exit code 2) with a message otherwise.
 bool LoadRecord(Record* out, std::string* error);

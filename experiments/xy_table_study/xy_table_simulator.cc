@@ -27,7 +27,31 @@ bool XyTableTrueSystem::IsValid(std::string* why) const {
     return fail("spindle end inertia must be positive with belt springs");
   }
   if (!(friction_smoothing_rad_per_s > 0.0)) return fail("friction smoothing must be positive");
+  if (!(viscous_friction1_nms_per_rad >= 0.0 && viscous_friction2_nms_per_rad >= 0.0)) {
+    return fail("viscous friction must be >= 0");
+  }
   return true;
+}
+
+XyTableTrueSystem DrawXyTableTrueSystem(const XyTableTrueSystem& centre, unsigned seed,
+                                        double spread) {
+  CHECK(spread >= 0.0 && spread < 1.0) << "truth spread " << spread << " outside [0, 1)";
+  std::mt19937 rng(seed);
+  auto factor = [&]() {
+    const double u = 2.0 * (static_cast<double>(rng()) + 0.5) / 4294967296.0 - 1.0;
+    return 1.0 + spread * u;
+  };
+  XyTableTrueSystem s = centre;
+  s.table.inertia1_kg_m2 *= factor();
+  s.table.inertia2_kg_m2 *= factor();
+  s.table.friction1_nm *= factor();
+  s.table.friction2_nm *= factor();
+  s.spindle_stiffness_nm_per_rad *= factor();
+  s.spindle_damping_nms_per_rad *= factor();
+  s.belt_stiffness_n_per_m *= factor();
+  s.belt_damping_ns_per_m *= factor();
+  s.spindle_end_inertia_kg_m2 *= factor();
+  return s;
 }
 
 XyTableTrueSystem XyTableModelStructureSystem(const models::XyTableParameters& table,
@@ -142,8 +166,10 @@ struct Dynamics {
     Eigen::VectorXd f = -lagrangian.Coriolis(q, v, p.inertia1_kg_m2, p.inertia2_kg_m2);
     const double spindle = system.spindle_stiffness_nm_per_rad * (q(0) - q(2)) +
                            system.spindle_damping_nms_per_rad * (v(0) - v(2));
-    f(0) += p.torque_constant1_nm_per_a * i(0) - p.friction1_nm * SmoothSign(v(0), eps) - spindle;
-    f(1) += p.torque_constant2_nm_per_a * i(1) - p.friction2_nm * SmoothSign(v(1), eps);
+    f(0) += p.torque_constant1_nm_per_a * i(0) - p.friction1_nm * SmoothSign(v(0), eps) -
+            system.viscous_friction1_nms_per_rad * v(0) - spindle;
+    f(1) += p.torque_constant2_nm_per_a * i(1) - p.friction2_nm * SmoothSign(v(1), eps) -
+            system.viscous_friction2_nms_per_rad * v(1);
     f(2) += spindle;
     if (size == 5) {
       for (int j = 3; j < 5; ++j) {

@@ -42,6 +42,10 @@ struct XyTableTrueSystem {
   double belt_damping_ns_per_m = 20.0;            // c_b >= 0 (about 3 % damping)
   double spindle_end_inertia_kg_m2 = 2e-5;        // J3 of the far belt wheel (> 0 with belts)
   double friction_smoothing_rad_per_s = 0.02;     // eps of the true (sharp) smooth sign, > 0
+  // Viscous friction c_i w_i of the motor axes (N m s/rad, >= 0; the models have none): an
+  // unmodelled effect a real belt drive with greased bearings has (default 0).
+  double viscous_friction1_nms_per_rad = 0.0;
+  double viscous_friction2_nms_per_rad = 0.0;
 
   bool IsValid(std::string* why) const;
 };
@@ -50,6 +54,16 @@ struct XyTableTrueSystem {
 // model's friction smoothing and the given true theta = [J1, J2, w1, w2, k].
 XyTableTrueSystem XyTableModelStructureSystem(const models::XyTableParameters& table,
                                               const Eigen::Matrix<double, 5, 1>& theta);
+
+// A true system drawn around `centre` (seeded, reproducible): each of J1, J2, w1, w2, the spindle
+// stiffness k_s and damping c_s, the belt stiffness k_b and damping c_b and the far-wheel inertia
+// J3 is multiplied by its own factor 1 + spread u, u uniform on [-1, 1] and independent
+// (std::mt19937(seed), u = 2 (draw + 0.5) / 2^32 − 1, drawn in the order listed). Geometry,
+// masses, torque constants, friction smoothing and viscous friction are kept: they are the
+// models' known constants or the flags' unmodelled effects. The mode frequencies follow from
+// the drawn values (XyTableClampedFrequencies). spread in [0, 1).
+XyTableTrueSystem DrawXyTableTrueSystem(const XyTableTrueSystem& centre, unsigned seed,
+                                        double spread);
 
 enum class XyTablePath { kPointToPoint, kCircle };
 

@@ -67,5 +67,43 @@ TEST(XyTableSimulatorTest, ClampedModesAreSpindleAndBeltModes) {
   EXPECT_NEAR(hz(1), 11.0, 1.5);  // belt pre-stress mode(s), ~11 Hz
 }
 
+// The drawn true system: every drawn quantity within ±spread of the thesis-centred value and
+// away from it, the known constants kept, the same system for the same seed and another for
+// another seed; its belt mode moves with the drawn belt stiffness and masses.
+TEST(XyTableSimulatorTest, DrawnTruthDiffersFromThesisAndIsDeterministicPerSeed) {
+  const xy_table_study::XyTableTrueSystem centre;
+  const double spread = 0.2;
+  const auto a = xy_table_study::DrawXyTableTrueSystem(centre, 1, spread);
+  const auto again = xy_table_study::DrawXyTableTrueSystem(centre, 1, spread);
+  const auto b = xy_table_study::DrawXyTableTrueSystem(centre, 2, spread);
+  auto drawn = [](const xy_table_study::XyTableTrueSystem& s) {
+    Eigen::VectorXd v(9);
+    v << s.table.inertia1_kg_m2, s.table.inertia2_kg_m2, s.table.friction1_nm, s.table.friction2_nm,
+        s.spindle_stiffness_nm_per_rad, s.spindle_damping_nms_per_rad, s.belt_stiffness_n_per_m,
+        s.belt_damping_ns_per_m, s.spindle_end_inertia_kg_m2;
+    return v;
+  };
+  const Eigen::VectorXd ratio = drawn(a).cwiseQuotient(drawn(centre));
+  for (int i = 0; i < 9; ++i) {
+    EXPECT_LE(std::abs(ratio(i) - 1.0), spread) << "quantity " << i;
+    EXPECT_GT(std::abs(ratio(i) - 1.0), 1e-4) << "quantity " << i << " not drawn";
+  }
+  EXPECT_EQ(drawn(a), drawn(again));  // bit for bit
+  EXPECT_GT((drawn(a) - drawn(b)).cwiseQuotient(drawn(centre)).cwiseAbs().minCoeff(), 1e-4);
+  // The models' known constants and the smoothing are kept.
+  EXPECT_EQ(a.table.transverse_mass_kg, centre.table.transverse_mass_kg);
+  EXPECT_EQ(a.table.torque_constant1_nm_per_a, centre.table.torque_constant1_nm_per_a);
+  EXPECT_EQ(a.friction_smoothing_rad_per_s, centre.friction_smoothing_rad_per_s);
+  EXPECT_TRUE(a.IsValid(nullptr));
+  // Spread 0 is the centre itself.
+  EXPECT_EQ(drawn(xy_table_study::DrawXyTableTrueSystem(centre, 7, 0.0)), drawn(centre));
+  // The belt mode follows the drawn values.
+  Eigen::VectorXd q(5);
+  q << 50.0, 60.0, 50.0, 0.0, 0.0;
+  const double centre_hz = xy_table_study::XyTableClampedFrequencies(centre, q)(1);
+  const double drawn_hz = xy_table_study::XyTableClampedFrequencies(a, q)(1);
+  EXPECT_GT(std::abs(drawn_hz - centre_hz), 1e-3 * centre_hz);
+}
+
 }  // namespace
 }  // namespace dynid::models

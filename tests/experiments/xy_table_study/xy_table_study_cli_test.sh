@@ -28,6 +28,47 @@ head -1 "$work/out/interval.csv" | grep -q "flexible_with_accelerations_model_a_
 head -1 "$work/out/interval.csv" | grep -q "^t,x_e_measured,y_e_measured," ||
   fail "unexpected interval.csv header: $(head -1 "$work/out/interval.csv")"
 ls -A "$work/out" | grep -q staging && fail "staging folder left behind"
+# The default truth is drawn away from the thesis's values; --truth=thesis keeps them.
+grep -q '"truth": "drawn (seed 1, spread 0.2)"' "$work/out/summary.json" ||
+  fail "default run's truth is not the drawn one"
+true_j1() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["true_system"]["J1"])' "$1"; }
+check "drawn J1 differs from the thesis's 2.099e-3" "a != 0.002099 && a > 0.0016 && a < 0.0026" \
+  "$(true_j1 "$work/out/summary.json")"
+grep -q "^| truth of the simulation |" "$work/log" || fail "no truth row: $(cat "$work/log")"
+grep -q "^| flexible |.*| coverage J1 " "$work/log" ||
+  fail "no measured coverage beside the flexible stage: $(cat "$work/log")"
+"$binary" --out_dir="$work/thesis" "${short[@]}" --truth=thesis --acceleration_weight_sweep= \
+  --model_transverse_mass_scale=1.1 --viscous_friction=0.3 > "$work/log" 2>&1 ||
+  fail "thesis-truth run exited non-zero: $(cat "$work/log")"
+check "--truth=thesis keeps the thesis's J1" "a == 0.002099" "$(true_j1 "$work/thesis/summary.json")"
+grep -q "coverage not measured for this setting" "$work/log" ||
+  fail "mismatch run quotes the shipped coverage: $(cat "$work/log")"
+check "--viscous_friction=0.3 gives c1 = 0.3 x 0.461 / 50" "a > 0.0027659 && a < 0.0027661" \
+  $(grep -o '"viscous_friction1": [0-9.e-]*' "$work/thesis/summary.json" | cut -d' ' -f2)
+
+# A 2-seed Monte Carlo (2 threads) writes coverage.csv with a row per stage and parameter, the
+# acceleration effect in summary.json; the same with 1 thread gives the same coverage.csv.
+mc=(--monte_carlo=2 --monte_carlo_acceleration_weights=0.25 "${short[@]}")
+"$binary" --out_dir="$work/mc" "${mc[@]}" --monte_carlo_threads=2 > "$work/log" 2>&1 ||
+  fail "Monte Carlo exited non-zero: $(cat "$work/log")"
+head -1 "$work/mc/coverage.csv" |
+  grep -q "^estimator,parameter,runs,bias,spread,mean_reported_std,coverage_95,calibrated," ||
+  fail "unexpected coverage.csv header: $(head -1 "$work/mc/coverage.csv")"
+for row in "rigid,J1" "flexible,k" "flexible_with_accelerations,k" \
+           "flexible_with_accelerations_w0.25,k"; do
+  grep -q "^$row," "$work/mc/coverage.csv" || fail "coverage.csv lacks $row"
+done
+check "flexible k: 2 runs (converged or not), none covered (k is spindle + belts in series)" \
+  "a + b == 2 && c == 0" \
+  $(awk -F, '$1 == "flexible" && $2 == "k" { print $3, $14, $16 }' "$work/mc/coverage.csv")
+[[ -e "$work/mc/monte_carlo_runs.csv" ]] || fail "Monte Carlo did not write monte_carlo_runs.csv"
+grep -q '"acceleration_effect_percent"' "$work/mc/summary.json" ||
+  fail "summary lacks the acceleration effect"
+grep -q "thesis (2.5e-5, real data)" "$work/log" || fail "no thesis row in the effect table"
+"$binary" --out_dir="$work/mc1" "${mc[@]}" --monte_carlo_threads=1 > "$work/log" 2>&1 ||
+  fail "1-thread Monte Carlo exited non-zero: $(cat "$work/log")"
+cmp -s "$work/mc/coverage.csv" "$work/mc1/coverage.csv" ||
+  fail "coverage.csv depends on the thread count"
 
 # The real-data path: the measured channels of the good run as a CSV.
 python3 - "$work/out/interval.csv" "$work/meas.csv" <<'PY' || fail "could not build the CSV"
@@ -58,6 +99,17 @@ expect_error "--friction_smoothing must be a number > 0" --friction_smoothing=0
 expect_error "--first_order_r0_factor must be a number > 0" --first_order_r0_factor=-1
 expect_error "--first_order_damping must be in (0, 1]" --first_order_damping=1.5
 expect_error "--circle_csv needs --measurements_csv" --circle_csv=foo.csv
+expect_error "--truth must be drawn or thesis" --truth=nominal
+expect_error "--truth_spread must be in [0, 0.5]" --truth_spread=0.7
+expect_error "--truth_seed must be >= 0" --truth_seed=-1
+expect_error "--model_transverse_mass_scale must be in [0.5, 1.5]" --model_transverse_mass_scale=2
+expect_error "--viscous_friction must be in [0, 2]" --viscous_friction=-0.1
+expect_error "--monte_carlo must be >= 0" --monte_carlo=-1
+expect_error "--monte_carlo_threads must be >= 0" --monte_carlo_threads=-2
+expect_error "--monte_carlo_acceleration_weights: 'y' is not a number >= 0" \
+  --monte_carlo=2 --monte_carlo_acceleration_weights=1,y
+expect_error "--coverage_csv is read by the single run" --monte_carlo=2 --coverage_csv=c.csv
+expect_error "--coverage_csv" --coverage_csv="$work/missing_coverage.csv"
 expect_error "unexpected argument 'extra'" extra
 expect_error "missing.csv" --measurements_csv="$work/missing.csv"
 printf 't,x\n0,1\n' > "$work/header.csv"
@@ -66,5 +118,9 @@ expect_error "header.csv" --measurements_csv="$work/header.csv"
 expect_error "time not strictly increasing" --measurements_csv="$work/time.csv" \
   --interval_start_s=0.4 --interval_end_s=1.0
 expect_error "holds" --measurements_csv="$work/meas.csv" --interval_start_s=5 --interval_end_s=6
+expect_error "--truth applies to a simulated record" --measurements_csv="$work/meas.csv" \
+  --truth=thesis
+expect_error "--monte_carlo applies to a simulated record" --measurements_csv="$work/meas.csv" \
+  --monte_carlo=2
 
 finish xy_table_study
