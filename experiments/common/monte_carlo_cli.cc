@@ -106,7 +106,8 @@ void SetMonteCarloRanks(int rank, int size, std::function<void()> barrier,
 int MonteCarloRank() { return TheRanks().rank; }
 int MonteCarloRanks() { return TheRanks().size; }
 
-bool ValidateMonteCarloFlags(const std::string& out_dir, std::string* error, bool resumable) {
+bool ValidateMonteCarloFlags(const std::string& out_dir, std::string* error,
+                             const std::string& not_resumable) {
   if (FLAGS_monte_carlo < 0) {
     *error =
         "--monte_carlo must be >= 0 (0 = the single run), got " + std::to_string(FLAGS_monte_carlo);
@@ -117,9 +118,9 @@ bool ValidateMonteCarloFlags(const std::string& out_dir, std::string* error, boo
              std::to_string(FLAGS_monte_carlo_threads);
     return false;
   }
-  if (FLAGS_monte_carlo_resume && !resumable) {
-    *error = "--monte_carlo_resume: " + ProgramName() +
-             "'s Monte Carlo is not journalled (it keeps per-run measures beside the estimates)";
+  if (FLAGS_monte_carlo_resume && !not_resumable.empty()) {
+    *error = "--monte_carlo_resume: " + ProgramName() + "'s Monte Carlo is not journalled (" +
+             not_resumable + ")";
     return false;
   }
   if (FLAGS_monte_carlo_resume && FLAGS_monte_carlo == 0) {

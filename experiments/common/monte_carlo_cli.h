@@ -42,9 +42,11 @@ int MonteCarloRanks();
 // The shared flags' checks (false with a message naming the flag; exit 2): --monte_carlo >= 0,
 // --monte_carlo_threads >= 0, --monte_carlo_resume only with --monte_carlo and only onto a
 // journal of the same settings in `out_dir`; several MPI ranks only with --monte_carlo.
-// A study whose Monte Carlo keeps per-run results outside the runs' estimates (and so cannot be
-// journalled or shared out) passes resumable = false: --monte_carlo_resume is then refused.
-bool ValidateMonteCarloFlags(const std::string& out_dir, std::string* error, bool resumable = true);
+// A study whose Monte Carlo cannot be journalled (per-run results outside the runs' estimates,
+// or runs not defined by their seed alone) runs it through solvers::RunMonteCarlo itself and
+// passes why in `not_resumable`: --monte_carlo_resume is then refused with that reason.
+bool ValidateMonteCarloFlags(const std::string& out_dir, std::string* error,
+                             const std::string& not_resumable = "");
 
 // How a Monte Carlo ran.
 struct MonteCarloJob {

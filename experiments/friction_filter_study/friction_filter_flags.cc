@@ -186,7 +186,10 @@ bool ValidateFlags(std::string* error) {
     return false;
   }
   // Not journalled: the jump and error measures of each run live beside its estimates.
-  if (!cli::ValidateMonteCarloFlags(FLAGS_out_dir, error, /*resumable=*/false)) return false;
+  if (!cli::ValidateMonteCarloFlags(
+          FLAGS_out_dir, error, "each run's jump and error measures live beside its estimates")) {
+    return false;
+  }
   if (FLAGS_monte_carlo > 0 && FLAGS_seed < 0) {
     *error = "--seed must be >= 0 with --monte_carlo (the first of the seeds)";
     return false;

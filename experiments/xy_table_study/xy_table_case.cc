@@ -1,9 +1,9 @@
 #include "experiments/xy_table_study/xy_table_case.h"
 
+#include <glog/logging.h>
+
 #include <cmath>
 #include <string>
-
-#include <glog/logging.h>
 
 namespace dynid::xy_table_study {
 
@@ -120,8 +120,7 @@ WeightedResidualWeights XyTableWeights(XyStage stage, const WeightedResidualData
   set("V.eom." + info.equations[0].name, ThesisRuleWeight(torque1) * options.equation_emphasis);
   set("V.eom." + info.equations[1].name, ThesisRuleWeight(torque2) * options.equation_emphasis);
   if (flexible) {
-    set("V.eom." + info.equations[2].name,
-        ThesisRuleWeight(torque1) * options.equation_emphasis);
+    set("V.eom." + info.equations[2].name, ThesisRuleWeight(torque1) * options.equation_emphasis);
   }
   const double emphasis = options.measurement_emphasis;
   auto set_measurement = [&](int j, double weight) {
@@ -173,8 +172,7 @@ void InitializeXyTableVariables(XyStage stage, const WeightedResidualData& data,
   }
 }
 
-void SelectInterval(const Eigen::VectorXd& time, double start, double end, int* first,
-                    int* count) {
+void SelectInterval(const Eigen::VectorXd& time, double start, double end, int* first, int* count) {
   *first = -1;
   *count = 0;
   for (int k = 0; k < time.size(); ++k) {
@@ -199,8 +197,7 @@ XyTableCase MakeXyTableCase(const XyTableCaseOptions& options) {
                      << options.interval_end_s << "] holds fewer than 2 samples";
   c.data.time = c.record.time.segment(c.first_sample, count);
   c.data.measurements = c.record.measurements.middleRows(c.first_sample, count);
-  for (XyStage stage :
-       {XyStage::kRigid, XyStage::kFlexible, XyStage::kFlexibleWithAccelerations}) {
+  for (XyStage stage : {XyStage::kRigid, XyStage::kFlexible, XyStage::kFlexibleWithAccelerations}) {
     c.weights[static_cast<int>(stage)] =
         XyTableWeights(stage, c.data, c.parameters, options.weights);
   }

@@ -20,14 +20,13 @@
 #ifndef DYNID_PROBLEMS_XY_TABLE_CASE_H_
 #define DYNID_PROBLEMS_XY_TABLE_CASE_H_
 
+#include <Eigen/Core>
 #include <array>
 #include <string>
 
-#include <Eigen/Core>
-
-#include "experiments/xy_table_study/xy_table_simulator.h"
 #include "dynid/models/xy_table.h"
 #include "dynid/problems/weighted_residual_problem.h"
+#include "experiments/xy_table_study/xy_table_simulator.h"
 
 namespace dynid::xy_table_study {
 
@@ -69,9 +68,9 @@ void InitializeXyTableVariables(XyStage stage, const problems::WeightedResidualD
                                 problems::WeightedResidualVariables* variables);
 
 struct XyTableCaseOptions {
-  XyTableTrueSystem system;                  // the simulated "true" xy-table
-  XyTableExperimentOptions experiment;       // path, sampling, noise
-  double interval_start_s = 3.33;            // identification interval
+  XyTableTrueSystem system;             // the simulated "true" xy-table
+  XyTableExperimentOptions experiment;  // path, sampling, noise
+  double interval_start_s = 3.33;       // identification interval
   double interval_end_s = 4.99;
   XyTableWeightOptions weights;
 };
@@ -80,11 +79,11 @@ struct XyTableCase {
   models::XyTableParameters parameters;  // model constants (and smoothing)
   models::XyTableRigid rigid;
   models::XyTableFlexible flexible;
-  XyTableRecord record;                  // whole simulated record, with the truth
-  int first_sample = 0;                  // record row of data.time(0)
-  problems::WeightedResidualData data;   // the identification interval
+  XyTableRecord record;                 // whole simulated record, with the truth
+  int first_sample = 0;                 // record row of data.time(0)
+  problems::WeightedResidualData data;  // the identification interval
   std::array<problems::WeightedResidualWeights, 3> weights;  // by XyStage
-  Eigen::VectorXd rigid_theta0, flexible_theta0;   // thesis initial guesses
+  Eigen::VectorXd rigid_theta0, flexible_theta0;             // thesis initial guesses
 };
 
 // Simulates the experiment and assembles the case. Options must be valid (CHECK).

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "dynid/solvers/coverage.h"
 #include "experiments/xy_table_study/xy_table_flags.h"
@@ -30,10 +31,24 @@ bool LoadCoverage(bool simulated, MeasuredCoverage* coverage, std::string* error
                          "): the shipped coverage holds for the exact model constants only";
     return true;
   }
+  std::vector<std::string> settings;
   if (!solvers::LoadMeasuredCoverage(FLAGS_coverage_csv, "xy_table_study/coverage.csv",
-                                     &coverage->rows, &coverage->source, error)) {
+                                     &coverage->rows, &coverage->source, error, &settings)) {
     *error = "--coverage_csv: " + *error;
     return false;
+  }
+  // A coverage measured at other settings says nothing of this run's intervals: not quoted. The
+  // weight sweep, the evaluation and the Monte Carlo's extra acceleration weights do not change
+  // the stages' runs.
+  std::string difference;
+  if (!coverage->source.empty() &&
+      !cli::SameMonteCarloSettings(settings,
+                                   {"acceleration_weight_sweep", "evaluation",
+                                    "monte_carlo_acceleration_weights", "circle_csv"},
+                                   &difference)) {
+    coverage->withheld = "coverage not measured for this setting (" + difference + ")";
+    coverage->rows.clear();
+    coverage->source.clear();
   }
   return true;
 }

@@ -13,6 +13,7 @@
 
 #include "dynid/data/csv.h"
 #include "experiments/common/cli.h"
+#include "experiments/common/monte_carlo_cli.h"
 
 DEFINE_string(out_dir, "out/xy_table_study", "output folder");
 DEFINE_string(measurements_csv, "", "measured record (see header comment); empty = simulate");
@@ -61,12 +62,6 @@ DEFINE_double(viscous_friction, 0.0,
               "unmodelled effect (simulated records): viscous friction c_i w on both motor axes, "
               "c_i = this factor x w_i / (50 rad/s), i.e. at 0.5 m/s of belt the viscous torque "
               "is this fraction of the dry friction; in [0, 2] (0 = none)");
-DEFINE_int32(monte_carlo, 0,
-             "Monte Carlo: repeat the three stages over this many noise seeds (run i: --seed + i, "
-             "with --truth=drawn a new truth --truth_seed + i) and write coverage.csv, "
-             "monte_carlo_runs.csv, coverage.png and summary.json (0 = the single run)");
-DEFINE_int32(monte_carlo_threads, 0,
-             "Monte Carlo: threads running seeds (0 = all cores; the results do not depend on it)");
 DEFINE_string(monte_carlo_acceleration_weights, "0.0025,0.25",
               "Monte Carlo: stage 3 also with these acceleration weights (estimators "
               "flexible_with_accelerations_w<weight>, from the same start as stage 3; empty = "
@@ -137,12 +132,10 @@ bool ValidateFlags(std::vector<double>* scan, std::vector<double>* monte_carlo_w
   if (!(FLAGS_viscous_friction >= 0.0 && FLAGS_viscous_friction <= 2.0)) {
     return Invalid(error, "--viscous_friction must be in [0, 2]");
   }
-  if (FLAGS_monte_carlo < 0) {
-    return Invalid(error, "--monte_carlo must be >= 0 (0 = the single run), got " +
-                              std::to_string(FLAGS_monte_carlo));
-  }
-  if (FLAGS_monte_carlo_threads < 0) {
-    return Invalid(error, "--monte_carlo_threads must be >= 0 (0 = all cores)");
+  if (!cli::ValidateMonteCarloFlags(FLAGS_out_dir, error,
+                                    "run i's drawn truth is --truth_seed + i: a run is not defined "
+                                    "by its noise seed alone")) {
+    return false;
   }
   if (!FLAGS_measurements_csv.empty()) {
     // A measured record has no truth to draw, perturb or repeat.

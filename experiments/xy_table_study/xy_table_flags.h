@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "experiments/common/monte_carlo_cli.h"
+
 DECLARE_string(out_dir);
 DECLARE_string(measurements_csv);
 DECLARE_string(circle_csv);
@@ -35,8 +37,6 @@ DECLARE_int32(truth_seed);
 DECLARE_double(truth_spread);
 DECLARE_double(model_transverse_mass_scale);
 DECLARE_double(viscous_friction);
-DECLARE_int32(monte_carlo);
-DECLARE_int32(monte_carlo_threads);
 DECLARE_string(coverage_csv);
 DECLARE_string(monte_carlo_acceleration_weights);
 

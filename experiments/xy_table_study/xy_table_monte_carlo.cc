@@ -210,9 +210,10 @@ bool RunMonteCarloStudy(const std::vector<double>& extra_weights, std::string* e
   // truth, and the summary's per-row warning about differing truths is not shown.
   const int log_level = FLAGS_minloglevel;
   if (FLAGS_truth == "drawn") FLAGS_minloglevel = std::max(log_level, 2);
-  const bool written = stage.Open(FLAGS_out_dir, error) &&
-                       solvers::WriteCoverageOutputs(runs, {MismatchScenarioName()}, title,
-                                                     FLAGS_figures, &stage, &rows, error);
+  const bool written =
+      stage.Open(FLAGS_out_dir, error) &&
+      solvers::WriteCoverageOutputs(runs, {MismatchScenarioName()}, title, FLAGS_figures, &stage,
+                                    &rows, error, cli::MonteCarloSettings());
   FLAGS_minloglevel = log_level;
   if (!written) return false;
   const int threads = data::ParallelForThreads(FLAGS_monte_carlo_threads, FLAGS_monte_carlo);

@@ -23,14 +23,14 @@ extern const std::vector<std::string> kCsvHeader;
 extern const char* kMeasurementNames[8];
 
 struct Record {
-  XyTableCaseOptions case_options;            // simulation and weight rule, from the flags
-  bool simulated = true;                      // false: read from --measurements_csv
-  models::XyTableParameters parameters;       // the models' constants
-  Eigen::VectorXd time;                       // the whole record
-  Eigen::MatrixXd z;                          // its measurements, N × 8
-  XyTableRecord simulation;                   // the simulated record with its truth
-  int first = 0, count = 0;                   // the identification interval's samples
-  problems::WeightedResidualData d;           // the record on the identification interval
+  XyTableCaseOptions case_options;       // simulation and weight rule, from the flags
+  bool simulated = true;                 // false: read from --measurements_csv
+  models::XyTableParameters parameters;  // the models' constants
+  Eigen::VectorXd time;                  // the whole record
+  Eigen::MatrixXd z;                     // its measurements, N × 8
+  XyTableRecord simulation;              // the simulated record with its truth
+  int first = 0, count = 0;              // the identification interval's samples
+  problems::WeightedResidualData d;      // the record on the identification interval
 };
 
 // Reads a measured record (header kCsvHeader, at least 10 rows, time strictly increasing).
@@ -44,7 +44,8 @@ bool ReadRecord(const std::string& path, Eigen::VectorXd* time, Eigen::MatrixXd*
 XyTableCaseOptions SimulationCaseOptions(unsigned noise_seed, unsigned truth_seed);
 
 // The constants of the estimators' models: the true table's geometry, masses and torque
-// constants with --friction_smoothing and the transverse slideway mass × --model_transverse_mass_scale.
+// constants with --friction_smoothing and the transverse slideway mass ×
+// --model_transverse_mass_scale.
 models::XyTableParameters ModelParameters();
 
 // Simulates case_options (its duration replaced by duration_s) into out (simulated = true) and

@@ -1,13 +1,13 @@
 #include "experiments/xy_table_study/xy_table_simulator.h"
 
+#include <glog/logging.h>
+
+#include <Eigen/Eigenvalues>
+#include <Eigen/LU>
 #include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
-
-#include <Eigen/Eigenvalues>
-#include <Eigen/LU>
-#include <glog/logging.h>
 
 #include "dynid/models/integrator.h"
 
@@ -85,8 +85,8 @@ bool XyTableExperimentOptions::IsValid(std::string* why) const {
   if (!(circle_period_s > 0.0)) return fail("circle_period_s must be positive");
   if (!(circle_ramp_s >= 0.0)) return fail("circle_ramp_s must be >= 0");
   if (!(kp1 > 0.0 && kd1 >= 0.0 && kp2 > 0.0 && kd2 >= 0.0)) return fail("bad PD gains");
-  if (!(position_noise_m >= 0.0 && acceleration_noise_m_per_s2 >= 0.0 &&
-        current_noise_a >= 0.0 && encoder_resolution_rad >= 0.0)) {
+  if (!(position_noise_m >= 0.0 && acceleration_noise_m_per_s2 >= 0.0 && current_noise_a >= 0.0 &&
+        encoder_resolution_rad >= 0.0)) {
     return fail("noise levels must be >= 0");
   }
   return true;
@@ -143,7 +143,8 @@ struct Dynamics {
   int size;
 
   Dynamics(const XyTableTrueSystem& s, const XyTableExperimentOptions& o)
-      : system(s), options(o),
+      : system(s),
+        options(o),
         lagrangian(s.table, s.belt_springs, s.belt_springs ? s.spindle_end_inertia_kg_m2 : 0.0),
         size(lagrangian.size()) {}
 
@@ -152,11 +153,10 @@ struct Dynamics {
     XyTableReference(options, t, &x, &dx, &ddx);
     const models::XyTableParameters& p = system.table;
     const double r = p.wheel_radius_m;
-    return Eigen::Vector2d(
-        (options.kp1 * (x(0) / r - q(0)) + options.kd1 * (dx(0) / r - v(0))) /
-            p.torque_constant1_nm_per_a,
-        (options.kp2 * (x(1) / r - q(1)) + options.kd2 * (dx(1) / r - v(1))) /
-            p.torque_constant2_nm_per_a);
+    return Eigen::Vector2d((options.kp1 * (x(0) / r - q(0)) + options.kd1 * (dx(0) / r - v(0))) /
+                               p.torque_constant1_nm_per_a,
+                           (options.kp2 * (x(1) / r - q(1)) + options.kd2 * (dx(1) / r - v(1))) /
+                               p.torque_constant2_nm_per_a);
   }
 
   Eigen::VectorXd Accelerations(const Eigen::VectorXd& q, const Eigen::VectorXd& v,
@@ -228,8 +228,8 @@ XyTableRecord SimulateXyTable(const XyTableTrueSystem& system,
     const double t = k * options.sample_period_s;
     if (k > 0) {
       state << q, v;
-      state = models::IntegrateRk4(derivative, t - options.sample_period_s, h, options.substeps,
-                                   state);
+      state =
+          models::IntegrateRk4(derivative, t - options.sample_period_s, h, options.substeps, state);
       q = state.head(n);
       v = state.tail(n);
     }

@@ -23,9 +23,8 @@
 #ifndef DYNID_DATA_XY_TABLE_SIMULATOR_H_
 #define DYNID_DATA_XY_TABLE_SIMULATOR_H_
 
-#include <string>
-
 #include <Eigen/Core>
+#include <string>
 
 #include "dynid/models/xy_table.h"
 
@@ -35,13 +34,13 @@ struct XyTableTrueSystem {
   // Geometry, torque constants and the true J1, J2, w1, w2 (inertia*_kg_m2, friction*_nm); its
   // spindle_stiffness_nm_per_rad and friction_smoothing_rad_per_s are overridden below.
   models::XyTableParameters table;
-  double spindle_stiffness_nm_per_rad = 0.46;     // k_s > 0 (steel strip formula value)
-  double spindle_damping_nms_per_rad = 2.0e-3;    // c_s >= 0
-  bool belt_springs = true;                       // the ~11 Hz belt pre-stress mode
-  double belt_stiffness_n_per_m = 2.2e4;          // k_b > 0 (with the slides: 10–11 Hz)
-  double belt_damping_ns_per_m = 20.0;            // c_b >= 0 (about 3 % damping)
-  double spindle_end_inertia_kg_m2 = 2e-5;        // J3 of the far belt wheel (> 0 with belts)
-  double friction_smoothing_rad_per_s = 0.02;     // eps of the true (sharp) smooth sign, > 0
+  double spindle_stiffness_nm_per_rad = 0.46;   // k_s > 0 (steel strip formula value)
+  double spindle_damping_nms_per_rad = 2.0e-3;  // c_s >= 0
+  bool belt_springs = true;                     // the ~11 Hz belt pre-stress mode
+  double belt_stiffness_n_per_m = 2.2e4;        // k_b > 0 (with the slides: 10–11 Hz)
+  double belt_damping_ns_per_m = 20.0;          // c_b >= 0 (about 3 % damping)
+  double spindle_end_inertia_kg_m2 = 2e-5;      // J3 of the far belt wheel (> 0 with belts)
+  double friction_smoothing_rad_per_s = 0.02;   // eps of the true (sharp) smooth sign, > 0
   // Viscous friction c_i w_i of the motor axes (N m s/rad, >= 0; the models have none): an
   // unmodelled effect a real belt drive with greased bearings has (default 0).
   double viscous_friction1_nms_per_rad = 0.0;
@@ -73,8 +72,8 @@ struct XyTableExperimentOptions {
   int substeps = 40;              // RK4 steps per sample period, >= 1 (stiff friction)
   double duration_s = 9.96;       // record length (s) > 0
   // Point-to-point path.
-  double stroke_time_s = 0.83;    // > 0
-  int strokes = 12;               // >= 1; strokes after the last hold the end point
+  double stroke_time_s = 0.83;  // > 0
+  int strokes = 12;             // >= 1; strokes after the last hold the end point
   Eigen::Vector2d start_m = Eigen::Vector2d(0.2, 0.3);
   Eigen::Vector2d end_m = Eigen::Vector2d(0.6, 0.9);
   // Circular path.
@@ -95,14 +94,14 @@ struct XyTableExperimentOptions {
 };
 
 struct XyTableRecord {
-  Eigen::VectorXd time;                  // N
-  Eigen::MatrixXd measurements;          // N × 8 measured (noise, quantisation)
-  Eigen::MatrixXd clean_measurements;    // N × 8 noise-free
-  Eigen::MatrixXd positions;             // N × q (3 or 5) true coordinates
-  Eigen::MatrixXd velocities;            // N × q
-  Eigen::MatrixXd accelerations;         // N × q
-  Eigen::MatrixXd reference;             // N × 4: x_ref, y_ref (m), phi1_ref, phi2_ref (rad)
-  Eigen::VectorXd deformation_x_m;       // N: x_e − r phi1 (elastic deformation in x)
+  Eigen::VectorXd time;                // N
+  Eigen::MatrixXd measurements;        // N × 8 measured (noise, quantisation)
+  Eigen::MatrixXd clean_measurements;  // N × 8 noise-free
+  Eigen::MatrixXd positions;           // N × q (3 or 5) true coordinates
+  Eigen::MatrixXd velocities;          // N × q
+  Eigen::MatrixXd accelerations;       // N × q
+  Eigen::MatrixXd reference;           // N × 4: x_ref, y_ref (m), phi1_ref, phi2_ref (rad)
+  Eigen::VectorXd deformation_x_m;     // N: x_e − r phi1 (elastic deformation in x)
 };
 
 // Reference end-effector position, velocity, acceleration at t (each 2-vector, m).
