@@ -1,5 +1,7 @@
 #include "experiments/common/monte_carlo_cli.h"
 
+#include <glog/logging.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -148,20 +150,23 @@ bool ValidateMonteCarloFlags(const std::string& out_dir, std::string* error,
 
 bool RunMonteCarloFromFlags(const std::string& out_dir, std::uint64_t first_seed, int num_scenarios,
                             const solvers::MonteCarloTrial& trial, MonteCarloJob* job,
-                            std::string* error) {
+                            std::string* error, bool journalled) {
   const Ranks& ranks = TheRanks();
+  CHECK(journalled || ranks.size == 1) << "a Monte Carlo without a journal runs on one rank";
   solvers::MonteCarloOptions options;
   options.num_seeds = FLAGS_monte_carlo;
   options.first_seed = first_seed;
   options.num_threads = FLAGS_monte_carlo_threads;
-  options.journal_dir = JournalDirectory(out_dir);
-  options.signature = Signature();
+  if (journalled) {
+    options.journal_dir = JournalDirectory(out_dir);
+    options.signature = Signature();
+  }
   options.rank = ranks.rank;
   options.num_ranks = ranks.size;
   options.barrier = ranks.barrier;
   options.gather = ranks.gather;
   // A fresh Monte Carlo removes the old journal (rank 0, before any rank reads it).
-  if (!FLAGS_monte_carlo_resume && ranks.rank == 0 &&
+  if (journalled && !FLAGS_monte_carlo_resume && ranks.rank == 0 &&
       !data::RunJournal::Discard(options.journal_dir, error)) {
     return false;
   }

@@ -64,9 +64,11 @@ struct MonteCarloJob {
 // Runs `trial` for `num_scenarios` scenarios × --monte_carlo seeds from `first_seed` on
 // --monte_carlo_threads threads (and the MPI ranks), journalled in OUT_DIR/.monte_carlo_journal,
 // with a progress stage. False with the first failure.
+// A study whose runs cannot be journalled (it validated the flags with a `not_resumable` reason)
+// passes journalled = false: the runs are neither journalled nor shared out over MPI ranks.
 bool RunMonteCarloFromFlags(const std::string& out_dir, std::uint64_t first_seed, int num_scenarios,
                             const solvers::MonteCarloTrial& trial, MonteCarloJob* job,
-                            std::string* error);
+                            std::string* error, bool journalled = true);
 
 // How this Monte Carlo runs, as one line: the program, --monte_carlo, --seed and every flag that
 // may change a run and is not at its default ("scara_study --monte_carlo=50 --seed=1

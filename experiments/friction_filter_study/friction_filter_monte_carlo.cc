@@ -2,7 +2,6 @@
 // friction_filter_monte_carlo.h).
 #include "experiments/friction_filter_study/friction_filter_monte_carlo.h"
 
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -13,10 +12,9 @@
 #include <vector>
 
 #include "dynid/data/output.h"
-#include "dynid/data/parallel_for.h"
 #include "dynid/solvers/coverage.h"
 #include "dynid/solvers/monte_carlo.h"
-#include "experiments/common/progress.h"
+#include "experiments/common/monte_carlo_cli.h"
 #include "experiments/friction_filter_study/friction_filter_case.h"
 #include "experiments/friction_filter_study/friction_filter_coverage.h"
 #include "experiments/friction_filter_study/friction_filter_jumps.h"
@@ -107,25 +105,17 @@ bool RunMonteCarloStudy(const Record& record, const Settings& settings, const Fi
     }
     return true;
   };
-  solvers::MonteCarloOptions options;
-  options.num_seeds = num_seeds;
-  options.first_seed = static_cast<std::uint64_t>(FLAGS_seed);
-  options.num_threads = FLAGS_monte_carlo_threads;
-  cli::Stage progress("Monte Carlo runs");
-  options.on_run = [&progress](const solvers::MonteCarloRun&, int finished, int total) {
-    progress.SetTotal(total);
-    progress.Set(finished);
-  };
   std::vector<std::string> names;
   for (double mass : settings.true_masses) names.push_back(ScenarioName(mass));
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<solvers::MonteCarloRun> runs;
-  if (!solvers::RunMonteCarlo(num_scenarios, trial, options, &runs, error)) return false;
-  progress.End();
-  const double elapsed_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const int threads =
-      data::ParallelForThreads(FLAGS_monte_carlo_threads, static_cast<int>(runs.size()));
+  // Not journalled: each run's measures are kept in `measures`, beside its estimates.
+  cli::MonteCarloJob job;
+  if (!cli::RunMonteCarloFromFlags(FLAGS_out_dir, static_cast<std::uint64_t>(FLAGS_seed),
+                                   num_scenarios, trial, &job, error, /*journalled=*/false)) {
+    return false;
+  }
+  const std::vector<solvers::MonteCarloRun>& runs = job.runs;
+  const double elapsed_s = job.elapsed_s;
+  const int threads = job.threads;
 
   // Medians and quartiles of the measures over the seeds, per scenario and filter; and how often
   // the optimal filter's 90 % lag exceeds the sliding-surface filter's in the same run.

@@ -5,7 +5,6 @@
 #include <glog/logging.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -16,10 +15,9 @@
 #include <vector>
 
 #include "dynid/data/output.h"
-#include "dynid/data/parallel_for.h"
 #include "dynid/solvers/coverage.h"
 #include "dynid/solvers/monte_carlo.h"
-#include "experiments/common/progress.h"
+#include "experiments/common/monte_carlo_cli.h"
 #include "experiments/xy_table_study/xy_table_case.h"
 #include "experiments/xy_table_study/xy_table_flags.h"
 #include "experiments/xy_table_study/xy_table_record.h"
@@ -138,16 +136,6 @@ std::string SpreadText(const nlohmann::json& s, const char* format) {
 }  // namespace
 
 bool RunMonteCarloStudy(const std::vector<double>& extra_weights, std::string* error) {
-  solvers::MonteCarloOptions options;
-  options.num_seeds = FLAGS_monte_carlo;
-  options.first_seed = static_cast<std::uint64_t>(FLAGS_seed);
-  options.num_threads = FLAGS_monte_carlo_threads;
-  // Progress through the programs' shared stage display (--progress).
-  cli::Stage progress("Monte Carlo runs");
-  options.on_run = [&progress](const solvers::MonteCarloRun&, int finished, int total) {
-    progress.SetTotal(total);
-    progress.Set(finished);
-  };
   // Each run writes its own slot (index seed − --seed): no shared mutable state.
   std::vector<RunExtras> extras(FLAGS_monte_carlo);
   const solvers::MonteCarloTrial trial =
@@ -156,12 +144,14 @@ bool RunMonteCarloStudy(const std::vector<double>& extra_weights, std::string* e
         return Trial(seed, extra_weights, out,
                      &extras[seed - static_cast<std::uint64_t>(FLAGS_seed)], why);
       };
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<solvers::MonteCarloRun> runs;
-  if (!solvers::RunMonteCarlo(1, trial, options, &runs, error)) return false;
-  const double elapsed_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  progress.End();
+  // Not journalled: run i's drawn truth is --truth_seed + i, and its modes live in `extras`.
+  cli::MonteCarloJob job;
+  if (!cli::RunMonteCarloFromFlags(FLAGS_out_dir, static_cast<std::uint64_t>(FLAGS_seed), 1, trial,
+                                   &job, error, /*journalled=*/false)) {
+    return false;
+  }
+  const std::vector<solvers::MonteCarloRun>& runs = job.runs;
+  const double elapsed_s = job.elapsed_s;
 
   // Relative errors (θ̂ − θ)/θ per estimator and parameter; the acceleration effect: the
   // relative change of each parameter from stage 2 (flexible) to stage 3 (with accelerations) in
@@ -216,7 +206,7 @@ bool RunMonteCarloStudy(const std::vector<double>& extra_weights, std::string* e
                                     &rows, error, cli::MonteCarloSettings());
   FLAGS_minloglevel = log_level;
   if (!written) return false;
-  const int threads = data::ParallelForThreads(FLAGS_monte_carlo_threads, FLAGS_monte_carlo);
+  const int threads = job.threads;
   std::printf("xy_table_study Monte Carlo: %d seeds (noise --seed %d + 0 .. %d), truth %s",
               FLAGS_monte_carlo, FLAGS_seed, FLAGS_monte_carlo - 1, FLAGS_truth.c_str());
   if (FLAGS_truth == "drawn") {
