@@ -30,22 +30,14 @@ bool LoadMeasuredCoverage(MeasuredCoverage* coverage, std::string* error) {
                          "): the shipped coverage holds for the exact model only";
     return true;
   }
-  std::vector<std::string> settings;
-  if (!solvers::LoadMeasuredCoverage(FLAGS_coverage_csv, "backlash_study/coverage.csv",
-                                     &coverage->rows, &coverage->source, error, &settings)) {
-    *error = "--coverage_csv: " + *error;
-    return false;
-  }
   // The file's rows are per case and estimator; the case selection, the extra Q_xx = 0 smoother
   // (--smoother_q0: rows of its own), the Q_pp scan and a measured record's flags do not change
   // the other rows.
-  if (!coverage->source.empty()) {
-    cli::SameMonteCarloSettings(settings,
-                                {"cases", "smoother_q0", "sweep_cases", "qpp_factors",
-                                 "measurements_csv", "log_progress", "progress_period"},
-                                &coverage->other_settings);
-  }
-  return true;
+  return cli::LoadQuotedCoverage(FLAGS_coverage_csv, "backlash_study/coverage.csv",
+                                 {"cases", "smoother_q0", "sweep_cases", "qpp_factors",
+                                  "measurements_csv", "log_progress", "progress_period"},
+                                 &coverage->rows, &coverage->source, &coverage->other_settings,
+                                 error);
 }
 
 std::string CoverageText(const MeasuredCoverage& coverage, const std::string& case_name,

@@ -237,6 +237,21 @@ bool SameMonteCarloSettings(const std::vector<std::string>& settings,
   return false;
 }
 
+bool LoadQuotedCoverage(const std::string& given_path, const std::string& shipped_relative_path,
+                        const std::vector<std::string>& ignored,
+                        std::vector<solvers::CoverageRow>* rows, std::string* source,
+                        std::string* other_settings, std::string* error) {
+  other_settings->clear();
+  std::vector<std::string> settings;
+  if (!solvers::LoadMeasuredCoverage(given_path, shipped_relative_path, rows, source, error,
+                                     &settings)) {
+    *error = "--coverage_csv: " + *error;
+    return false;
+  }
+  if (!source->empty()) SameMonteCarloSettings(settings, ignored, other_settings);
+  return true;
+}
+
 std::string MonteCarloJobLine(const MonteCarloJob& job) {
   char line[300];
   std::snprintf(line, sizeof(line), "%d seeds (%llu..%llu), elapsed %.1f s on %d thread(s)",

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "dynid/solvers/coverage.h"
 #include "dynid/solvers/monte_carlo.h"
 
 DECLARE_int32(monte_carlo);
@@ -81,6 +82,16 @@ std::string MonteCarloSettings();
 // false with what differs in *difference.
 bool SameMonteCarloSettings(const std::vector<std::string>& settings,
                             const std::vector<std::string>& ignored, std::string* difference);
+
+// The measured coverage a single run quotes beside its intervals: solvers::LoadMeasuredCoverage of
+// `given_path` (the study's --coverage_csv) or the shipped file, and whether it was measured at
+// this run's flags (SameMonteCarloSettings with `ignored`): *other_settings is empty when it was
+// (or when no file was found), else what differs. False with "--coverage_csv: " and the reader's
+// message for a file that cannot be read.
+bool LoadQuotedCoverage(const std::string& given_path, const std::string& shipped_relative_path,
+                        const std::vector<std::string>& ignored,
+                        std::vector<solvers::CoverageRow>* rows, std::string* source,
+                        std::string* other_settings, std::string* error);
 
 // "N seeds (S..E), elapsed T s on K thread(s) × R rank(s); M runs resumed from the journal"
 std::string MonteCarloJobLine(const MonteCarloJob& job);

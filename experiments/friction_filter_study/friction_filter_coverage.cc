@@ -29,21 +29,17 @@ bool LoadMeasuredCoverage(MeasuredCoverage* coverage, std::string* error) {
   coverage->rows.clear();
   coverage->source.clear();
   coverage->withheld.clear();
-  std::vector<std::string> settings;
-  if (!solvers::LoadMeasuredCoverage(FLAGS_coverage_csv, "friction_filter_study/coverage.csv",
-                                     &coverage->rows, &coverage->source, error, &settings)) {
-    *error = "--coverage_csv: " + *error;
-    return false;
-  }
   // A coverage measured at other settings says nothing of this run's intervals: not quoted. The
   // true masses (scenarios), the coverage times (rows by name) and the jump and error measures'
   // settings do not change a run's intervals.
   std::string difference;
-  if (!coverage->source.empty() &&
-      !cli::SameMonteCarloSettings(
-          settings,
+  if (!cli::LoadQuotedCoverage(
+          FLAGS_coverage_csv, "friction_filter_study/coverage.csv",
           {"true_masses", "coverage_times_s", "jump_threshold_n", "jump_window_s", "transient_s"},
-          &difference)) {
+          &coverage->rows, &coverage->source, &difference, error)) {
+    return false;
+  }
+  if (!difference.empty()) {
     coverage->withheld = "coverage not measured for this setting (" + difference + ")";
     coverage->rows.clear();
     coverage->source.clear();

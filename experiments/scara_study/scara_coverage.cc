@@ -27,21 +27,12 @@ const solvers::CoverageRow* FindRow(const MeasuredCoverage& coverage, const std:
 
 bool LoadMeasuredCoverage(MeasuredCoverage* coverage, std::string* error) {
   coverage->scenario = FLAGS_mismatch == "none" ? "" : "mismatch_" + FLAGS_mismatch;
-  std::vector<std::string> settings;
-  if (!solvers::LoadMeasuredCoverage(FLAGS_coverage_csv, "scara_study/coverage.csv",
-                                     &coverage->rows, &coverage->source, error, &settings)) {
-    *error = "--coverage_csv: " + *error;
-    return false;
-  }
   // The rows of every --mismatch are in the file (by scenario); the single run's own flags
   // (sign statistics, a measured record) do not change a Monte Carlo run.
-  coverage->other_settings.clear();
-  if (!coverage->source.empty()) {
-    cli::SameMonteCarloSettings(settings,
-                                {"mismatch", "seed_repeats", "measurements_csv", "measurement_std"},
-                                &coverage->other_settings);
-  }
-  return true;
+  return cli::LoadQuotedCoverage(
+      FLAGS_coverage_csv, "scara_study/coverage.csv",
+      {"mismatch", "seed_repeats", "measurements_csv", "measurement_std"}, &coverage->rows,
+      &coverage->source, &coverage->other_settings, error);
 }
 
 std::string ParameterCoverageLabel(const MeasuredCoverage& coverage, const std::string& estimator,

@@ -86,17 +86,14 @@ int main(int argc, char** argv) {
   study::MeasuredCoverage coverage;
   if (!settings.real) {
     coverage.scenario = study::CoverageScenario(settings);
-    std::vector<std::string> measured_settings;
-    if (!dynid::solvers::LoadMeasuredCoverage(settings.coverage_csv, "tx40_study/coverage.csv",
-                                              &coverage.rows, &coverage.source, &error,
-                                              &measured_settings)) {
-      return Fail(2, "--coverage_csv: " + error);
-    }
     // Rows are per simulation, method and knowledge level: those selections do not count.
-    if (!coverage.source.empty() &&
-        !dynid::cli::SameMonteCarloSettings(
-            measured_settings, {"simulation", "methods", "knowledge", "write_measurements"},
-            &coverage.other_settings)) {
+    if (!dynid::cli::LoadQuotedCoverage(
+            settings.coverage_csv, "tx40_study/coverage.csv",
+            {"simulation", "methods", "knowledge", "write_measurements"}, &coverage.rows,
+            &coverage.source, &coverage.other_settings, &error)) {
+      return Fail(2, error);
+    }
+    if (!coverage.other_settings.empty()) {
       std::printf("tx40_study: the quoted coverage was not measured at this run's settings: %s\n",
                   coverage.other_settings.c_str());
     }

@@ -31,21 +31,17 @@ bool LoadCoverage(bool simulated, MeasuredCoverage* coverage, std::string* error
                          "): the shipped coverage holds for the exact model constants only";
     return true;
   }
-  std::vector<std::string> settings;
-  if (!solvers::LoadMeasuredCoverage(FLAGS_coverage_csv, "xy_table_study/coverage.csv",
-                                     &coverage->rows, &coverage->source, error, &settings)) {
-    *error = "--coverage_csv: " + *error;
-    return false;
-  }
   // A coverage measured at other settings says nothing of this run's intervals: not quoted. The
   // weight sweep, the evaluation and the Monte Carlo's extra acceleration weights do not change
   // the stages' runs.
   std::string difference;
-  if (!coverage->source.empty() &&
-      !cli::SameMonteCarloSettings(settings,
-                                   {"acceleration_weight_sweep", "evaluation",
-                                    "monte_carlo_acceleration_weights", "circle_csv"},
-                                   &difference)) {
+  if (!cli::LoadQuotedCoverage(FLAGS_coverage_csv, "xy_table_study/coverage.csv",
+                               {"acceleration_weight_sweep", "evaluation",
+                                "monte_carlo_acceleration_weights", "circle_csv"},
+                               &coverage->rows, &coverage->source, &difference, error)) {
+    return false;
+  }
+  if (!difference.empty()) {
     coverage->withheld = "coverage not measured for this setting (" + difference + ")";
     coverage->rows.clear();
     coverage->source.clear();
