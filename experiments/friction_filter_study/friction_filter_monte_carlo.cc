@@ -2,6 +2,8 @@
 // friction_filter_monte_carlo.h).
 #include "experiments/friction_filter_study/friction_filter_monte_carlo.h"
 
+#include <glog/logging.h>
+
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -22,12 +24,6 @@
 
 namespace dynid::friction_filter_study {
 namespace {
-
-// The measures of one run per filter (index 0: sliding surface, 1: linear optimal).
-struct RunMeasures {
-  bool done = false;
-  ErrorRow rows[2];
-};
 
 const char* const kFilters[2] = {"sliding_surface", "linear_optimal"};
 
@@ -51,6 +47,36 @@ const Measure kMeasures[] = {
     {"max_jump_overshoot_n", [](const ErrorRow& r) { return r.jump_summary.max_overshoot_n; }},
     {"rms_error_in_jump_windows_n", [](const ErrorRow& r) { return r.jump_summary.rms_error_n; }},
 };
+constexpr int kNumMeasures = sizeof(kMeasures) / sizeof(kMeasures[0]);
+// The measure the lag comparison reads.
+constexpr int kLag90 = 6;
+
+// The measures of one run per filter (index 0: sliding surface, 1: linear optimal), read back
+// from the run's MonteCarloEstimate::measure entries (computed or resumed from the journal).
+struct RunMeasures {
+  bool done = false;
+  double values[2][kNumMeasures];
+};
+
+RunMeasures ReadMeasures(const solvers::MonteCarloRun& run) {
+  RunMeasures measures;
+  for (auto& filter : measures.values) {
+    for (double& value : filter) value = std::numeric_limits<double>::quiet_NaN();
+  }
+  for (const solvers::MonteCarloEstimate& e : run.estimates) {
+    if (!e.measure) continue;
+    for (int f = 0; f < 2; ++f) {
+      if (e.estimator != kFilters[f]) continue;
+      for (int m = 0; m < kNumMeasures; ++m) {
+        if (e.parameter == kMeasures[m].name) {
+          measures.values[f][m] = e.estimate;
+          measures.done = true;
+        }
+      }
+    }
+  }
+  return measures;
+}
 
 }  // namespace
 
@@ -58,7 +84,7 @@ bool RunMonteCarloStudy(const Record& record, const Settings& settings, const Fi
                         std::string* error) {
   const int num_seeds = FLAGS_monte_carlo;
   const int num_scenarios = static_cast<int>(settings.true_masses.size());
-  std::vector<RunMeasures> measures(static_cast<size_t>(num_scenarios) * num_seeds);
+  CHECK_EQ(std::string(kMeasures[kLag90].name), "median_jump_lag90_s");
   // The coverage times' samples (the record is uniform).
   std::vector<int> samples;
   for (double t : settings.coverage_times_s) {
@@ -77,13 +103,19 @@ bool RunMonteCarloStudy(const Record& record, const Settings& settings, const Fi
                     /*sigma_demo=*/false)) {
       return false;
     }
+    // The run's error and jump measures travel with its estimates (journalled, listed in
+    // monte_carlo_runs.csv), outside the coverage statistics.
     const CaseResult result = EvaluateCase(record, case_record, runs);
-    RunMeasures& slot = measures[static_cast<size_t>(scenario) * num_seeds + (seed - FLAGS_seed)];
-    slot.rows[0] = result.rows[0];
-    slot.rows[1] = result.rows[1];
-    slot.rows[0].jumps.clear();
-    slot.rows[1].jumps.clear();
-    slot.done = true;
+    for (int f = 0; f < 2; ++f) {
+      for (const Measure& m : kMeasures) {
+        solvers::MonteCarloEstimate e;
+        e.estimator = kFilters[f];
+        e.parameter = m.name;
+        e.estimate = m.get(result.rows[f]);
+        e.measure = true;
+        out->push_back(e);
+      }
+    }
     // The friction e and velocity v at the coverage times; the optimal filter reports
     // sqrt(diag Q), the sliding-surface filter nothing.
     const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -107,15 +139,15 @@ bool RunMonteCarloStudy(const Record& record, const Settings& settings, const Fi
   };
   std::vector<std::string> names;
   for (double mass : settings.true_masses) names.push_back(ScenarioName(mass));
-  // Not journalled: each run's measures are kept in `measures`, beside its estimates.
   cli::MonteCarloJob job;
   if (!cli::RunMonteCarloFromFlags(FLAGS_out_dir, static_cast<std::uint64_t>(FLAGS_seed),
-                                   num_scenarios, trial, &job, error, /*journalled=*/false)) {
+                                   num_scenarios, trial, &job, error)) {
     return false;
   }
+  if (!job.reporting) return true;
   const std::vector<solvers::MonteCarloRun>& runs = job.runs;
-  const double elapsed_s = job.elapsed_s;
-  const int threads = job.threads;
+  std::vector<RunMeasures> measures;
+  for (const solvers::MonteCarloRun& run : runs) measures.push_back(ReadMeasures(run));
 
   // Medians and quartiles of the measures over the seeds, per scenario and filter; and how often
   // the optimal filter's 90 % lag exceeds the sliding-surface filter's in the same run.
@@ -132,11 +164,12 @@ bool RunMonteCarloStudy(const Record& record, const Settings& settings, const Fi
   char buffer[512];
   for (int s = 0; s < num_scenarios; ++s) {
     for (int f = 0; f < 2; ++f) {
-      for (const Measure& m : kMeasures) {
+      for (int k = 0; k < kNumMeasures; ++k) {
+        const Measure& m = kMeasures[k];
         std::vector<double> values;
         for (int i = 0; i < num_seeds; ++i) {
           const RunMeasures& run = measures[static_cast<size_t>(s) * num_seeds + i];
-          if (run.done) values.push_back(m.get(run.rows[f]));
+          if (run.done) values.push_back(run.values[f][k]);
         }
         const double median = Median(values), p25 = Quantile(values, 0.25),
                      p75 = Quantile(values, 0.75);
@@ -160,8 +193,8 @@ bool RunMonteCarloStudy(const Record& record, const Settings& settings, const Fi
     int longer = 0, compared = 0;
     for (int i = 0; i < num_seeds; ++i) {
       const RunMeasures& run = measures[static_cast<size_t>(s) * num_seeds + i];
-      const double sliding = run.rows[0].jump_summary.median_lag90_s;
-      const double optimal = run.rows[1].jump_summary.median_lag90_s;
+      const double sliding = run.values[0][kLag90];
+      const double optimal = run.values[1][kLag90];
       if (!run.done || std::isnan(sliding) || std::isnan(optimal)) continue;
       ++compared;
       longer += optimal > sliding ? 1 : 0;
@@ -203,21 +236,17 @@ bool RunMonteCarloStudy(const Record& record, const Settings& settings, const Fi
   std::printf(
       "sliding_surface reports no uncertainty of its estimates: its rows give bias and "
       "spread, no coverage\n");
-  std::printf("elapsed %.1f s on %d thread(s)\n", elapsed_s, threads);
+  std::printf("%s\n", cli::MonteCarloJobLine(job).c_str());
   nlohmann::json summary;
   summary["flags"] = FlagsJson(settings);
-  summary["monte_carlo"] = {
-      {"seeds", num_seeds},
-      {"first_seed", FLAGS_seed},
-      {"threads", threads},
-      {"coverage_times_s", settings.coverage_times_s},
-      {"measures", json_measures},
-      {"optimal_lag90_longer", json_lags},
-      {"coverage", solvers::CoverageJson(rows)},
-      {"sliding_surface_uncertainty",
-       "none reported: the sliding-surface filter gives no covariance, so its coverage is not "
-       "defined"},
-      {"elapsed_s", elapsed_s}};
+  nlohmann::json& monte_carlo = summary["monte_carlo"] = cli::MonteCarloJobJson(job, FLAGS_out_dir);
+  monte_carlo["coverage_times_s"] = settings.coverage_times_s;
+  monte_carlo["measures"] = json_measures;
+  monte_carlo["optimal_lag90_longer"] = json_lags;
+  monte_carlo["coverage"] = solvers::CoverageJson(rows);
+  monte_carlo["sliding_surface_uncertainty"] =
+      "none reported: the sliding-surface filter gives no covariance, so its coverage is not "
+      "defined";
   return stage.WriteJson("summary.json", summary, error) && stage.Commit(error);
 }
 

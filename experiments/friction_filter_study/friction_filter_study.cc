@@ -19,7 +19,8 @@
 //    initial estimate as q0, measurement weights from the sensors' noise.
 // At every jump of the true friction each estimate's lag (50 %, 90 %), overshoot and error are
 // measured (friction_filter_jumps.h); --monte_carlo=N repeats it over N noise seeds with the
-// optimal filter's coverage (friction_filter_monte_carlo.h).
+// optimal filter's coverage (friction_filter_monte_carlo.h), journalled and resumable
+// (--monte_carlo_resume); friction_filter_study_mpi shares its runs out over MPI ranks.
 // Each runs for true mass 1 and 2 (filters keep m_f = 1).
 // Success: both friction estimates converge within about a second with true mass 1 (RMS error
 // after --transient_s small against the 2 N friction level); with true mass 2 the estimates
@@ -54,6 +55,8 @@
 
 #include "dynid/data/figure.h"
 #include "experiments/common/cli.h"
+#include "experiments/common/monte_carlo_cli.h"
+#include "experiments/common/mpi_job.h"
 #include "experiments/common/progress.h"
 #include "experiments/friction_filter_study/friction_filter_case.h"
 #include "experiments/friction_filter_study/friction_filter_coverage.h"
@@ -66,12 +69,19 @@
 int main(int argc, char** argv) {
   namespace study = dynid::friction_filter_study;
   using dynid::cli::Fail;
+  // One process, or a rank of friction_filter_study_mpi's MPI job sharing out the --monte_carlo
+  // runs.
+  const dynid::cli::MpiJob job(&argc, &argv);
+  dynid::cli::SetMonteCarloRanks(job.rank(), job.size(), dynid::cli::MpiJob::Barrier,
+                                 dynid::cli::MpiJob::Gather);
   dynid::cli::ParseFlags(&argc, &argv,
                          "friction estimation by sliding-surface and optimal filters");
   FLAGS_logtostderr = true;
   std::string error;
   if (!study::ValidateFlags(&error)) return Fail(2, error);
-  if (FLAGS_figures) dynid::data::StartFigureRenderer();  // loads while the study computes
+  if (FLAGS_figures && job.rank() == 0) {
+    dynid::data::StartFigureRenderer();  // loads while the study computes
+  }
 
   // The measured record (read before anything is written) or the simulation's time grid; the
   // list flags and the filters' options.
@@ -84,11 +94,28 @@ int main(int argc, char** argv) {
   const double sample_period_s =
       (record.times(record.num - 1) - record.times(0)) / (record.num - 1);
   if (!study::ParseSettings(sample_period_s, &settings, &error)) return Fail(2, error);
+  // A given interval time outside the record is a flag error; the default times that a shorter
+  // record does not reach are left out, and the console says so.
+  const bool times_given = !gflags::GetCommandLineFlagInfoOrDie("coverage_times_s").is_default;
+  std::vector<double> times_in_record;
+  for (double t : settings.coverage_times_s) {
+    if (t >= record.times(0) && t <= record.times(record.num - 1)) {
+      times_in_record.push_back(t);
+      continue;
+    }
+    char message[200];
+    std::snprintf(message, sizeof(message),
+                  "--coverage_times_s: %g s is outside the record [%g, %g] s", t, record.times(0),
+                  record.times(record.num - 1));
+    if (times_given) return Fail(2, message);
+    if (FLAGS_monte_carlo == 0) std::printf("%s: the default time is not quoted\n", message);
+  }
+  settings.coverage_times_s = times_in_record;
   const study::FilterSetup setup = study::MakeFilterSetup(settings);
   if (FLAGS_monte_carlo > 0) {
     // N noise seeds instead of one run: medians, spreads and the optimal filter's coverage.
     if (!study::RunMonteCarloStudy(record, settings, setup, &error)) return Fail(1, error);
-    std::printf("wrote %s\n", FLAGS_out_dir.c_str());
+    if (job.rank() == 0) std::printf("wrote %s\n", FLAGS_out_dir.c_str());
     return 0;
   }
 

@@ -50,8 +50,9 @@ DEFINE_string(truth, "drawn",
               "within +-(--truth_spread) of the thesis-centred values, seeded by --truth_seed) or "
               "'thesis' (the thesis's stage-3 estimates themselves, the published comparison)");
 DEFINE_int32(truth_seed, 1,
-             "seed of the drawn true system (--truth=drawn); Monte Carlo run i uses "
-             "--truth_seed + i");
+             "seed of the drawn true system (--truth=drawn) at the default --seed=4; the run of "
+             "noise seed s (a single run's --seed, a Monte Carlo's seeds) draws its table with "
+             "--truth_seed + s - 4");
 DEFINE_double(truth_spread, 0.2,
               "half-width of the drawn truth's uniform factors, in [0, 0.5] (0.2: +-20 %)");
 DEFINE_double(model_transverse_mass_scale, 1.0,
@@ -132,10 +133,9 @@ bool ValidateFlags(std::vector<double>* scan, std::vector<double>* monte_carlo_w
   if (!(FLAGS_viscous_friction >= 0.0 && FLAGS_viscous_friction <= 2.0)) {
     return Invalid(error, "--viscous_friction must be in [0, 2]");
   }
-  if (!cli::ValidateMonteCarloFlags(FLAGS_out_dir, error,
-                                    "run i's drawn truth is --truth_seed + i: a run is not defined "
-                                    "by its noise seed alone")) {
-    return false;
+  if (!cli::ValidateMonteCarloFlags(FLAGS_out_dir, error)) return false;
+  if (FLAGS_monte_carlo > 0 && FLAGS_seed < 0) {
+    return Invalid(error, "--seed must be >= 0 with --monte_carlo (the first of the seeds)");
   }
   if (!FLAGS_measurements_csv.empty()) {
     // A measured record has no truth to draw, perturb or repeat.

@@ -28,11 +28,10 @@ namespace {
 
 const char* const kParameterNames[5] = {"J1", "J2", "w1", "w2", "k"};
 
-// What a run records beside its estimates: the drawn truth's clamped mode frequencies (Hz) at
-// the start of the interval.
-struct RunExtras {
-  std::vector<double> modes_hz;
-};
+// What a run records beside its estimates, as measures (MonteCarloEstimate::measure, journalled
+// with the run): the true system's clamped mode frequencies (Hz) at the start of the interval.
+const char* const kTrueSystem = "true_system";
+const char* const kModeNames[2] = {"spindle_mode_hz", "belt_mode_hz"};
 
 // The true [J1, J2, w1, w2, k_s] of a simulated system.
 Eigen::VectorXd TrueTheta(const XyTableTrueSystem& system) {
@@ -68,17 +67,23 @@ void AddEstimates(const StageResult& stage, const std::string& estimator,
 // One seed: the record (to the end of the interval), the three stages and stage 3 at the extra
 // weights, their estimates.
 bool Trial(std::uint64_t seed, const std::vector<double>& extra_weights,
-           std::vector<solvers::MonteCarloEstimate>* out, RunExtras* extras, std::string* error) {
-  const std::uint64_t offset = seed - static_cast<std::uint64_t>(FLAGS_seed);
-  const XyTableCaseOptions case_options = SimulationCaseOptions(
-      static_cast<unsigned>(seed), static_cast<unsigned>(FLAGS_truth_seed + offset));
+           std::vector<solvers::MonteCarloEstimate>* out, std::string* error) {
+  const XyTableCaseOptions case_options =
+      SimulationCaseOptions(static_cast<unsigned>(seed), TruthSeedOfRun(seed));
   const double duration_s =
       std::min(FLAGS_duration_s, FLAGS_interval_end_s + 2.0 * FLAGS_sample_period_s);
   Record record;
   if (!SimulateRecord(case_options, duration_s, &record, error)) return false;
   const Eigen::VectorXd q0 = record.simulation.positions.row(record.first).transpose();
   const Eigen::VectorXd modes = XyTableClampedFrequencies(case_options.system, q0);
-  extras->modes_hz.assign(modes.data(), modes.data() + modes.size());
+  for (int i = 0; i < 2 && i < modes.size(); ++i) {
+    solvers::MonteCarloEstimate mode;
+    mode.estimator = kTrueSystem;
+    mode.parameter = kModeNames[i];
+    mode.estimate = modes(i);
+    mode.measure = true;
+    out->push_back(mode);
+  }
   std::vector<StageResult> stages;
   std::vector<problems::WeightedResidualWeights> weights;
   if (!RunIdentificationStages(record, &stages, &weights, error)) {
@@ -136,22 +141,18 @@ std::string SpreadText(const nlohmann::json& s, const char* format) {
 }  // namespace
 
 bool RunMonteCarloStudy(const std::vector<double>& extra_weights, std::string* error) {
-  // Each run writes its own slot (index seed − --seed): no shared mutable state.
-  std::vector<RunExtras> extras(FLAGS_monte_carlo);
+  // A run depends on its seed and the flags only (the drawn truth too: TruthSeedOfRun), so the
+  // runs are journalled and resumable, and shared out over MPI ranks by xy_table_study_mpi.
   const solvers::MonteCarloTrial trial =
-      [&extras, &extra_weights](int, std::uint64_t seed,
-                                std::vector<solvers::MonteCarloEstimate>* out, std::string* why) {
-        return Trial(seed, extra_weights, out,
-                     &extras[seed - static_cast<std::uint64_t>(FLAGS_seed)], why);
-      };
-  // Not journalled: run i's drawn truth is --truth_seed + i, and its modes live in `extras`.
+      [&extra_weights](int, std::uint64_t seed, std::vector<solvers::MonteCarloEstimate>* out,
+                       std::string* why) { return Trial(seed, extra_weights, out, why); };
   cli::MonteCarloJob job;
   if (!cli::RunMonteCarloFromFlags(FLAGS_out_dir, static_cast<std::uint64_t>(FLAGS_seed), 1, trial,
-                                   &job, error, /*journalled=*/false)) {
+                                   &job, error)) {
     return false;
   }
+  if (!job.reporting) return true;
   const std::vector<solvers::MonteCarloRun>& runs = job.runs;
-  const double elapsed_s = job.elapsed_s;
 
   // Relative errors (θ̂ − θ)/θ per estimator and parameter; the acceleration effect: the
   // relative change of each parameter from stage 2 (flexible) to stage 3 (with accelerations) in
@@ -167,7 +168,7 @@ bool RunMonteCarloStudy(const std::vector<double>& extra_weights, std::string* e
   for (const solvers::MonteCarloRun& run : runs) {
     std::map<std::string, std::map<std::string, double>> converged;  // estimator → parameter
     for (const solvers::MonteCarloEstimate& e : run.estimates) {
-      if (!e.converged || !std::isfinite(e.estimate)) continue;
+      if (e.measure || !e.converged || !std::isfinite(e.estimate)) continue;
       const std::string key = e.estimator + " " + e.parameter;
       relative_error[key].push_back(100.0 * (e.estimate - e.truth) / e.truth);
       converged[e.estimator][e.parameter] = e.estimate;
@@ -182,10 +183,11 @@ bool RunMonteCarloStudy(const std::vector<double>& extra_weights, std::string* e
     }
   }
   std::vector<double> belt_mode_hz, spindle_mode_hz;
-  for (const RunExtras& e : extras) {
-    if (e.modes_hz.size() == 3) {
-      spindle_mode_hz.push_back(e.modes_hz[0]);
-      belt_mode_hz.push_back(e.modes_hz[1]);
+  for (const solvers::MonteCarloRun& run : runs) {
+    for (const solvers::MonteCarloEstimate& e : run.estimates) {
+      if (!e.measure || e.estimator != kTrueSystem) continue;
+      if (e.parameter == kModeNames[0]) spindle_mode_hz.push_back(e.estimate);
+      if (e.parameter == kModeNames[1]) belt_mode_hz.push_back(e.estimate);
     }
   }
 
@@ -206,12 +208,13 @@ bool RunMonteCarloStudy(const std::vector<double>& extra_weights, std::string* e
                                     &rows, error, cli::MonteCarloSettings());
   FLAGS_minloglevel = log_level;
   if (!written) return false;
-  const int threads = job.threads;
   std::printf("xy_table_study Monte Carlo: %d seeds (noise --seed %d + 0 .. %d), truth %s",
               FLAGS_monte_carlo, FLAGS_seed, FLAGS_monte_carlo - 1, FLAGS_truth.c_str());
   if (FLAGS_truth == "drawn") {
-    std::printf(" (--truth_seed %d + i, factors uniform within +-%g)", FLAGS_truth_seed,
-                FLAGS_truth_spread);
+    std::printf(
+        " (table of noise seed s drawn with --truth_seed %d + s - %u, factors uniform "
+        "within +-%g)",
+        FLAGS_truth_seed, kDefaultNoiseSeed, FLAGS_truth_spread);
   }
   std::printf("\nmodel mismatch: %s\n",
               ModelMismatchJson()["description"].get<std::string>().c_str());
@@ -271,25 +274,22 @@ bool RunMonteCarloStudy(const std::vector<double>& extra_weights, std::string* e
         SpreadText(modes["spindle_mode_hz"], "%.2f").c_str(),
         SpreadText(modes["belt_mode_hz"], "%.2f").c_str());
   }
-  std::printf("elapsed %.1f s on %d thread(s)\n", elapsed_s, threads);
+  std::printf("%s\n", cli::MonteCarloJobLine(job).c_str());
   nlohmann::json summary;
   summary["flags"] = FlagsJson(true);
   summary["model_mismatch"] = ModelMismatchJson();
-  summary["monte_carlo"] = {
-      {"seeds", FLAGS_monte_carlo},
-      {"first_seed", FLAGS_seed},
-      {"truth", FLAGS_truth},
-      {"first_truth_seed", FLAGS_truth_seed},
-      {"threads", threads},
-      {"interval_note",
-       "estimate ± 1.96 sigma, sigma from the Schur complement scaled by the residual variance "
-       "factor; truth of k is the spindle's k_s; rows with calibrated = false are NOT calibrated"},
-      {"coverage", solvers::CoverageJson(rows)},
-      {"relative_error_percent", relative},
-      {"acceleration_effect_percent", effect},
-      {"thesis_acceleration_effect_percent", thesis_effect},
-      {"true_clamped_modes", modes},
-      {"elapsed_s", elapsed_s}};
+  nlohmann::json& monte_carlo = summary["monte_carlo"] = cli::MonteCarloJobJson(job, FLAGS_out_dir);
+  monte_carlo.update(
+      {{"truth", FLAGS_truth},
+       {"first_truth_seed", TruthSeedOfRun(static_cast<std::uint64_t>(FLAGS_seed))},
+       {"interval_note",
+        "estimate ± 1.96 sigma, sigma from the Schur complement scaled by the residual variance "
+        "factor; truth of k is the spindle's k_s; rows with calibrated = false are NOT calibrated"},
+       {"coverage", solvers::CoverageJson(rows)},
+       {"relative_error_percent", relative},
+       {"acceleration_effect_percent", effect},
+       {"thesis_acceleration_effect_percent", thesis_effect},
+       {"true_clamped_modes", modes}});
   return stage.WriteJson("summary.json", summary, error) && stage.Commit(error);
 }
 

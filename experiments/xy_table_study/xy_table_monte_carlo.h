@@ -5,9 +5,11 @@
 // the effect of the acceleration measurements (stage 3 against stage 2) as a median and spread
 // over the runs.
 //
-// Run i uses noise seed --seed + i and, with --truth=drawn, the true system drawn with
-// --truth_seed + i (a new table each run: the coverage is over truths and noise); with
-// --truth=thesis every run has the thesis-centred truth. Run 0 repeats the single run's stages.
+// Run i uses noise seed s = --seed + i and, with --truth=drawn, the true system drawn with
+// TruthSeedOfRun(s) = --truth_seed + s − 4 (a new table each run: the coverage is over truths and
+// noise); with --truth=thesis every run has the thesis-centred truth. A run depends on its seed
+// and the flags only: the runs are journalled (--monte_carlo_resume) and xy_table_study_mpi
+// shares them out over MPI ranks. Run 0 repeats the single run's stages at the same --seed.
 // The record of a run is simulated only up to the end of the identification interval (the
 // samples and the noise on the interval are those of the full record), and the scan, evaluation
 // and reconstruction of the single run are skipped. Parameters J1, J2, w1, w2, k; the truth of k

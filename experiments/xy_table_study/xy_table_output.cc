@@ -40,8 +40,9 @@ void ReportStages(const Record& rec, const std::vector<StageResult>& stages,
     const XyTableTrueSystem& sys = rec.case_options.system;
     md << "True system: " << (FLAGS_truth == "drawn" ? "drawn" : "thesis-centred");
     if (FLAGS_truth == "drawn") {
-      md << " (--truth_seed " << FLAGS_truth_seed << ", factors uniform within ±"
-         << Fmt(FLAGS_truth_spread) << " of the thesis-centred values)";
+      md << " (seed " << TruthSeedOfRun(FLAGS_seed) << " = --truth_seed + --seed − "
+         << kDefaultNoiseSeed << ", factors uniform within ±" << Fmt(FLAGS_truth_spread)
+         << " of the thesis-centred values)";
     }
     const Eigen::VectorXd modes =
         XyTableClampedFrequencies(sys, record.positions.row(first).transpose());

@@ -36,6 +36,11 @@ bool ReadRecord(const std::string& path, Eigen::VectorXd* time, Eigen::MatrixXd*
   return true;
 }
 
+unsigned TruthSeedOfRun(std::uint64_t noise_seed) {
+  return static_cast<unsigned>(FLAGS_truth_seed) + static_cast<unsigned>(noise_seed) -
+         kDefaultNoiseSeed;
+}
+
 XyTableCaseOptions SimulationCaseOptions(unsigned noise_seed, unsigned truth_seed) {
   XyTableCaseOptions case_options;
   case_options.experiment.duration_s = FLAGS_duration_s;
@@ -100,7 +105,7 @@ bool SimulateRecord(const XyTableCaseOptions& case_options, double duration_s, R
 
 bool LoadRecord(Record* out, std::string* error) {
   const XyTableCaseOptions case_options = SimulationCaseOptions(
-      static_cast<unsigned>(FLAGS_seed), static_cast<unsigned>(FLAGS_truth_seed));
+      static_cast<unsigned>(FLAGS_seed), TruthSeedOfRun(static_cast<std::uint64_t>(FLAGS_seed)));
   if (FLAGS_measurements_csv.empty()) {
     return SimulateRecord(case_options, FLAGS_duration_s, out, error);
   }
@@ -117,9 +122,10 @@ nlohmann::json TrueSystemJson(const Record& rec) {
   const XyTableTrueSystem& sys = rec.case_options.system;
   const Eigen::VectorXd q0 = record.positions.row(first).transpose();
   const Eigen::VectorXd modes = XyTableClampedFrequencies(sys, q0);
-  return {{"truth", FLAGS_truth == "drawn" ? "drawn (seed " + std::to_string(FLAGS_truth_seed) +
-                                                 ", spread " + Fmt(FLAGS_truth_spread) + ")"
-                                           : std::string("thesis")},
+  return {{"truth", FLAGS_truth == "drawn"
+                        ? "drawn (seed " + std::to_string(TruthSeedOfRun(FLAGS_seed)) +
+                              ", spread " + Fmt(FLAGS_truth_spread) + ")"
+                        : std::string("thesis")},
           {"J1", sys.table.inertia1_kg_m2},
           {"J2", sys.table.inertia2_kg_m2},
           {"w1", sys.table.friction1_nm},

@@ -6,6 +6,7 @@
 #define DYNID_EXPERIMENTS_XY_TABLE_STUDY_XY_TABLE_RECORD_H_
 
 #include <Eigen/Core>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -42,6 +43,15 @@ bool ReadRecord(const std::string& path, Eigen::VectorXd* time, Eigen::MatrixXd*
 // --truth_spread) (--truth=thesis: the thesis-centred system itself); --viscous_friction adds
 // its unmodelled viscous friction to the true system.
 XyTableCaseOptions SimulationCaseOptions(unsigned noise_seed, unsigned truth_seed);
+
+// The noise seed of the default run (the default --seed).
+inline constexpr unsigned kDefaultNoiseSeed = 4;
+// The seed of the drawn true system of the run of noise seed `noise_seed`, in the single run as in
+// the Monte Carlo: --truth_seed + noise_seed − kDefaultNoiseSeed (modulo 2³²). A run is thus
+// defined by its noise seed and the flags alone (the Monte Carlo's journal is keyed by it), the
+// default run draws with --truth_seed itself, and the Monte Carlo's seeds 4, 5, ... draw tables
+// --truth_seed, --truth_seed + 1, ...
+unsigned TruthSeedOfRun(std::uint64_t noise_seed);
 
 // The constants of the estimators' models: the true table's geometry, masses and torque
 // constants with --friction_smoothing and the transverse slideway mass ×

@@ -32,17 +32,19 @@
 //                  [--first_order_damping=1]
 //                  [--truth=drawn|thesis] [--truth_seed=1] [--truth_spread=0.2]
 //                  [--model_transverse_mass_scale=1] [--viscous_friction=0] [--coverage_csv=F]
-//   xy_table_study --monte_carlo=N [--monte_carlo_threads=0] [--seed=4] [truth/mismatch flags]
-//                  [--monte_carlo_acceleration_weights=0.0025,0.25]
+//   xy_table_study --monte_carlo=N [--monte_carlo_threads=0] [--monte_carlo_resume] [--seed=4]
+//                  [truth/mismatch flags] [--monte_carlo_acceleration_weights=0.0025,0.25]
+//   mpirun -np K xy_table_study_mpi --monte_carlo=N ...
 //
 // Truth: by default the simulated table is drawn around the thesis-centred values (each of J1,
 // J2, w1, w2, spindle stiffness and damping, belt stiffness and damping and far-wheel inertia
-// uniformly within ±--truth_spread, seeded by --truth_seed; xy_table_simulator.h); --truth=thesis
-// keeps the thesis's stage-3 estimates as the truth (the published comparison). Mismatch: the
-// estimators' transverse slideway mass (a known constant) × --model_transverse_mass_scale; an
-// unmodelled effect: viscous friction on both motors (--viscous_friction). With --monte_carlo=N:
-// the three stages (and stage 3 at --monte_carlo_acceleration_weights) over N seeds, coverage of
-// their intervals and the acceleration measurements' effect (xy_table_monte_carlo.h). A single
+// uniformly within ±--truth_spread, seeded by --truth_seed + --seed − 4; xy_table_simulator.h);
+// --truth=thesis keeps the thesis's stage-3 estimates as the truth (the published comparison).
+// Mismatch: the estimators' transverse slideway mass (a known constant) ×
+// --model_transverse_mass_scale; an unmodelled effect: viscous friction on both motors
+// (--viscous_friction). With --monte_carlo=N: the three stages (and stage 3 at
+// --monte_carlo_acceleration_weights) over N seeds, coverage of their intervals and the
+// acceleration measurements' effect (xy_table_monte_carlo.h), journalled and resumable. A single
 // run labels its ± with the measured coverage (the shipped coverage.csv, or --coverage_csv).
 //
 // CSV input (--measurements_csv, --circle_csv): header exactly
@@ -64,6 +66,8 @@
 
 #include "dynid/data/figure.h"
 #include "experiments/common/cli.h"
+#include "experiments/common/monte_carlo_cli.h"
+#include "experiments/common/mpi_job.h"
 #include "experiments/common/progress.h"
 #include "experiments/xy_table_study/xy_table_coverage.h"
 #include "experiments/xy_table_study/xy_table_evaluation.h"
@@ -77,13 +81,19 @@
 int main(int argc, char** argv) {
   namespace study = dynid::xy_table_study;
   using dynid::cli::Fail;
+  // One process, or a rank of xy_table_study_mpi's MPI job sharing out the --monte_carlo runs.
+  const dynid::cli::MpiJob job(&argc, &argv);
+  dynid::cli::SetMonteCarloRanks(job.rank(), job.size(), dynid::cli::MpiJob::Barrier,
+                                 dynid::cli::MpiJob::Gather);
   dynid::cli::ParseFlags(&argc, &argv,
                          "xy-table global identification (van de Molengraft (1990) ch. 5)");
   FLAGS_logtostderr = true;
   std::string error;
   std::vector<double> scan, monte_carlo_weights;
   if (!study::ValidateFlags(&scan, &monte_carlo_weights, &error)) return Fail(2, error);
-  if (FLAGS_figures) dynid::data::StartFigureRenderer();  // loads while the study computes
+  if (FLAGS_figures && job.rank() == 0) {
+    dynid::data::StartFigureRenderer();  // loads while the study computes
+  }
   // --monte_carlo: the three stages over many seeds and the coverage of their intervals.
   if (FLAGS_monte_carlo > 0) {
     if (!study::RunMonteCarloStudy(monte_carlo_weights, &error)) return Fail(1, error);

@@ -105,12 +105,16 @@ expect_error 2 "--monte_carlo must be >= 0" --monte_carlo=-1
 expect_error 2 "--monte_carlo_threads is used with --monte_carlo only" --monte_carlo_threads=2
 expect_error 2 "--coverage_times_s: times must be in [--transient_s, --duration_s]" \
   --monte_carlo=2 --coverage_times_s=5
+# A single run's interval time outside the record: a flag error naming the time, no outputs.
+expect_error 2 "--coverage_times_s: 5 s is outside the record [0, 0.2] s" --coverage_times_s=0.15,5
 # expect_csv_error EXPECTED_SUBSTRING ARGS...: as expect_error 2, without the simulation flags.
 expect_csv_error() { local expected="$1"; shift; expect_exit 2 "$expected" --figures=false "$@"; }
 expect_csv_error "--noise_scale is not used with --measurements_csv" \
   --measurements_csv="$work/meas.csv" --noise_scale=1
 expect_csv_error "--monte_carlo is not used with --measurements_csv" \
   --measurements_csv="$work/meas.csv" --monte_carlo=2
+expect_csv_error "--coverage_times_s: -1 s is outside the record" \
+  --measurements_csv="$work/meas.csv" --coverage_times_s=-1
 expect_csv_error "missing.csv" --measurements_csv="$work/missing.csv"
 printf 't,s,a\n0,1,2\n' > "$work/header.csv"
 expect_csv_error "header.csv" --measurements_csv="$work/header.csv"
