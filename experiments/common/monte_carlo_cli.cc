@@ -47,7 +47,9 @@ bool NeverChangesARun(const std::string& name) {
   static const std::vector<std::string> kNames = {
       "out_dir", "seed", "monte_carlo", "monte_carlo_resume", "figures", "coverage_csv"};
   const bool threads = name.size() >= 7 && name.compare(name.size() - 7, 7, "threads") == 0;
-  return threads || name.find("progress") != std::string::npos ||
+  // weight_sweep's first seed is --first_seed.
+  const bool first_seed = name == "first_seed";
+  return threads || first_seed || name.find("progress") != std::string::npos ||
          std::find(kNames.begin(), kNames.end(), name) != kNames.end();
 }
 
@@ -196,6 +198,9 @@ std::string MonteCarloSettings() {
   std::string settings = ProgramBaseName() + " --monte_carlo=" + std::to_string(FLAGS_monte_carlo);
   gflags::CommandLineFlagInfo seed;
   if (gflags::GetCommandLineFlagInfo("seed", &seed)) settings += " --seed=" + seed.current_value;
+  if (gflags::GetCommandLineFlagInfo("first_seed", &seed)) {
+    settings += " --first_seed=" + seed.current_value;
+  }
   for (const std::string& flag : RunChangingFlags({})) settings += " " + flag;
   return settings;
 }

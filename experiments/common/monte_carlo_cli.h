@@ -11,6 +11,7 @@
 // --monte_carlo, --monte_carlo_threads, --monte_carlo_resume, --figures and --progress), so a
 // killed Monte Carlo continues and a longer one adds only the new seeds. The *_mpi programs
 // share the pending runs out over the MPI ranks; rank 0 gathers them and writes the outputs.
+// (weight_sweep's first seed, --first_seed, is left out of the digest like --seed.)
 #ifndef DYNID_EXPERIMENTS_COMMON_MONTE_CARLO_CLI_H_
 #define DYNID_EXPERIMENTS_COMMON_MONTE_CARLO_CLI_H_
 

@@ -22,6 +22,10 @@
 //                [--theta_start_factor=1.2] [--max_iterations=50] [--transcription=shooting]
 //                [--out_dir=out/weight_sweep] [--figures] [--progress] [--list_weights]
 //   mpirun -np K weight_sweep_mpi <same flags>
+//   weight_sweep --monte_carlo=N [--case_name=...] [--grid=...] [--first_seed=1]
+//                [--monte_carlo_threads=0] [--monte_carlo_resume]
+//                (coverage of the smoother's intervals at the base weights or every grid point;
+//                weight_sweep_monte_carlo.h)
 //
 // Writes points.csv (one row per point and seed), summary.csv (one row per grid point),
 // summary.json (flags, case, weights, observability, totals) and, for one or two grid axes,
@@ -33,8 +37,10 @@
 #include <string>
 
 #include "experiments/common/cli.h"
+#include "experiments/common/monte_carlo_cli.h"
 #include "experiments/common/mpi_job.h"
 #include "experiments/weight_sweep/weight_sweep_flags.h"
+#include "experiments/weight_sweep/weight_sweep_monte_carlo.h"
 #include "experiments/weight_sweep/weight_sweep_output.h"
 #include "experiments/weight_sweep/weight_sweep_run.h"
 
@@ -48,6 +54,11 @@ int main(int argc, char** argv) {
   };
   dynid::cli::ParseFlags(&argc, &argv, "weighting-matrix grids of the weighted-residual smoother");
   FLAGS_logtostderr = true;
+  // --monte_carlo: the ranks share out its runs (solvers::RunMonteCarlo) instead of grid points.
+  if (FLAGS_monte_carlo > 0) {
+    dynid::cli::SetMonteCarloRanks(job.rank(), job.size(), dynid::cli::MpiJob::Barrier,
+                                   dynid::cli::MpiJob::Gather);
+  }
   std::string error;
   if (FLAGS_list_weights) {
     const auto grid_case = experiments::MakeCaseFromFlags(&error);
@@ -57,10 +68,17 @@ int main(int argc, char** argv) {
   }
   experiments::SweepSetup setup;
   if (!experiments::SetupFromFlags(&setup, &error)) return fail(2, error);
+  if (FLAGS_monte_carlo > 0) {
+    if (!experiments::RunWeightMonteCarlo(setup, &error)) return fail(1, error);
+    return 0;
+  }
+  // The measured coverage quoted beside the predicted sd (exit code 2 for a bad file).
+  experiments::QuotedCoverage coverage;
+  if (!experiments::LoadSweepCoverage(&coverage, &error)) return fail(2, error);
   experiments::SweepRun run;
   int code = 1;
   if (!experiments::RunSweep(setup, ranks, &run, &code, &error)) return fail(code, error);
   if (ranks.rank != 0) return 0;
-  if (!experiments::WriteSweepOutputs(setup, ranks, run, &error)) return fail(1, error);
+  if (!experiments::WriteSweepOutputs(setup, ranks, run, coverage, &error)) return fail(1, error);
   return 0;
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "experiments/common/monte_carlo_cli.h"
 #include "experiments/weight_sweep/grid_cases.h"
 #include "experiments/weight_sweep/grid_text.h"
 
@@ -24,6 +25,9 @@ DEFINE_string(out_dir, "out/weight_sweep", "output folder");
 DEFINE_bool(figures, true, "render PNG figures (needs python3 + matplotlib)");
 DEFINE_bool(list_weights, false, "print the case's weight names and base values, then exit");
 DEFINE_bool(observability, true, "run the observability / identifiability analysis");
+DEFINE_string(coverage_csv, "",
+              "the measured coverage quoted beside the predicted sd of the grid points it "
+              "measured: a coverage.csv written by --monte_carlo (empty: a shipped one, if any)");
 
 namespace dynid::experiments {
 
@@ -41,6 +45,30 @@ bool SetupFromFlags(SweepSetup* setup, std::string* error) {
   if (!setup->grid_case) return false;
   const models::ModelInfo& info = setup->grid_case->info();
   if (!ParseWeightGrid(FLAGS_grid, info, "--grid", &setup->axes, error)) return false;
+  // --monte_carlo: at the base weights unless a grid is given, then at every grid point; its
+  // seeds and threads are the shared flags'.
+  const auto given = [](const char* flag) {
+    return !gflags::GetCommandLineFlagInfoOrDie(flag).is_default;
+  };
+  if (!cli::ValidateMonteCarloFlags(FLAGS_out_dir, error)) return false;
+  if (FLAGS_monte_carlo > 0) {
+    if (!given("grid")) setup->axes.clear();
+    if (given("seeds")) {
+      *error = "--seeds is the sweep's; --monte_carlo=N runs N seeds from --first_seed";
+      return false;
+    }
+    if (given("threads")) {
+      *error = "--threads is the sweep's; --monte_carlo runs on --monte_carlo_threads";
+      return false;
+    }
+    if (given("coverage_csv")) {
+      *error = "--coverage_csv is quoted by a sweep, not used with --monte_carlo";
+      return false;
+    }
+  } else if (given("monte_carlo_threads")) {
+    *error = "--monte_carlo_threads is used with --monte_carlo only";
+    return false;
+  }
   if (FLAGS_seeds < 1 || FLAGS_seeds > 100000) {
     *error = "--seeds must be in [1, 100000]";
     return false;
@@ -75,7 +103,7 @@ bool SetupFromFlags(SweepSetup* setup, std::string* error) {
     return false;
   }
   setup->num_points = solvers::NumGridPoints(setup->axes);
-  setup->num_seeds = FLAGS_seeds;
+  setup->num_seeds = FLAGS_monte_carlo > 0 ? FLAGS_monte_carlo : FLAGS_seeds;
   setup->num_tasks = static_cast<long long>(setup->num_points) * setup->num_seeds;
   if (setup->num_tasks > 10000000) {
     *error = "--grid × --seeds: more than 1e7 estimates";

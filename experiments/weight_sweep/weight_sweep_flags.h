@@ -29,6 +29,7 @@ DECLARE_string(out_dir);
 DECLARE_bool(figures);
 DECLARE_bool(list_weights);
 DECLARE_bool(observability);
+DECLARE_string(coverage_csv);
 
 namespace dynid::experiments {
 

@@ -3,6 +3,7 @@
 
 #include <glog/logging.h>
 
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "dynid/data/figure.h"
 #include "dynid/data/output.h"
 #include "dynid/data/runtime_files.h"
+#include "dynid/solvers/coverage.h"
 #include "dynid/solvers/observability.h"
 
 namespace dynid::experiments {
@@ -62,7 +64,7 @@ void PrintWeightEntries(const solvers::WeightGridCase& grid_case) {
 }
 
 bool WriteSweepOutputs(const SweepSetup& setup, const Ranks& ranks, const SweepRun& run,
-                       std::string* error) {
+                       const QuotedCoverage& coverage, std::string* error) {
   const models::ModelInfo& info = setup.grid_case->info();
   const std::vector<solvers::WeightAxis>& axes = setup.axes;
   const std::vector<std::string>& axis_names = setup.axis_names;
@@ -113,9 +115,28 @@ bool WriteSweepOutputs(const SweepSetup& setup, const Ranks& ranks, const SweepR
   for (const char* c : {"num_seeds", "num_converged", "mean_final_cost", "mean_time_s"}) {
     summary_header.push_back(c);
   }
-  for (const char* prefix : {"bias_", "spread_", "rms_error_", "predicted_rsd_"}) {
+  for (const char* prefix : {"bias_", "spread_", "rms_error_", "predicted_rsd_", "coverage_95_"}) {
     for (const auto& q : info.parameters) summary_header.push_back(prefix + q.name);
   }
+  // The measured coverage of the predicted sd's 95 % intervals at the points `coverage` measured
+  // (--monte_carlo at the same settings; NaN elsewhere in summary.csv), its labels for the JSON.
+  nlohmann::json quoted = nlohmann::json::array();
+  int quoted_rows = 0, calibrated_rows = 0;
+  const auto quote = [&](int point, int j) {
+    const solvers::CoverageRow* row = solvers::FindCoverageRow(
+        coverage.rows, GridPointName(axes, point), kScaledEstimator, info.parameters[j].name);
+    if (row == nullptr) return std::nan("");
+    ++quoted_rows;
+    calibrated_rows += row->calibrated ? 1 : 0;
+    quoted.push_back({{"point", point},
+                      {"weights", GridPointName(axes, point)},
+                      {"parameter", info.parameters[j].name},
+                      {"coverage_95", row->coverage_95},
+                      {"runs", row->runs},
+                      {"calibrated", row->calibrated},
+                      {"label", solvers::CoverageLabel(*row)}});
+    return row->coverage_95;
+  };
   Eigen::MatrixXd summary_table(num_points, summary_header.size());
   int converged_total = 0;
   for (const solvers::GridPointSummary& s : summaries) {
@@ -128,6 +149,7 @@ bool WriteSweepOutputs(const SweepSetup& setup, const Ranks& ranks, const SweepR
     for (const Eigen::VectorXd* x : {&s.bias, &s.spread, &s.rms_error, &s.predicted_rsd}) {
       row.insert(row.end(), x->data(), x->data() + x->size());
     }
+    for (int j = 0; j < p; ++j) row.push_back(quote(s.point, j));
     summary_table.row(s.point) =
         Eigen::Map<const Eigen::VectorXd>(row.data(), row.size()).transpose();
     converged_total += s.num_converged;
@@ -197,6 +219,25 @@ bool WriteSweepOutputs(const SweepSetup& setup, const Ranks& ranks, const SweepR
                        {"computed_this_run", run.computed},
                        {"compute_s", run.compute_s}};
   summary["best_per_parameter"] = best;
+  // The predicted sd's measured coverage: where it was measured, or why it is not quoted.
+  std::string coverage_line;
+  if (!coverage.withheld.empty()) {
+    coverage_line = coverage.withheld;
+  } else if (coverage.source.empty()) {
+    coverage_line =
+        "coverage not measured: the predicted sd's 95 % intervals are not known to be calibrated "
+        "(give "
+        "--coverage_csv of a --monte_carlo at these settings)";
+  } else {
+    coverage_line = std::to_string(quoted_rows) + " of " + std::to_string(num_points * p) +
+                    " point × parameter pairs measured in " + coverage.source + ", " +
+                    std::to_string(calibrated_rows) +
+                    " calibrated (coverage in [0.85, 1] over >= 20 runs); the others NOT "
+                    "calibrated";
+  }
+  std::printf("  predicted sd (smoother_scaled): %s\n", coverage_line.c_str());
+  summary["predicted_sd_coverage"] = {
+      {"source", coverage.source}, {"note", coverage_line}, {"rows", quoted}};
   if (FLAGS_observability) {
     solvers::ObservabilityReport report;
     std::string why;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "experiments/weight_sweep/weight_sweep_flags.h"
+#include "experiments/weight_sweep/weight_sweep_monte_carlo.h"
 #include "experiments/weight_sweep/weight_sweep_run.h"
 
 namespace dynid::experiments {
@@ -15,10 +16,11 @@ namespace dynid::experiments {
 // --list_weights: the case's weight names and base values on stdout.
 void PrintWeightEntries(const solvers::WeightGridCase& grid_case);
 
-// Prints the console summary and writes every output into --out_dir as one set; false with the
-// reason (an internal failure: exit code 1).
+// Prints the console summary and writes every output into --out_dir as one set, with the
+// measured coverage of the predicted sd (`coverage`) at the grid points it measured; false with
+// the reason (an internal failure: exit code 1).
 bool WriteSweepOutputs(const SweepSetup& setup, const Ranks& ranks, const SweepRun& run,
-                       std::string* error);
+                       const QuotedCoverage& coverage, std::string* error);
 
 }  // namespace dynid::experiments
 

@@ -5,13 +5,14 @@
 # outputs of a fresh 3-seed Monte Carlo (every *.csv byte for byte); a resume onto other settings
 # exits 2 naming the flag and changes nothing. With an MPI build: 2 ranks share the runs out, each journalling its
 # own, and rank 0 writes exactly the fresh Monte Carlo's CSV outputs.
-# Usage: monte_carlo_resume_study_test.sh PROGRAM FIRST_SEED OTHER_SETTING [MPI_PROGRAM MPIEXEC]
-#          -- FLAGS...
-# (OTHER_SETTING: a flag that changes the runs, e.g. --noise_scale=2; FLAGS: the study's quick
-# settings.)
+# Usage: monte_carlo_resume_study_test.sh PROGRAM --SEED_FLAG=FIRST_SEED OTHER_SETTING
+#          [MPI_PROGRAM MPIEXEC] -- FLAGS...
+# (SEED_FLAG: the program's first seed, --seed or --first_seed; OTHER_SETTING: a flag that changes
+# the runs, e.g. --noise_scale=2; FLAGS: the study's quick settings.)
 set -u
 binary="$1"
-seed="$2"
+seed_flag="${2%%=*}"
+seed="${2#*=}"
 other="$3"
 shift 3
 mpi=""
@@ -26,7 +27,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-common=("$@" --figures=false --seed="$seed")
+common=("$@" --figures=false "$seed_flag=$seed")
 records() { grep -c '^R ' "$1" 2>/dev/null || echo 0; }
 # same_csv A B: every CSV output of folder A equals B's.
 same_csv() {
@@ -45,7 +46,7 @@ fresh_runs=$(records "$work/fresh/.monte_carlo_journal/journal-0.txt")
 
 # The journal starts with the last 2 seeds (at positions 0 and 1 of their Monte Carlo): a run
 # that depended on its position rather than its seed would differ from the fresh one's.
-"$binary" "${common[@]}" --seed=$((seed + 1)) --monte_carlo=2 --monte_carlo_threads=2 \
+"$binary" "${common[@]}" "$seed_flag=$((seed + 1))" --monte_carlo=2 --monte_carlo_threads=2 \
   --out_dir="$work/resume" > "$work/log_2" 2>&1 || fail "2-seed Monte Carlo failed: $(cat "$work/log_2")"
 "$binary" "${common[@]}" --monte_carlo=3 --monte_carlo_threads=1 --monte_carlo_resume \
   --out_dir="$work/resume" > "$work/log_3" 2>&1 ||
