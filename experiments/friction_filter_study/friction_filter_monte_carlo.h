@@ -5,7 +5,10 @@
 // errors in the jump windows (monte_carlo_measures.csv), and the coverage of the optimal filter's
 // reported standard deviations of the friction and velocity at --coverage_times_s
 // (coverage.csv, monte_carlo_runs.csv, coverage.png; solvers::WriteCoverageOutputs). The
-// sliding-surface filter reports no uncertainty: its rows carry bias and spread only.
+// sliding-surface filter reports no uncertainty: its rows carry bias and spread only. Each run's
+// error and jump measures travel with its estimates (solvers::MonteCarloEstimate::measure), so a
+// run depends on its seed and the flags only: the runs are journalled and resumable
+// (--monte_carlo_resume), and friction_filter_study_mpi shares them out over MPI ranks.
 #ifndef DYNID_EXPERIMENTS_FRICTION_FILTER_STUDY_FRICTION_FILTER_MONTE_CARLO_H_
 #define DYNID_EXPERIMENTS_FRICTION_FILTER_STUDY_FRICTION_FILTER_MONTE_CARLO_H_
 
