@@ -232,7 +232,10 @@ bool SameMonteCarloSettings(const std::vector<std::string>& settings,
     }
     std::sort(measured.begin(), measured.end());
     const std::string program = line.substr(0, line.find(' '));
-    if (program == ProgramBaseName() && measured == current) return true;
+    if (program == ProgramBaseName() && measured == current) {
+      difference->clear();  // an earlier line of a joined file may have differed
+      return true;
+    }
     const std::string described = "measured by " + program + " at " + Join(measured);
     if (difference->find(described) == std::string::npos) {
       *difference += std::string(difference->empty() ? "" : "; ") + described;

@@ -31,6 +31,10 @@ DEFINE_string(parameters, "base",
               "et al. (2018) Table 2 listed first) or 'essential' (only those 28; on the "
               "simulated CAD robot the other base parameters are not zero, so leaving them out "
               "biases the estimates)");
+DEFINE_bool(torque_offsets, false,
+            "identify a constant torque offset per joint (off1..off6) beside the friction "
+            "fv q' + fc sign(q'): 61 base parameters instead of 55; absorbs the realistic "
+            "simulation's direction asymmetry of the Coulomb friction (see the README)");
 // Simulation.
 DEFINE_double(duration_s, 7.0, "simulated experiment length (s)");
 DEFINE_int32(seed, 2018, "simulation seed (via points and torque noise)");
@@ -326,6 +330,7 @@ bool ValidateFlags(Settings* settings, std::string* error) {
   settings->out_dir = FLAGS_out_dir;
   settings->figures = FLAGS_figures;
   settings->parameters = FLAGS_parameters;
+  settings->torque_offsets = FLAGS_torque_offsets;
   settings->duration_s = FLAGS_duration_s;
   settings->seed = FLAGS_seed;
   settings->torque_noise_std = FLAGS_torque_noise_std;

@@ -26,6 +26,9 @@ struct Settings {
   std::string out_dir;
   bool figures = true;
   std::string parameters;  // "base" or "essential"
+  // --torque_offsets: the identified model carries a constant torque offset per joint
+  // (off1..off6, listed after the other parameters).
+  bool torque_offsets = false;
   // Simulation.
   double duration_s = 0.0;
   int seed = 0;

@@ -64,7 +64,8 @@ void PlanTrialJobs(const Settings& settings, Runs* runs) {
 }  // namespace
 
 std::string CoverageScenario(const Settings& settings) {
-  return settings.realistic ? "realistic" : "ideal";
+  return std::string(settings.realistic ? "realistic" : "ideal") +
+         (settings.torque_offsets ? "_torque_offsets" : "");
 }
 
 std::string CoverageEstimator(const std::string& method_key, const std::string& knowledge,
@@ -315,6 +316,7 @@ bool RunMonteCarloStudy(const Settings& settings, const models::SerialRobot& rob
   summary["monte_carlo"].update(nlohmann::json{{"simulation", scenario},
                                                {"duration_s", settings.duration_s},
                                                {"parameters", settings.parameters},
+                                               {"torque_offsets", settings.torque_offsets},
                                                {"guard_band",
                                                 {{"rows", settings.guard_rows},
                                                  {"seconds", settings.guard_s},

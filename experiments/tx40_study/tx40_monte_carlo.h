@@ -24,7 +24,8 @@
 
 namespace dynid::tx40_study {
 
-// The scenario column of coverage.csv: "realistic" or "ideal".
+// The scenario column of coverage.csv: "realistic" or "ideal", with "_torque_offsets" appended
+// when the identified model carries the offsets (--torque_offsets).
 std::string CoverageScenario(const Settings& settings);
 
 // The coverage.csv estimator of a method and knowledge level ("idim_ls_conventional_good"), with

@@ -117,6 +117,7 @@ void BuildTables(const Settings& settings, const solvers::IdimModel& model, cons
   std::ostringstream md;
   md << "# TX40 study (Brunot et al. (2018))\n\n" << data_description << ".\n\n";
   md << "Identified: " << model.num_parameters() << " parameters (" << settings.parameters
+     << (settings.torque_offsets ? ", with the torque offsets off1..off6" : "")
      << "). Sample selection: "
      << (select_samples ? "ON (rows with |q'_j| < " + Number(settings.velocity_threshold) +
                               " rad/s and the leading/trailing rest excluded, and " +
@@ -139,6 +140,7 @@ void BuildTables(const Settings& settings, const solvers::IdimModel& model, cons
   summary["data"] = data_description;
   summary["simulated"] = !real;
   summary["parameters"] = settings.parameters;
+  summary["torque_offsets"] = settings.torque_offsets;
   summary["sample_selection"] = select_samples;
   summary["velocity_threshold_rad_per_s"] = settings.velocity_threshold;
   if (select_samples) {

@@ -74,7 +74,9 @@ int main(int argc, char** argv) {
   study::Settings settings;
   if (!study::ValidateFlags(&settings, &error)) return Fail(2, error);
   if (settings.figures && job.rank() == 0) dynid::data::StartFigureRenderer();  // loads meanwhile
-  const dynid::models::SerialRobot robot = dynid::models::MakeTx40();  // Gautier wrist form
+  dynid::models::Tx40Options tx40_options;  // Gautier wrist form
+  tx40_options.torque_offsets = settings.torque_offsets;
+  const dynid::models::SerialRobot robot = dynid::models::MakeTx40(tx40_options);
   dynid::solvers::IdimModel model;
   if (!study::BuildModel(robot, settings.parameters, &model, &error)) return Fail(1, error);
   // --monte_carlo: the simulation over many seeds and the coverage of every interval.
