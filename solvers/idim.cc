@@ -244,19 +244,60 @@ Eigen::MatrixXd MotionAccelerations(const Eigen::MatrixXd& qd, double sample_rat
 
 namespace {
 
+// Steps 2–3 for a decimated system: X decimated by R (n·DecimatedLength(Ns, R) × b, joint-major)
+// without the full-rate stack (n·Ns × b: 92 MB for the 7 s TX40 record, 2.6 GB for 10⁶
+// samples). The regressor is formed 2048 samples at a time, each (joint, column) series fed to a
+// data::BlockDecimator, whose forward pass is Decimate's and whose backward pass runs over a
+// buffer of ≈ 3 · 190 R samples (the filter's decay); equal to data::DecimateStacked of the full
+// stack up to round-off, bitwise when the record fits one buffer. Forming the block's columns
+// only (blocks of columns, each decimated whole) evaluated the regressor once per block instead.
+bool DecimatedRegressor(const IdimModel& model, const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd,
+                        const Eigen::MatrixXd& qdd, int factor, int num_threads, Eigen::MatrixXd* x,
+                        std::string* error) {
+  const int n = model.num_joints();
+  const int b = model.num_parameters();
+  const int ns = static_cast<int>(q.rows());
+  CHECK(q.cols() == n && qd.rows() == ns && qdd.rows() == ns && qd.cols() == n && qdd.cols() == n)
+      << "q, qd, qdd: expected equal shapes with " << n << " columns";
+  data::BlockDecimator decimator;
+  if (!decimator.Init(n * b, ns, factor, num_threads, error)) return false;
+  constexpr int kChunk = 2048;
+  Eigen::MatrixXd chunk_x, block;
+  models::SerialRobotData data(model.robot());
+  for (int start = 0; start < ns; start += kChunk) {
+    // The first block (2048 samples or the whole record, which Init checked against the
+    // filter's minimum length) holds the samples of the odd extension at the start.
+    const int m = std::min(kChunk, ns - start);
+    model.robot().StackedRegressor(q.middleRows(start, m), qd.middleRows(start, m),
+                                   qdd.middleRows(start, m), &data, &chunk_x);
+    block.resize(m, static_cast<Eigen::Index>(n) * b);
+    for (int j = 0; j < n; ++j) {
+      for (int i = 0; i < b; ++i) {
+        block.col(j * b + i) = chunk_x.col(model.StandardIndex(i)).segment(j * m, m);
+      }
+    }
+    decimator.Feed(block);
+  }
+  const Eigen::MatrixXd& decimated = decimator.decimated();
+  const Eigen::Index nd = decimated.rows();
+  x->resize(n * nd, b);
+  for (int j = 0; j < n; ++j) {
+    for (int i = 0; i < b; ++i) x->col(i).segment(j * nd, nd) = decimated.col(j * b + i);
+  }
+  return true;
+}
+
 // Steps 2–4 shared by measured data and instruments: regressor, decimation, row selection.
 bool StackDecimate(const IdimModel& model, const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd,
                    const Eigen::MatrixXd& qdd, const Eigen::MatrixXd& tau, int factor,
                    int num_threads, Eigen::MatrixXd* x, Eigen::VectorXd* y, std::string* error) {
   const int n = model.num_joints();
-  Eigen::MatrixXd x_full;
-  model.Regressor(q, qd, qdd, &x_full);
   if (factor == 1) {
-    *x = std::move(x_full);
+    model.Regressor(q, qd, qdd, x);
     if (tau.size() > 0) *y = StackColumns(tau);
     return true;
   }
-  if (!data::DecimateStacked(x_full, n, kOrder, factor, num_threads, x, error)) return false;
+  if (!DecimatedRegressor(model, q, qd, qdd, factor, num_threads, x, error)) return false;
   if (tau.size() > 0 &&
       !data::DecimateStacked(StackColumns(tau), n, kOrder, factor, num_threads, y, error)) {
     return false;
@@ -667,7 +708,7 @@ bool DecimatesLikeSystem(const IdimSystem& system, Eigen::Index ns, std::string*
 bool ProcessLikeSystem(const IdimModel& model, const IdimSystem& system, const Eigen::MatrixXd& q,
                        const Eigen::MatrixXd& qd, const Eigen::MatrixXd& qdd,
                        const Eigen::MatrixXd& tau, Eigen::MatrixXd* x, Eigen::VectorXd* tau_stacked,
-                       std::string* error, Eigen::MatrixXd* workspace) {
+                       std::string* error, Eigen::MatrixXd* /*workspace*/) {
   const int factor = system.options.decimation_factor;
   const int n = model.num_joints();
   if (!DecimatesLikeSystem(system, q.rows(), error)) return false;
@@ -682,14 +723,10 @@ bool ProcessLikeSystem(const IdimModel& model, const IdimSystem& system, const E
     // it already has the shape): the full-rate stack is never formed.
     model.Regressor(q, qd, qdd, x, all ? nullptr : &rows);
   } else {
-    // The full-rate regressor (n·Ns × b, ~90 MB for the 7 s TX40 record) goes to the caller's
-    // workspace when given, so that repeated calls reuse its pages.
-    Eigen::MatrixXd local;
-    Eigen::MatrixXd& full = workspace != nullptr ? *workspace : local;
-    model.Regressor(q, qd, qdd, &full);
+    // Decimated block by block (DecimatedRegressor): the full-rate regressor is never formed.
     Eigen::MatrixXd decimated;
-    if (!data::DecimateStacked(full, n, kOrder, factor, system.options.num_threads, &decimated,
-                               error)) {
+    if (!DecimatedRegressor(model, q, qd, qdd, factor, system.options.num_threads, &decimated,
+                            error)) {
       return false;
     }
     // Column by column (same result as data::KeepRows, cache-friendly for ~200 000 rows); x's
