@@ -94,6 +94,10 @@ struct IdimPreprocessingOptions {
   // stiction, anywhere within ±fc; with sign(0) = 0 those rows predict the offset instead (the
   // mean of stiction). 0 = off.
   double rest_velocity = 0.0;
+  // Without decimation (R = 1), do not hold X (rows × b: 75 MB for the 7 s TX40 record, 2.2 GB
+  // for 10⁶ samples) but keep the differentiated states and form X's rows from them piece by
+  // piece wherever they are needed (IdimSystem::streamed). Decimated systems always hold X.
+  bool stream_regressor = false;
   bool IsValid(std::string* why) const;
 };
 
@@ -136,7 +140,8 @@ class IdimModel {
 
 // The stacked, pre-processed IDIM system.
 struct IdimSystem {
-  Eigen::MatrixXd x;   // rows × b (after decimation and selection)
+  // rows × b (after decimation and selection); 0 × b when `streamed`.
+  Eigen::MatrixXd x;
   Eigen::VectorXd y;   // rows
   RowBlocks blocks;    // row → joint (and decimated sample)
   int num_samples = 0;            // per joint after decimation, before selection
@@ -144,6 +149,15 @@ struct IdimSystem {
   std::vector<int> kept_rows;     // rows of the decimated stack that were kept (all if no selection)
   std::string selection_report;   // empty without selection
   Eigen::MatrixXd q, qd, qdd;     // differentiated states at the input rate (Ns × n)
+  // X is not held (options.stream_regressor, R = 1): its kept rows are formed from q, qd, qdd
+  // (which must then be kept) 2 048 samples at a time, by IdimModel::Regressor exactly as the
+  // held X (same values). Passes over X, each one regressor evaluation of the record: LS 4
+  // (tall-skinny QR, residual, XᵀX and the rows of the HAC covariance), IV fast path one per
+  // instrument products (beside the instruments' rows, ProcessLikeSystemProducts) plus 2 (block
+  // products, final residual). Use ForEachSystemPiece, SystemTimes or FormSystemRegressor
+  // rather than x.
+  bool streamed = false;
+  int num_rows() const { return static_cast<int>(y.size()); }
   std::vector<double> nvr_position, nvr_velocity;  // IRW paths: ML NVR per joint
   IdimPreprocessingOptions options;
 };
@@ -178,6 +192,18 @@ bool ProcessLikeSystem(const IdimModel& model, const IdimSystem& system, const E
                        const Eigen::MatrixXd& qd, const Eigen::MatrixXd& qdd,
                        const Eigen::MatrixXd& tau, Eigen::MatrixXd* x, Eigen::VectorXd* tau_stacked,
                        std::string* error, Eigen::MatrixXd* workspace = nullptr);
+
+// X of the system in pieces (consecutive rows, every row once; pieces of one joint in increasing
+// order): the held matrix in pieces of 4 096 rows, or a streamed X formed from the states. Fails
+// when a streamed system's states were released.
+bool ForEachSystemPiece(const IdimModel& model, const IdimSystem& system,
+                        const HacRowConsumer& consume, std::string* error);
+// X whole (a copy of the held one; a streamed one formed).
+bool FormSystemRegressor(const IdimModel& model, const IdimSystem& system, Eigen::MatrixXd* x,
+                         std::string* error);
+// X θ (rows), held or streamed.
+bool SystemTimes(const IdimModel& model, const IdimSystem& system, const Eigen::VectorXd& theta,
+                 Eigen::VectorXd* x_theta, std::string* error);
 
 // Accelerations consistent with a simulated motion: central differences of the exact
 // velocities (Ns × n). The IDIM-IV instruments use these rather than a simulator's recorded

@@ -90,6 +90,8 @@ solvers::IdimPreprocessingOptions SystemOptions(const Settings& settings, const 
   options.selection.velocity_threshold = Eigen::VectorXd::Constant(1, settings.velocity_threshold);
   options.selection_guard_rows = settings.guard_rows;
   options.selection_guard_s = settings.guard_s;
+  // The undecimated ("no knowledge") systems hold their states rather than X.
+  options.stream_regressor = true;
   return options;
 }
 
@@ -168,11 +170,13 @@ bool RunJobs(const Settings& settings, const models::SerialRobot& robot,
     std::string why;
     const bool ok = solvers::BuildIdimSystem(model, record.q_measured, record.tau_measured, options,
                                              &systems[s], &why);
-    // The differentiated states at the input rate (3 × Ns × n) are not used by the runs or the
-    // outputs: released, 5 MB per system for the 7 s record.
-    systems[s].q.resize(0, 0);
-    systems[s].qd.resize(0, 0);
-    systems[s].qdd.resize(0, 0);
+    // The differentiated states at the input rate (3 × Ns × n) are used only to form a streamed
+    // X: otherwise released, 5 MB per system for the 7 s record.
+    if (!systems[s].streamed) {
+      systems[s].q.resize(0, 0);
+      systems[s].qd.resize(0, 0);
+      systems[s].qdd.resize(0, 0);
+    }
     std::lock_guard<std::mutex> lock(print_mutex);
     if (!ok) system_errors[s] = why;
     if (settings.quiet) return;
@@ -180,7 +184,7 @@ bool RunJobs(const Settings& settings, const models::SerialRobot& robot,
         "  [%5.1f s] pre-processed %-12s %-4s knowledge: %s\n", elapsed(),
         solvers::IdimDifferentiatorName(system_keys[s].differentiator),
         dynid::experiments::PriorKnowledgeName(system_keys[s].knowledge),
-        ok ? (std::to_string(systems[s].x.rows()) + " rows").c_str() : ("FAILED: " + why).c_str());
+        ok ? (std::to_string(systems[s].num_rows()) + " rows").c_str() : ("FAILED: " + why).c_str());
     std::fflush(stdout);
   };
 
@@ -204,10 +208,14 @@ bool RunJobs(const Settings& settings, const models::SerialRobot& robot,
       job.ok = solvers::RunIdim(model, system, options, theta0, auxiliary.get(), &job.result,
                                 &job.error);
     }
+    Eigen::VectorXd estimated;
+    if (job.ok && !solvers::SystemTimes(model, system, job.result.fit.theta, &estimated,
+                                        &job.error)) {
+      job.ok = false;
+    }
     if (job.ok) {
       const int stride = TorqueStride(system.num_samples);
-      const Eigen::VectorXd estimated = system.x * job.result.fit.theta;
-      for (Eigen::Index r = 0; r < system.x.rows(); ++r) {
+      for (Eigen::Index r = 0; r < estimated.size(); ++r) {
         const int sample = system.blocks.sample_of_row[r];
         if (sample % stride != 0) continue;
         job.torques.push_back(
@@ -218,6 +226,9 @@ bool RunJobs(const Settings& settings, const models::SerialRobot& robot,
     if (--remaining[s] == 0 && s != kept_for_outputs) {
       systems[s].x.resize(0, 0);
       systems[s].y.resize(0);
+      systems[s].q.resize(0, 0);
+      systems[s].qd.resize(0, 0);
+      systems[s].qdd.resize(0, 0);
     }
     ++done;
     if (settings.quiet) return;
