@@ -795,7 +795,7 @@ void BlockDecimator::Feed(const Eigen::Ref<const Eigen::MatrixXd>& block) {
   }
   const int needed = rows_ + m + (first ? pad_ : 0) + pad_;
   if (needed > capacity_) {
-    capacity_ = std::max(needed, 3 * lookahead_ + m + 2 * pad_);
+    capacity_ = std::max(needed, std::max(3 * lookahead_, kMinBufferSamples) + m + 2 * pad_);
     buffer_.conservativeResize(capacity_, Eigen::NoChange);
   }
   for (int s = 0; s < num_series_; ++s) {
@@ -837,7 +837,7 @@ void BlockDecimator::Feed(const Eigen::Ref<const Eigen::MatrixXd>& block) {
     buffer_.resize(0, num_series_);
     return;
   }
-  if (rows_ >= 3 * lookahead_) {
+  if (rows_ >= std::max(3 * lookahead_, kMinBufferSamples)) {
     const int emit_end = rows_ - lookahead_;
     Backward(rows_, emit_end, /*exact=*/false);
     buffer_.topRows(rows_ - emit_end) = buffer_.middleRows(emit_end, rows_ - emit_end).eval();

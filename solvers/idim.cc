@@ -249,8 +249,8 @@ namespace {
 // without the full-rate stack (n·Ns × b: 92 MB for the 7 s TX40 record, 2.6 GB for 10⁶
 // samples). The regressor is formed 2048 samples at a time, each (joint, column) series fed to a
 // data::BlockDecimator, whose forward pass is Decimate's and whose backward pass runs over a
-// buffer of ≈ 3 · 190 R samples (the filter's decay); equal to data::DecimateStacked of the full
-// stack up to round-off, bitwise when the record fits one buffer. Forming the block's columns
+// buffer of max(3 · 190 R, 65 536) samples (the filter's decay); equal to data::DecimateStacked
+// of the full stack up to round-off, bitwise when the record fits one buffer. Forming the block's columns
 // only (blocks of columns, each decimated whole) evaluated the regressor once per block instead.
 bool DecimatedRegressor(const IdimModel& model, const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd,
                         const Eigen::MatrixXd& qdd, int factor, int num_threads, Eigen::MatrixXd* x,
@@ -1325,7 +1325,7 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
         return false;
       }
       int simulations = 0;
-      Eigen::MatrixXd workspace;  // full-rate instrument regressor, reused across iterations
+      Eigen::MatrixXd workspace;  // unused: ProcessLikeSystem no longer forms the full-rate stack
       // On the fast path of an undecimated system the instruments (as large as X) pass through
       // the iteration as their packed products (SolveIdimIvFromProducts), accumulated chunk by
       // chunk; the simulation behind the last ones is kept for the HAC covariance, which forms

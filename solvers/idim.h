@@ -32,6 +32,29 @@
 // accelerations are the central differences of the simulated velocities (MotionAccelerations),
 // not the recorded sample-instant values, which Coulomb chatter corrupts.
 // Every run also reports a HAC covariance (residual_analysis.h) next to eq. 8 / σ²(XᵀX)^{-1}.
+//
+// Memory, linear in the record with small constants (b = 55 columns, n = 6 joints of the TX40:
+// n·b·8 bytes = 2.6 kB per sample of a full-rate regressor, 2.6 GB for 10⁶ samples):
+//   - no full-rate regressor of a decimated system, measured or simulated: it is formed 2 048
+//     samples at a time and every (joint, column) series goes through data::BlockDecimator,
+//     whose forward pass of the zero-phase filter is carried from block to block exactly and
+//     whose backward pass runs over a buffer of three "lookaheads" (the length after which the
+//     filter's impulse response stays below 1e-17 of its peak, ≈ 190 R samples); X equals the
+//     whole-record filter's up to the filter's round-off (bitwise when the record fits the
+//     buffer of max(3 lookaheads, 65 536) samples: the 7 s TX40 record). Buffer: 65 536 · n·b
+//     · 8 bytes (173 MB) for R <= 115, independent of the length. Filtering columns in blocks
+//     instead (each block of columns decimated whole) evaluated the regressor once per block.
+//   - an undecimated system (R = 1, up to n·Ns rows) with stream_regressor holds its states
+//     (3 · Ns × n) instead of X, and every user forms X's rows 2 048 samples at a time: LS by a
+//     tall-skinny QR over the pieces (solvers::SolveLeastSquaresFromRows), the fast IV path from
+//     the instruments' products with X's rows formed beside the instruments' (one more
+//     regressor evaluation per products pass) and the residuals' sums of squares per joint from
+//     X's block products (y_jᵀy_j − 2θᵀX_jᵀy_j + θᵀX_jᵀX_jθ), the HAC covariances from pieces
+//     (ComputeHacCovarianceFromRows). WLS and the common IV path form X whole. The extra
+//     regressor evaluations cost CPU (IDIM-IV conv. on the undecimated 7 s TX40 record, 17
+//     iterations: +0.4–1.5 s of 11–14 s), so a caller streams only long records (tx40_study:
+//     X above 256 MB).
+//   - the instruments of an undecimated IV run pass as their b × (b + 1 + n·b) products.
 #ifndef DYNID_SOLVERS_IDIM_H_
 #define DYNID_SOLVERS_IDIM_H_
 
@@ -185,9 +208,10 @@ bool BuildIdimSystemAtTimes(const IdimModel& model, const Eigen::VectorXd& time_
 // Steps 2–4 for exact states (no differentiation): the instruments of IDIM-IV. x and tau_stacked
 // have the rows of `system` (same decimation, same kept rows). tau may be empty (then only x);
 // x may be null (then only tau_stacked, and q, qd, qdd are not used beyond their shape).
-// `workspace` (optional) holds the full-rate regressor of a decimated system; pass the same
-// matrix to repeated calls (the IV iteration) so that its ~90 MB are allocated once. Without
-// decimation the kept rows are computed directly into x (no full-rate stack).
+// Neither path forms the full-rate stack: without decimation the kept rows are computed
+// directly into x; with decimation the regressor is formed 2 048 samples at a time and
+// decimated block by block (data::BlockDecimator; see "Memory" above). `workspace` is no longer
+// used (it held the full-rate regressor) and may be null.
 bool ProcessLikeSystem(const IdimModel& model, const IdimSystem& system, const Eigen::MatrixXd& q,
                        const Eigen::MatrixXd& qd, const Eigen::MatrixXd& qdd,
                        const Eigen::MatrixXd& tau, Eigen::MatrixXd* x, Eigen::VectorXd* tau_stacked,
@@ -318,8 +342,9 @@ Eigen::MatrixXd IdimIvProducts(const Eigen::MatrixXd& z, const Eigen::MatrixXd& 
 // states q, qd, qdd (Ns × n), with the system's x, y and blocks, accumulated piece by piece.
 // Without decimation the instruments' kept rows are formed 2048 samples at a time, so memory is
 // O(chunk · n · b) instead of the rows × b instruments (75 MB for the undecimated 7 s TX40
-// record); with decimation the decimated instruments are formed first (`workspace` as in
-// ProcessLikeSystem). Equal to IdimIvProducts of ProcessLikeSystem's instruments up to
+// record); with decimation the decimated instruments are formed first (as ProcessLikeSystem).
+// For a streamed system (IdimSystem::streamed) X's rows are formed beside the instruments' from
+// the system's states. Equal to IdimIvProducts of ProcessLikeSystem's instruments up to
 // round-off.
 bool ProcessLikeSystemProducts(const IdimModel& model, const IdimSystem& system,
                                const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd,

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cstdint>
 #include <cstdio>
 #include <deque>
 #include <memory>
@@ -90,8 +91,6 @@ solvers::IdimPreprocessingOptions SystemOptions(const Settings& settings, const 
   options.selection.velocity_threshold = Eigen::VectorXd::Constant(1, settings.velocity_threshold);
   options.selection_guard_rows = settings.guard_rows;
   options.selection_guard_s = settings.guard_s;
-  // The undecimated ("no knowledge") systems hold their states rather than X.
-  options.stream_regressor = true;
   return options;
 }
 
@@ -165,8 +164,15 @@ bool RunJobs(const Settings& settings, const models::SerialRobot& robot,
     }
   }
   auto build = [&](int s) {
-    const solvers::IdimPreprocessingOptions options =
-        SystemOptions(settings, system_keys[s], record.fs);
+    solvers::IdimPreprocessingOptions options = SystemOptions(settings, system_keys[s], record.fs);
+    // An undecimated ("no knowledge") system holds its states instead of X when X would exceed
+    // 256 MB (≈ 100 000 samples, 20 s at 5 kHz): forming X's rows again costs a regressor
+    // evaluation per IV iteration (measured on the 7 s record: IDIM-IV conv., 17 iterations,
+    // +0.4–1.5 s of 11–14 s CPU), which a short record's X does not need to save.
+    constexpr int64_t kHeldRegressorBytes = int64_t{256} << 20;
+    options.stream_regressor = int64_t{8} * model.num_joints() * model.num_parameters() *
+                                   record.q_measured.rows() >
+                               kHeldRegressorBytes;
     std::string why;
     const bool ok = solvers::BuildIdimSystem(model, record.q_measured, record.tau_measured, options,
                                              &systems[s], &why);
