@@ -764,8 +764,8 @@ void BlockDecimator::Backward(int end_row, int emit_end, bool exact) {
     if (lookahead_rows > 0) {
       for (int g = 0; g < count; ++g) {
         double* c = copy.data() + static_cast<size_t>(g) * lookahead_rows;
-        std::copy(buffer_.col(series[g]).data() + emit_end,
-                  buffer_.col(series[g]).data() + end_row, c);
+        std::copy(buffer_.col(series[g]).data() + emit_end, buffer_.col(series[g]).data() + end_row,
+                  c);
         data[g] = c - emit_end;  // indexed by buffer row
       }
       RunCascadeBatch(sos_, states, data, count, emit_end, end_row, /*forward=*/false);

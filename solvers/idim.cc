@@ -249,9 +249,10 @@ namespace {
 // without the full-rate stack (n·Ns × b: 92 MB for the 7 s TX40 record, 2.6 GB for 10⁶
 // samples). The regressor is formed 2048 samples at a time, each (joint, column) series fed to a
 // data::BlockDecimator, whose forward pass is Decimate's and whose backward pass runs over a
-// buffer of max(3 · 190 R, 65 536) samples (the filter's decay); equal to data::DecimateStacked
-// of the full stack up to round-off, bitwise when the record fits one buffer. Forming the block's columns
-// only (blocks of columns, each decimated whole) evaluated the regressor once per block instead.
+// buffer of max(3 · 210 R, 65 536) samples (the filter's decay); equal to data::DecimateStacked
+// of the full stack up to round-off, bitwise when the record fits one buffer. Forming the block's
+// columns only (blocks of columns, each decimated whole) evaluated the regressor once per block
+// instead.
 bool DecimatedRegressor(const IdimModel& model, const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd,
                         const Eigen::MatrixXd& qdd, int factor, int num_threads, Eigen::MatrixXd* x,
                         std::string* error) {
@@ -1183,8 +1184,7 @@ bool ComputeBlockGrams(const IdimModel& model, const IdimSystem& system, BlockGr
 // SolveIdimIvFromProducts with X held (x) or streamed (grams; then no residual vector: the
 // caller forms it once for the final estimate).
 LinearLeastSquaresSummary SolveIvFromProductsCore(const Eigen::MatrixXd& products,
-                                                  const Eigen::MatrixXd* x,
-                                                  const BlockGrams* grams,
+                                                  const Eigen::MatrixXd* x, const BlockGrams* grams,
                                                   const Eigen::VectorXd& y, const RowBlocks& blocks,
                                                   double condition_number_x) {
   const Eigen::Index x_cols = products.rows();
@@ -1227,8 +1227,8 @@ LinearLeastSquaresSummary SolveIvFromProductsCore(const Eigen::MatrixXd& product
     for (int j = 0; j < num_blocks; ++j) {
       const auto gram = grams->xx_xy.middleCols(j * (b + 1), b);
       const auto xy = grams->xx_xy.col(j * (b + 1) + b);
-      sum_squares[j] = std::max(
-          0.0, grams->yy[j] - 2.0 * summary.theta.dot(xy) + summary.theta.dot(gram * summary.theta));
+      sum_squares[j] = std::max(0.0, grams->yy[j] - 2.0 * summary.theta.dot(xy) +
+                                         summary.theta.dot(gram * summary.theta));
     }
   }
   const double squared_norm = x != nullptr ? summary.residual.squaredNorm() : sum_squares.sum();
@@ -1300,9 +1300,9 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
     return ForEachSystemPiece(model, system, consume, why);
   };
   Eigen::MatrixXd formed;
-  if (streamed && (options.estimator == IdimEstimator::kWeightedLeastSquares ||
-                   (options.estimator == IdimEstimator::kInstrumentalVariables &&
-                    options.iv_common_path))) {
+  if (streamed &&
+      (options.estimator == IdimEstimator::kWeightedLeastSquares ||
+       (options.estimator == IdimEstimator::kInstrumentalVariables && options.iv_common_path))) {
     if (!FormSystemRegressor(model, system, &formed, error)) return false;
   }
   const Eigen::MatrixXd& x = streamed ? formed : system.x;

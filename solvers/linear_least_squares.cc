@@ -854,8 +854,8 @@ IvIterationSummary Iterate(Eigen::Index x_rows, Eigen::Index x_cols, const Eigen
                            const IvIterationOptions& iteration_options, const IvSolve& solve,
                            Eigen::MatrixXd* final_instruments, bool instruments_like_x) {
   const auto start = std::chrono::steady_clock::now();
-  CHECK_EQ(theta0.size(), x_cols)
-      << "theta0: expected " << x_cols << " values, got " << theta0.size();
+  CHECK_EQ(theta0.size(), x_cols) << "theta0: expected " << x_cols << " values, got "
+                                  << theta0.size();
   CHECK(generator) << "no instrument generator";
   CHECK(solve) << "no IV solve";
   IvIterationSummary summary;
@@ -975,8 +975,8 @@ IvIterationSummary IterateInstrumentalVariables(const Eigen::MatrixXd& X,
                                                 const IvIterationOptions& iteration_options,
                                                 const IvSolve& solve,
                                                 Eigen::MatrixXd* final_instruments) {
-  return Iterate(X.rows(), X.cols(), theta0, generator, iteration_options, solve,
-                 final_instruments, /*instruments_like_x=*/false);
+  return Iterate(X.rows(), X.cols(), theta0, generator, iteration_options, solve, final_instruments,
+                 /*instruments_like_x=*/false);
 }
 
 IvIterationSummary IterateInstrumentalVariables(Eigen::Index num_rows,

@@ -170,9 +170,9 @@ bool RunJobs(const Settings& settings, const models::SerialRobot& robot,
     // evaluation per IV iteration (measured on the 7 s record: IDIM-IV conv., 17 iterations,
     // +0.4–1.5 s of 11–14 s CPU), which a short record's X does not need to save.
     constexpr int64_t kHeldRegressorBytes = int64_t{256} << 20;
-    options.stream_regressor = int64_t{8} * model.num_joints() * model.num_parameters() *
-                                   record.q_measured.rows() >
-                               kHeldRegressorBytes;
+    options.stream_regressor =
+        int64_t{8} * model.num_joints() * model.num_parameters() * record.q_measured.rows() >
+        kHeldRegressorBytes;
     std::string why;
     const bool ok = solvers::BuildIdimSystem(model, record.q_measured, record.tau_measured, options,
                                              &systems[s], &why);
@@ -186,11 +186,11 @@ bool RunJobs(const Settings& settings, const models::SerialRobot& robot,
     std::lock_guard<std::mutex> lock(print_mutex);
     if (!ok) system_errors[s] = why;
     if (settings.quiet) return;
-    std::printf(
-        "  [%5.1f s] pre-processed %-12s %-4s knowledge: %s\n", elapsed(),
-        solvers::IdimDifferentiatorName(system_keys[s].differentiator),
-        dynid::experiments::PriorKnowledgeName(system_keys[s].knowledge),
-        ok ? (std::to_string(systems[s].num_rows()) + " rows").c_str() : ("FAILED: " + why).c_str());
+    std::printf("  [%5.1f s] pre-processed %-12s %-4s knowledge: %s\n", elapsed(),
+                solvers::IdimDifferentiatorName(system_keys[s].differentiator),
+                dynid::experiments::PriorKnowledgeName(system_keys[s].knowledge),
+                ok ? (std::to_string(systems[s].num_rows()) + " rows").c_str()
+                   : ("FAILED: " + why).c_str());
     std::fflush(stdout);
   };
 
@@ -215,8 +215,8 @@ bool RunJobs(const Settings& settings, const models::SerialRobot& robot,
                                 &job.error);
     }
     Eigen::VectorXd estimated;
-    if (job.ok && !solvers::SystemTimes(model, system, job.result.fit.theta, &estimated,
-                                        &job.error)) {
+    if (job.ok &&
+        !solvers::SystemTimes(model, system, job.result.fit.theta, &estimated, &job.error)) {
       job.ok = false;
     }
     if (job.ok) {

@@ -328,7 +328,6 @@ TEST(IdimRecordsTest, InstrumentProductsByPiecesMatchTheWholeInstruments) {
   EXPECT_NE(error.find("does not decimate"), std::string::npos) << error;
 }
 
-
 // A streamed X (IdimPreprocessingOptions::stream_regressor) against the held one on the same
 // record (undecimated, a selection with gaps, more rows than one tall-skinny QR block): the
 // rows it forms, X θ, the instruments' products, and the LS estimate, covariance, residual and
@@ -364,7 +363,8 @@ TEST(IdimRecordsTest, StreamedRegressorEqualsTheHeldOne) {
   EXPECT_EQ((formed - held.x).cwiseAbs().maxCoeff(), 0.0);  // same regressor, same rows
   Eigen::VectorXd x_theta;
   ASSERT_TRUE(SystemTimes(r.model, streamed, r.truth, &x_theta, &error)) << error;
-  EXPECT_LE((x_theta - held.x * r.truth).cwiseAbs().maxCoeff(), 1e-12 * held.y.cwiseAbs().maxCoeff());
+  EXPECT_LE((x_theta - held.x * r.truth).cwiseAbs().maxCoeff(),
+            1e-12 * held.y.cwiseAbs().maxCoeff());
 
   // The instruments' products with X formed beside them.
   Eigen::MatrixXd products_held, products_streamed;

@@ -471,21 +471,18 @@ TEST(IdimTest, StreamedRegressorGivesTheEstimatesOfTheHeldOne) {
     ASSERT_TRUE(RunIdim(f.model, streamed, run, f.theta0, &auxiliary, &b, &error)) << error;
     const std::string name = IdimEstimatorName(estimator);
     // In units of each parameter's standard deviation, and relative.
-    EXPECT_LE(((b.fit.theta - a.fit.theta).cwiseQuotient(a.fit.standard_deviation))
-                  .cwiseAbs()
-                  .maxCoeff(),
-              1e-7)
+    EXPECT_LE(
+        ((b.fit.theta - a.fit.theta).cwiseQuotient(a.fit.standard_deviation)).cwiseAbs().maxCoeff(),
+        1e-7)
         << name;
     EXPECT_LE((b.fit.theta - a.fit.theta).norm(), 1e-9 * a.fit.theta.norm()) << name;
-    EXPECT_LE((b.fit.covariance - a.fit.covariance).norm(), 1e-8 * a.fit.covariance.norm())
-        << name;
+    EXPECT_LE((b.fit.covariance - a.fit.covariance).norm(), 1e-8 * a.fit.covariance.norm()) << name;
     EXPECT_LE((b.fit.residual - a.fit.residual).norm(), 1e-8 * a.fit.residual.norm()) << name;
     EXPECT_LE((b.fit.block_rms - a.fit.block_rms).norm(), 1e-8 * a.fit.block_rms.norm()) << name;
     EXPECT_NEAR(b.fit.condition_number, a.fit.condition_number, 1e-7 * a.fit.condition_number)
         << name;
     ASSERT_TRUE(a.hac.success && b.hac.success) << name << ": " << b.hac.message;
-    EXPECT_LE((b.hac.covariance - a.hac.covariance).norm(), 1e-8 * a.hac.covariance.norm())
-        << name;
+    EXPECT_LE((b.hac.covariance - a.hac.covariance).norm(), 1e-8 * a.hac.covariance.norm()) << name;
   }
 }
 
