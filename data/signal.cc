@@ -618,6 +618,239 @@ bool DecimateStacked(const Eigen::VectorXd& stacked, int num_joints, StackOrder 
   return true;
 }
 
+// ---- BlockDecimator ----
+
+namespace {
+
+// The cascade of FiltFiltBatch's `step` over rows [begin, end) of G series (data[g][k]), forward
+// or backward; state[(2 s + i) * G + g]. Same operations in the same order, so the same result.
+template <int G>
+void RunCascade(const SecondOrderSections& sos, double* state, double* const* data, int begin,
+                int end, bool forward) {
+  const int num_sections = static_cast<int>(sos.rows());
+  double coefficients[kMaxSections][6];
+  for (int s = 0; s < num_sections; ++s) {
+    for (int i = 0; i < 6; ++i) coefficients[s][i] = sos(s, i);
+  }
+  double local[2 * kMaxSections * G];
+  std::copy(state, state + 2 * num_sections * G, local);
+  for (int step = 0; step < end - begin; ++step) {
+    const int k = forward ? begin + step : end - 1 - step;
+    double x[G];
+    for (int g = 0; g < G; ++g) x[g] = data[g][k];
+    for (int s = 0; s < num_sections; ++s) {
+      const double* c = coefficients[s];
+      double* z0 = local + (2 * s) * G;
+      double* z1 = z0 + G;
+      for (int g = 0; g < G; ++g) {
+        const double y = c[0] * x[g] + z0[g];
+        z0[g] = c[1] * x[g] - c[4] * y + z1[g];
+        z1[g] = c[2] * x[g] - c[5] * y;
+        x[g] = y;
+      }
+    }
+    for (int g = 0; g < G; ++g) data[g][k] = x[g];
+  }
+  std::copy(local, local + 2 * num_sections * G, state);
+}
+
+// Runs `function(first, count)` over the active series in batches of up to 4, on threads.
+template <typename Function>
+void ForActiveBatches(const std::vector<char>& active, int num_threads, const Function& function) {
+  std::vector<int> series;
+  for (int s = 0; s < static_cast<int>(active.size()); ++s) {
+    if (active[s]) series.push_back(s);
+  }
+  constexpr int kBatch = 4;
+  const int num_batches = (static_cast<int>(series.size()) + kBatch - 1) / kBatch;
+  ParallelFor(0, num_batches, num_threads, [&](int batch) {
+    const int first = batch * kBatch;
+    function(series.data() + first, std::min(kBatch, static_cast<int>(series.size()) - first));
+  });
+}
+
+// Cascade over `count` (1..4) series: batches of 4 interleaved, the rest one by one.
+void RunCascadeBatch(const SecondOrderSections& sos, double* const* states, double* const* data,
+                     int count, int begin, int end, bool forward) {
+  const int sections2 = 2 * static_cast<int>(sos.rows());
+  if (count == 4) {
+    double state[2 * kMaxSections * 4];
+    for (int i = 0; i < sections2; ++i) {
+      for (int g = 0; g < 4; ++g) state[i * 4 + g] = states[g][i];
+    }
+    RunCascade<4>(sos, state, data, begin, end, forward);
+    for (int i = 0; i < sections2; ++i) {
+      for (int g = 0; g < 4; ++g) states[g][i] = state[i * 4 + g];
+    }
+    return;
+  }
+  for (int g = 0; g < count; ++g) RunCascade<1>(sos, states[g], data + g, begin, end, forward);
+}
+
+}  // namespace
+
+bool BlockDecimator::Init(int num_series, int num_samples, int factor, int num_threads,
+                          std::string* error) {
+  CHECK_GE(num_series, 0) << "num_series: expected >= 0";
+  if (!CheckFactor(factor, error)) return false;
+  sos_ = DecimationFilter(factor);
+  if (!CheckLength(sos_, num_samples, "BlockDecimator", error)) return false;
+  steady_state_ = SosSteadyState(sos_);
+  num_series_ = num_series;
+  num_samples_ = num_samples;
+  factor_ = factor;
+  num_threads_ = num_threads;
+  pad_ = FiltFiltPadLength(sos_);
+  // Lookahead: the length after which the impulse response of one pass stays below 1e-17 of
+  // its peak (measured on the filter itself: ≈ 190 R).
+  {
+    const int probe = 400 * factor + 1000;
+    Eigen::VectorXd impulse = Eigen::VectorXd::Zero(probe);
+    impulse[0] = 1.0;
+    const Eigen::VectorXd h = SosFilter(sos_, impulse);
+    const double peak = h.cwiseAbs().maxCoeff();
+    int last = 0;
+    for (int k = 0; k < probe; ++k) {
+      if (std::abs(h[k]) > 1e-17 * peak) last = k;
+    }
+    lookahead_ = last + 1;
+  }
+  capacity_ = 0;
+  fed_ = base_ = rows_ = 0;
+  buffer_.resize(0, num_series);
+  state_ = Eigen::MatrixXd::Zero(2 * sos_.rows(), num_series);
+  tail_.resize(0, num_series);
+  nonzero_.assign(num_series, 0);
+  decimated_ = Eigen::MatrixXd::Zero(DecimatedLength(num_samples, factor), num_series);
+  return true;
+}
+
+void BlockDecimator::Forward(int begin, int end) {
+  // Series that were zero so far have a zero output and state: only their rows are cleared.
+  for (int s = 0; s < num_series_; ++s) {
+    if (!nonzero_[s]) buffer_.col(s).segment(begin, end - begin).setZero();
+  }
+  ForActiveBatches(nonzero_, num_threads_, [&](const int* series, int count) {
+    double* data[4];
+    double* states[4];
+    for (int g = 0; g < count; ++g) {
+      data[g] = buffer_.col(series[g]).data();
+      states[g] = state_.col(series[g]).data();
+    }
+    RunCascadeBatch(sos_, states, data, count, begin, end, /*forward=*/true);
+  });
+}
+
+void BlockDecimator::Backward(int end_row, int emit_end, bool exact) {
+  CHECK(exact || emit_end < end_row);
+  const int sections2 = 2 * static_cast<int>(sos_.rows());
+  ForActiveBatches(nonzero_, num_threads_, [&](const int* series, int count) {
+    // The rows after emit_end are still needed (forward output of later emissions): the pass
+    // runs over a copy of them.
+    const int lookahead_rows = end_row - emit_end;
+    std::vector<double> copy(static_cast<size_t>(lookahead_rows) * count);
+    std::vector<double> state_storage(static_cast<size_t>(sections2) * count);
+    double* data[4];
+    double* states[4];
+    for (int g = 0; g < count; ++g) {
+      const double* f = buffer_.col(series[g]).data();
+      states[g] = state_storage.data() + static_cast<size_t>(g) * sections2;
+      const double start = f[end_row - 1];
+      for (int i = 0; i < sections2 / 2; ++i) {
+        states[g][2 * i] = steady_state_(i, 0) * start;
+        states[g][2 * i + 1] = steady_state_(i, 1) * start;
+      }
+    }
+    if (lookahead_rows > 0) {
+      for (int g = 0; g < count; ++g) {
+        double* c = copy.data() + static_cast<size_t>(g) * lookahead_rows;
+        std::copy(buffer_.col(series[g]).data() + emit_end, buffer_.col(series[g]).data() + end_row,
+                  c);
+        data[g] = c - emit_end;  // indexed by buffer row
+      }
+      RunCascadeBatch(sos_, states, data, count, emit_end, end_row, /*forward=*/false);
+    }
+    for (int g = 0; g < count; ++g) data[g] = buffer_.col(series[g]).data();
+    RunCascadeBatch(sos_, states, data, count, 0, emit_end, /*forward=*/false);
+    // Emit the kept samples: input sample k = base + row − pad, k ≡ 0 (mod R), 0 <= k < Ns.
+    for (int g = 0; g < count; ++g) {
+      const double* y = buffer_.col(series[g]).data();
+      int first_k = std::max(0, base_ - pad_);
+      first_k = (first_k + factor_ - 1) / factor_ * factor_;
+      for (int k = first_k; k < num_samples_ && k + pad_ - base_ < emit_end; k += factor_) {
+        decimated_(k / factor_, series[g]) = y[k + pad_ - base_];
+      }
+    }
+  });
+}
+
+void BlockDecimator::Feed(const Eigen::Ref<const Eigen::MatrixXd>& block) {
+  CHECK_EQ(block.cols(), num_series_) << "BlockDecimator: expected one column per series";
+  const int m = static_cast<int>(block.rows());
+  CHECK_LE(fed_ + m, num_samples_) << "BlockDecimator: more samples than announced";
+  const bool first = fed_ == 0;
+  if (first) {
+    CHECK_GE(m, pad_ + 1) << "BlockDecimator: the first block must hold >= " << pad_ + 1
+                          << " samples";
+  }
+  const int needed = rows_ + m + (first ? pad_ : 0) + pad_;
+  if (needed > capacity_) {
+    capacity_ = std::max(needed, std::max(3 * lookahead_, kMinBufferSamples) + m + 2 * pad_);
+    buffer_.conservativeResize(capacity_, Eigen::NoChange);
+  }
+  for (int s = 0; s < num_series_; ++s) {
+    if (!nonzero_[s]) nonzero_[s] = !block.col(s).isZero(0.0);
+  }
+  int begin = rows_;
+  if (first) {
+    // Odd extension at the start, 2 x[0] − x[pad − i], and the step steady state of its first
+    // sample, as FiltFiltBatch.
+    for (int s = 0; s < num_series_; ++s) {
+      for (int i = 0; i < pad_; ++i) buffer_(i, s) = 2.0 * block(0, s) - block(pad_ - i, s);
+      for (int i = 0; i < sos_.rows(); ++i) {
+        state_(2 * i, s) = steady_state_(i, 0) * buffer_(0, s);
+        state_(2 * i + 1, s) = steady_state_(i, 1) * buffer_(0, s);
+      }
+    }
+    rows_ = pad_;
+  }
+  buffer_.middleRows(rows_, m) = block;
+  rows_ += m;
+  Forward(begin, rows_);
+  // The last pad + 1 inputs, for the odd extension at the end.
+  const int keep = std::min<int>(pad_ + 1, tail_.rows() + m);
+  Eigen::MatrixXd tail(keep, num_series_);
+  const int from_block = std::min(keep, m);
+  tail.bottomRows(from_block) = block.bottomRows(from_block);
+  if (keep > from_block) tail.topRows(keep - from_block) = tail_.bottomRows(keep - from_block);
+  tail_ = std::move(tail);
+  fed_ += m;
+  if (fed_ == num_samples_) {
+    // Odd extension at the end, 2 x[n−1] − x[n−2−i], then the exact backward pass from the end.
+    for (int i = 0; i < pad_; ++i) {
+      buffer_.row(rows_ + i) = 2.0 * tail_.row(pad_) - tail_.row(pad_ - 1 - i);
+    }
+    begin = rows_;
+    rows_ += pad_;
+    Forward(begin, rows_);
+    Backward(rows_, rows_, /*exact=*/true);
+    buffer_.resize(0, num_series_);
+    return;
+  }
+  if (rows_ >= std::max(3 * lookahead_, kMinBufferSamples)) {
+    const int emit_end = rows_ - lookahead_;
+    Backward(rows_, emit_end, /*exact=*/false);
+    buffer_.topRows(rows_ - emit_end) = buffer_.middleRows(emit_end, rows_ - emit_end).eval();
+    base_ += emit_end;
+    rows_ -= emit_end;
+  }
+}
+
+const Eigen::MatrixXd& BlockDecimator::decimated() const {
+  CHECK_EQ(fed_, num_samples_) << "BlockDecimator: not all samples fed";
+  return decimated_;
+}
+
 Eigen::VectorXd CentralDifference(const Eigen::VectorXd& x, double dt_s) {
   CHECK_GT(dt_s, 0.0) << "dt: expected > 0, got " << dt_s;
   const Eigen::Index n = x.size();

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <utility>
 
@@ -244,19 +245,61 @@ Eigen::MatrixXd MotionAccelerations(const Eigen::MatrixXd& qd, double sample_rat
 
 namespace {
 
+// Steps 2–3 for a decimated system: X decimated by R (n·DecimatedLength(Ns, R) × b, joint-major)
+// without the full-rate stack (n·Ns × b: 92 MB for the 7 s TX40 record, 2.6 GB for 10⁶
+// samples). The regressor is formed 2048 samples at a time, each (joint, column) series fed to a
+// data::BlockDecimator, whose forward pass is Decimate's and whose backward pass runs over a
+// buffer of max(3 · 210 R, 65 536) samples (the filter's decay); equal to data::DecimateStacked
+// of the full stack up to round-off, bitwise when the record fits one buffer. Forming the block's
+// columns only (blocks of columns, each decimated whole) evaluated the regressor once per block
+// instead.
+bool DecimatedRegressor(const IdimModel& model, const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd,
+                        const Eigen::MatrixXd& qdd, int factor, int num_threads, Eigen::MatrixXd* x,
+                        std::string* error) {
+  const int n = model.num_joints();
+  const int b = model.num_parameters();
+  const int ns = static_cast<int>(q.rows());
+  CHECK(q.cols() == n && qd.rows() == ns && qdd.rows() == ns && qd.cols() == n && qdd.cols() == n)
+      << "q, qd, qdd: expected equal shapes with " << n << " columns";
+  data::BlockDecimator decimator;
+  if (!decimator.Init(n * b, ns, factor, num_threads, error)) return false;
+  constexpr int kChunk = 2048;
+  Eigen::MatrixXd chunk_x, block;
+  models::SerialRobotData data(model.robot());
+  for (int start = 0; start < ns; start += kChunk) {
+    // The first block (2048 samples or the whole record, which Init checked against the
+    // filter's minimum length) holds the samples of the odd extension at the start.
+    const int m = std::min(kChunk, ns - start);
+    model.robot().StackedRegressor(q.middleRows(start, m), qd.middleRows(start, m),
+                                   qdd.middleRows(start, m), &data, &chunk_x);
+    block.resize(m, static_cast<Eigen::Index>(n) * b);
+    for (int j = 0; j < n; ++j) {
+      for (int i = 0; i < b; ++i) {
+        block.col(j * b + i) = chunk_x.col(model.StandardIndex(i)).segment(j * m, m);
+      }
+    }
+    decimator.Feed(block);
+  }
+  const Eigen::MatrixXd& decimated = decimator.decimated();
+  const Eigen::Index nd = decimated.rows();
+  x->resize(n * nd, b);
+  for (int j = 0; j < n; ++j) {
+    for (int i = 0; i < b; ++i) x->col(i).segment(j * nd, nd) = decimated.col(j * b + i);
+  }
+  return true;
+}
+
 // Steps 2–4 shared by measured data and instruments: regressor, decimation, row selection.
 bool StackDecimate(const IdimModel& model, const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd,
                    const Eigen::MatrixXd& qdd, const Eigen::MatrixXd& tau, int factor,
                    int num_threads, Eigen::MatrixXd* x, Eigen::VectorXd* y, std::string* error) {
   const int n = model.num_joints();
-  Eigen::MatrixXd x_full;
-  model.Regressor(q, qd, qdd, &x_full);
   if (factor == 1) {
-    *x = std::move(x_full);
+    model.Regressor(q, qd, qdd, x);
     if (tau.size() > 0) *y = StackColumns(tau);
     return true;
   }
-  if (!data::DecimateStacked(x_full, n, kOrder, factor, num_threads, x, error)) return false;
+  if (!DecimatedRegressor(model, q, qd, qdd, factor, num_threads, x, error)) return false;
   if (tau.size() > 0 &&
       !data::DecimateStacked(StackColumns(tau), n, kOrder, factor, num_threads, y, error)) {
     return false;
@@ -464,8 +507,13 @@ bool AssembleSystem(const IdimModel& model, const Eigen::MatrixXd& tau_in,
   // 2–3. Observation matrix, parallel decimation, kept rows. Without decimation the kept rows are
   // computed directly, so the full-rate stack (n·Ns × b, 92 MB for the 7 s TX40 record) is never
   // formed; with decimation every full-rate row enters the filter.
+  system->streamed = factor == 1 && options.stream_regressor;
   if (factor == 1) {
-    model.Regressor(q, qd, qdd, &system->x, all_rows ? nullptr : &system->kept_rows);
+    if (system->streamed) {
+      system->x.resize(0, model.num_parameters());  // formed piece by piece from q, qd, qdd
+    } else {
+      model.Regressor(q, qd, qdd, &system->x, all_rows ? nullptr : &system->kept_rows);
+    }
     Eigen::VectorXd y = StackColumns(tau_measured);
     system->y = all_rows ? std::move(y) : data::KeepRows(y, system->kept_rows);
     return true;
@@ -667,7 +715,7 @@ bool DecimatesLikeSystem(const IdimSystem& system, Eigen::Index ns, std::string*
 bool ProcessLikeSystem(const IdimModel& model, const IdimSystem& system, const Eigen::MatrixXd& q,
                        const Eigen::MatrixXd& qd, const Eigen::MatrixXd& qdd,
                        const Eigen::MatrixXd& tau, Eigen::MatrixXd* x, Eigen::VectorXd* tau_stacked,
-                       std::string* error, Eigen::MatrixXd* workspace) {
+                       std::string* error, Eigen::MatrixXd* /*workspace*/) {
   const int factor = system.options.decimation_factor;
   const int n = model.num_joints();
   if (!DecimatesLikeSystem(system, q.rows(), error)) return false;
@@ -682,14 +730,10 @@ bool ProcessLikeSystem(const IdimModel& model, const IdimSystem& system, const E
     // it already has the shape): the full-rate stack is never formed.
     model.Regressor(q, qd, qdd, x, all ? nullptr : &rows);
   } else {
-    // The full-rate regressor (n·Ns × b, ~90 MB for the 7 s TX40 record) goes to the caller's
-    // workspace when given, so that repeated calls reuse its pages.
-    Eigen::MatrixXd local;
-    Eigen::MatrixXd& full = workspace != nullptr ? *workspace : local;
-    model.Regressor(q, qd, qdd, &full);
+    // Decimated block by block (DecimatedRegressor): the full-rate regressor is never formed.
     Eigen::MatrixXd decimated;
-    if (!data::DecimateStacked(full, n, kOrder, factor, system.options.num_threads, &decimated,
-                               error)) {
+    if (!DecimatedRegressor(model, q, qd, qdd, factor, system.options.num_threads, &decimated,
+                            error)) {
       return false;
     }
     // Column by column (same result as data::KeepRows, cache-friendly for ~200 000 rows); x's
@@ -724,32 +768,26 @@ bool ProcessLikeSystem(const IdimModel& model, const IdimSystem& system, const E
   return true;
 }
 
-bool ForEachInstrumentPiece(const IdimModel& model, const IdimSystem& system,
-                            const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd,
-                            const Eigen::MatrixXd& qdd, const HacRowConsumer& consume,
-                            std::string* error, Eigen::MatrixXd* workspace) {
-  if (!DecimatesLikeSystem(system, q.rows(), error)) return false;
-  if (system.options.decimation_factor > 1) {
-    // The decimated instruments are a few thousand rows: formed whole, handed over in pieces.
-    Eigen::MatrixXd z;
-    if (!ProcessLikeSystem(model, system, q, qd, qdd, Eigen::MatrixXd(), &z, nullptr, error,
-                           workspace)) {
-      return false;
-    }
-    constexpr Eigen::Index kPiece = 4096;
-    for (Eigen::Index start = 0; start < z.rows(); start += kPiece) {
-      consume(start, z.middleRows(start, std::min(kPiece, z.rows() - start)));
-    }
-    return true;
-  }
-  // Without decimation, chunks of samples: the kept rows of each joint within a chunk are
-  // consecutive rows of the system (joint-major), formed by IdimModel::Regressor from the
-  // chunk's states alone and handed over joint by joint.
+namespace {
+
+// Piece consumer of the rows of two regressors at the same system rows: z from the states
+// (q, qd, qdd), x from the system's own states (empty without them).
+using PairConsumer =
+    std::function<void(Eigen::Index first_row, const Eigen::Ref<const Eigen::MatrixXd>& z,
+                       const Eigen::Ref<const Eigen::MatrixXd>& x)>;
+
+// Without decimation, chunks of samples: the kept rows of each joint within a chunk are
+// consecutive rows of the system (joint-major), formed by IdimModel::Regressor from the chunk's
+// states alone and handed over joint by joint. With `with_system_rows` the same rows of the
+// system's own regressor (its states q, qd, qdd) come along: a streamed X beside the instruments.
+void ForEachKeptRowPiece(const IdimModel& model, const IdimSystem& system, const Eigen::MatrixXd& q,
+                         const Eigen::MatrixXd& qd, const Eigen::MatrixXd& qdd,
+                         bool with_system_rows, const PairConsumer& consume) {
   const int n = model.num_joints();
   const Eigen::Index ns = q.rows();
   const std::vector<int>& kept = system.kept_rows;
   constexpr Eigen::Index kChunk = 2048;
-  Eigen::MatrixXd q_chunk, qd_chunk, qdd_chunk, z_chunk;
+  Eigen::MatrixXd q_chunk, qd_chunk, qdd_chunk, z_chunk, x_chunk;
   std::vector<int> chunk_rows;
   std::vector<Eigen::Index> first(n + 1);
   for (Eigen::Index start = 0; start < ns; start += kChunk) {
@@ -768,26 +806,112 @@ bool ForEachInstrumentPiece(const IdimModel& model, const IdimSystem& system,
     qd_chunk = qd.middleRows(start, m);
     qdd_chunk = qdd.middleRows(start, m);
     model.Regressor(q_chunk, qd_chunk, qdd_chunk, &z_chunk, &chunk_rows);
+    if (with_system_rows) {
+      q_chunk = system.q.middleRows(start, m);
+      qd_chunk = system.qd.middleRows(start, m);
+      qdd_chunk = system.qdd.middleRows(start, m);
+      model.Regressor(q_chunk, qd_chunk, qdd_chunk, &x_chunk, &chunk_rows);
+    }
     Eigen::Index offset = 0;
     for (int j = 0; j < n; ++j) {
       const auto end = std::lower_bound(kept.begin() + first[j], kept.end(), j * ns + start + m);
       const Eigen::Index count = (end - kept.begin()) - first[j];
-      if (count > 0) consume(first[j], z_chunk.middleRows(offset, count));
+      if (count > 0) {
+        consume(first[j], z_chunk.middleRows(offset, count),
+                with_system_rows ? x_chunk.middleRows(offset, count) : x_chunk.topRows(0));
+      }
       offset += count;
     }
   }
+}
+
+}  // namespace
+
+bool ForEachInstrumentPiece(const IdimModel& model, const IdimSystem& system,
+                            const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd,
+                            const Eigen::MatrixXd& qdd, const HacRowConsumer& consume,
+                            std::string* error, Eigen::MatrixXd* workspace) {
+  if (!DecimatesLikeSystem(system, q.rows(), error)) return false;
+  if (system.options.decimation_factor > 1) {
+    // The decimated instruments are a few thousand rows: formed whole, handed over in pieces.
+    Eigen::MatrixXd z;
+    if (!ProcessLikeSystem(model, system, q, qd, qdd, Eigen::MatrixXd(), &z, nullptr, error,
+                           workspace)) {
+      return false;
+    }
+    constexpr Eigen::Index kPiece = 4096;
+    for (Eigen::Index start = 0; start < z.rows(); start += kPiece) {
+      consume(start, z.middleRows(start, std::min(kPiece, z.rows() - start)));
+    }
+    return true;
+  }
+  ForEachKeptRowPiece(model, system, q, qd, qdd, /*with_system_rows=*/false,
+                      [&](Eigen::Index first_row, const Eigen::Ref<const Eigen::MatrixXd>& z,
+                          const Eigen::Ref<const Eigen::MatrixXd>&) { consume(first_row, z); });
   return true;
+}
+
+bool ForEachSystemPiece(const IdimModel& model, const IdimSystem& system,
+                        const HacRowConsumer& consume, std::string* error) {
+  if (!system.streamed) {
+    constexpr Eigen::Index kPiece = 4096;
+    for (Eigen::Index start = 0; start < system.x.rows(); start += kPiece) {
+      consume(start, system.x.middleRows(start, std::min(kPiece, system.x.rows() - start)));
+    }
+    return true;
+  }
+  if (system.q.rows() == 0) {
+    *error = "the system's regressor is streamed but its states were released";
+    return false;
+  }
+  ForEachKeptRowPiece(model, system, system.q, system.qd, system.qdd, /*with_system_rows=*/false,
+                      [&](Eigen::Index first_row, const Eigen::Ref<const Eigen::MatrixXd>& x,
+                          const Eigen::Ref<const Eigen::MatrixXd>&) { consume(first_row, x); });
+  return true;
+}
+
+bool FormSystemRegressor(const IdimModel& model, const IdimSystem& system, Eigen::MatrixXd* x,
+                         std::string* error) {
+  CHECK(x != nullptr);
+  if (!system.streamed) {
+    *x = system.x;
+    return true;
+  }
+  x->resize(system.y.size(), model.num_parameters());
+  return ForEachSystemPiece(
+      model, system,
+      [&](Eigen::Index first_row, const Eigen::Ref<const Eigen::MatrixXd>& piece) {
+        x->middleRows(first_row, piece.rows()) = piece;
+      },
+      error);
+}
+
+bool SystemTimes(const IdimModel& model, const IdimSystem& system, const Eigen::VectorXd& theta,
+                 Eigen::VectorXd* x_theta, std::string* error) {
+  CHECK(x_theta != nullptr);
+  if (!system.streamed) {
+    *x_theta = system.x * theta;
+    return true;
+  }
+  x_theta->resize(system.y.size());
+  return ForEachSystemPiece(
+      model, system,
+      [&](Eigen::Index first_row, const Eigen::Ref<const Eigen::MatrixXd>& piece) {
+        x_theta->segment(first_row, piece.rows()).noalias() = piece * theta;
+      },
+      error);
 }
 
 namespace {
 
-// Adds a piece of instruments (system rows first_row …) to the packed products.
+// Adds a piece of instruments (system rows first_row …) and X's same rows to the packed
+// products.
 void AddToProducts(Eigen::Index first_row, const Eigen::Ref<const Eigen::MatrixXd>& piece,
-                   const Eigen::MatrixXd& x, const Eigen::VectorXd& y, const RowBlocks& blocks,
-                   Eigen::MatrixXd* products) {
-  const Eigen::Index b = x.cols();
+                   const Eigen::Ref<const Eigen::MatrixXd>& x_piece, const Eigen::VectorXd& y,
+                   const RowBlocks& blocks, Eigen::MatrixXd* products) {
+  const Eigen::Index b = x_piece.cols();
   const Eigen::Index rows = piece.rows();
-  products->leftCols(b).noalias() += piece.transpose() * x.middleRows(first_row, rows);
+  products->leftCols(b).noalias() += piece.transpose() * x_piece;
   products->col(b).noalias() += piece.transpose() * y.segment(first_row, rows);
   // Z_jᵀZ_j over runs of consecutive rows of one block (the joint-major stacks: one run).
   for (Eigen::Index start = 0; start < rows;) {
@@ -831,12 +955,21 @@ bool ProcessLikeSystemProducts(const IdimModel& model, const IdimSystem& system,
   const Eigen::Index b = system.x.cols();
   const int num_blocks = system.blocks.num_blocks();
   products->setZero(b, b + 1 + num_blocks * b);
-  if (!ForEachInstrumentPiece(
-          model, system, q, qd, qdd,
-          [&](Eigen::Index first_row, const Eigen::Ref<const Eigen::MatrixXd>& piece) {
-            AddToProducts(first_row, piece, system.x, system.y, system.blocks, products);
-          },
-          error, workspace)) {
+  if (system.streamed) {
+    // X is not held: its rows are formed beside the instruments' from the system's states.
+    if (!DecimatesLikeSystem(system, q.rows(), error)) return false;
+    ForEachKeptRowPiece(model, system, q, qd, qdd, /*with_system_rows=*/true,
+                        [&](Eigen::Index first_row, const Eigen::Ref<const Eigen::MatrixXd>& z,
+                            const Eigen::Ref<const Eigen::MatrixXd>& x) {
+                          AddToProducts(first_row, z, x, system.y, system.blocks, products);
+                        });
+  } else if (!ForEachInstrumentPiece(
+                 model, system, q, qd, qdd,
+                 [&](Eigen::Index first_row, const Eigen::Ref<const Eigen::MatrixXd>& piece) {
+                   AddToProducts(first_row, piece, system.x.middleRows(first_row, piece.rows()),
+                                 system.y, system.blocks, products);
+                 },
+                 error, workspace)) {
     return false;
   }
   SymmetrizeProducts(b, num_blocks, products);
@@ -1002,18 +1135,68 @@ LinearLeastSquaresSummary SolveIdimIvNormalProducts(const Eigen::MatrixXd& z,
   return SolveIdimIvFromProducts(IdimIvProducts(z, x, y, blocks), x, y, blocks, condition_number_x);
 }
 
-LinearLeastSquaresSummary SolveIdimIvFromProducts(const Eigen::MatrixXd& products,
-                                                  const Eigen::MatrixXd& x,
+namespace {
+
+// X's per-block products for a streamed X: [X_jᵀX_j | X_jᵀy_j] side by side (b × (b + 1) per
+// block) and y_jᵀy_j, so that a block's residual sum of squares at θ is
+// y_jᵀy_j − 2 θᵀX_jᵀy_j + θᵀX_jᵀX_jθ without a pass over X.
+struct BlockGrams {
+  Eigen::MatrixXd xx_xy;
+  Eigen::VectorXd yy;
+};
+
+bool ComputeBlockGrams(const IdimModel& model, const IdimSystem& system, BlockGrams* grams,
+                       std::string* error) {
+  const Eigen::Index b = model.num_parameters();
+  const int num_blocks = system.blocks.num_blocks();
+  grams->xx_xy = Eigen::MatrixXd::Zero(b, (b + 1) * num_blocks);
+  grams->yy = Eigen::VectorXd::Zero(num_blocks);
+  if (!ForEachSystemPiece(
+          model, system,
+          [&](Eigen::Index first_row, const Eigen::Ref<const Eigen::MatrixXd>& piece) {
+            for (Eigen::Index start = 0; start < piece.rows();) {
+              const int block = system.blocks.BlockOf(static_cast<int>(first_row + start));
+              Eigen::Index end = start + 1;
+              while (end < piece.rows() &&
+                     system.blocks.BlockOf(static_cast<int>(first_row + end)) == block) {
+                ++end;
+              }
+              const auto rows = piece.middleRows(start, end - start);
+              const auto y = system.y.segment(first_row + start, end - start);
+              grams->xx_xy.middleCols(block * (b + 1), b)
+                  .selfadjointView<Eigen::Lower>()
+                  .rankUpdate(rows.transpose());
+              grams->xx_xy.col(block * (b + 1) + b).noalias() += rows.transpose() * y;
+              grams->yy[block] += y.squaredNorm();
+              start = end;
+            }
+          },
+          error)) {
+    return false;
+  }
+  for (int j = 0; j < num_blocks; ++j) {
+    auto gram = grams->xx_xy.middleCols(j * (b + 1), b);
+    gram.triangularView<Eigen::StrictlyUpper>() = gram.transpose();
+  }
+  return true;
+}
+
+// SolveIdimIvFromProducts with X held (x) or streamed (grams; then no residual vector: the
+// caller forms it once for the final estimate).
+LinearLeastSquaresSummary SolveIvFromProductsCore(const Eigen::MatrixXd& products,
+                                                  const Eigen::MatrixXd* x, const BlockGrams* grams,
                                                   const Eigen::VectorXd& y, const RowBlocks& blocks,
                                                   double condition_number_x) {
-  CHECK(products.rows() == x.cols() &&
-        products.cols() == x.cols() * (1 + blocks.num_blocks()) + 1 && y.size() == x.rows())
+  const Eigen::Index x_cols = products.rows();
+  CHECK((x != nullptr) != (grams != nullptr)) << "IV: X or its block products";
+  CHECK(products.cols() == x_cols * (1 + blocks.num_blocks()) + 1 &&
+        (x == nullptr || (x->cols() == x_cols && y.size() == x->rows())))
       << "IV: expected the packed products of b columns and y with X's rows";
   const auto start = std::chrono::steady_clock::now();
   LinearLeastSquaresSummary summary;
   summary.method = "IV (normal products)";
-  const int rows = static_cast<int>(x.rows());
-  const int b = static_cast<int>(x.cols());
+  const int rows = static_cast<int>(y.size());
+  const int b = static_cast<int>(x_cols);
   summary.num_rows = rows;
   summary.num_parameters = b;
   summary.iterations = 1;
@@ -1030,18 +1213,28 @@ LinearLeastSquaresSummary SolveIdimIvFromProducts(const Eigen::MatrixXd& product
     return summary;
   }
   summary.theta = lu.solve(products.col(b));
-  summary.residual = y - x * summary.theta;
-  summary.residual_norm = summary.residual.norm();
-  summary.relative_error = y.norm() > 0.0 ? summary.residual_norm / y.norm() : 0.0;
-  summary.sigma2 =
-      ResidualVarianceFactor(0.5 * summary.residual.squaredNorm(), rows, static_cast<int>(b));
   const int num_blocks = blocks.num_blocks();
   Eigen::VectorXd sum_squares = Eigen::VectorXd::Zero(num_blocks);
   Eigen::VectorXi counts = Eigen::VectorXi::Zero(num_blocks);
-  for (int r = 0; r < rows; ++r) {
-    sum_squares[blocks.BlockOf(r)] += summary.residual[r] * summary.residual[r];
-    ++counts[blocks.BlockOf(r)];
+  if (x != nullptr) {
+    summary.residual = y - *x * summary.theta;
+    for (int r = 0; r < rows; ++r) {
+      sum_squares[blocks.BlockOf(r)] += summary.residual[r] * summary.residual[r];
+      ++counts[blocks.BlockOf(r)];
+    }
+  } else {
+    for (int r = 0; r < rows; ++r) ++counts[blocks.BlockOf(r)];
+    for (int j = 0; j < num_blocks; ++j) {
+      const auto gram = grams->xx_xy.middleCols(j * (b + 1), b);
+      const auto xy = grams->xx_xy.col(j * (b + 1) + b);
+      sum_squares[j] = std::max(0.0, grams->yy[j] - 2.0 * summary.theta.dot(xy) +
+                                         summary.theta.dot(gram * summary.theta));
+    }
   }
+  const double squared_norm = x != nullptr ? summary.residual.squaredNorm() : sum_squares.sum();
+  summary.residual_norm = std::sqrt(squared_norm);
+  summary.relative_error = y.norm() > 0.0 ? summary.residual_norm / y.norm() : 0.0;
+  summary.sigma2 = ResidualVarianceFactor(0.5 * squared_norm, rows, static_cast<int>(b));
   summary.block_rms.resize(num_blocks);
   summary.block_sigma.resize(num_blocks);
   summary.error_covariance = Eigen::MatrixXd::Zero(num_blocks, num_blocks);
@@ -1075,6 +1268,15 @@ LinearLeastSquaresSummary SolveIdimIvFromProducts(const Eigen::MatrixXd& product
   return summary;
 }
 
+}  // namespace
+
+LinearLeastSquaresSummary SolveIdimIvFromProducts(const Eigen::MatrixXd& products,
+                                                  const Eigen::MatrixXd& x,
+                                                  const Eigen::VectorXd& y, const RowBlocks& blocks,
+                                                  double condition_number_x) {
+  return SolveIvFromProductsCore(products, &x, nullptr, y, blocks, condition_number_x);
+}
+
 bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOptions& options,
              const Eigen::VectorXd& theta0, ClosedLoopAuxiliaryModel* auxiliary, IdimResult* result,
              std::string* error) {
@@ -1089,12 +1291,28 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
   LinearLeastSquaresOptions ls_options;
   ls_options.column_names = model.names();
   ls_options.row_blocks = system.blocks;
+  const int b = model.num_parameters();
+  // A streamed X (IdimPreprocessingOptions::stream_regressor) passes to LS, the fast IV path and
+  // the HAC covariances in pieces formed from the states; WLS and the common IV path form it
+  // whole (`formed`).
+  const bool streamed = system.streamed;
+  const auto x_rows = [&](const HacRowConsumer& consume, std::string* why) {
+    return ForEachSystemPiece(model, system, consume, why);
+  };
+  Eigen::MatrixXd formed;
+  if (streamed &&
+      (options.estimator == IdimEstimator::kWeightedLeastSquares ||
+       (options.estimator == IdimEstimator::kInstrumentalVariables && options.iv_common_path))) {
+    if (!FormSystemRegressor(model, system, &formed, error)) return false;
+  }
+  const Eigen::MatrixXd& x = streamed ? formed : system.x;
   switch (options.estimator) {
     case IdimEstimator::kLeastSquares:
-      result->fit = SolveLeastSquares(system.x, system.y, ls_options);
+      result->fit = streamed ? SolveLeastSquaresFromRows(x_rows, b, system.y, ls_options)
+                             : SolveLeastSquares(system.x, system.y, ls_options);
       break;
     case IdimEstimator::kWeightedLeastSquares:
-      result->fit = SolveWeightedLeastSquares(system.x, system.y, ls_options);
+      result->fit = SolveWeightedLeastSquares(x, system.y, ls_options);
       break;
     case IdimEstimator::kInstrumentalVariables: {
       if (auxiliary == nullptr) {
@@ -1107,7 +1325,7 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
         return false;
       }
       int simulations = 0;
-      Eigen::MatrixXd workspace;  // full-rate instrument regressor, reused across iterations
+      Eigen::MatrixXd workspace;  // unused: ProcessLikeSystem no longer forms the full-rate stack
       // On the fast path of an undecimated system the instruments (as large as X) pass through
       // the iteration as their packed products (SolveIdimIvFromProducts), accumulated chunk by
       // chunk; the simulation behind the last ones is kept for the HAC covariance, which forms
@@ -1151,24 +1369,67 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
                ProcessLikeSystem(model, system, sim->q, sim->qd, qdd, sim->tau, nullptr, tau_s,
                                  why);
       };
-      // The fast path's solve needs cond(X) once.
-      const double condition = options.iv_common_path ? 0.0 : GramConditionNumber(system.x);
+      // The fast path's solve needs cond(X) once; a streamed X, its per-block products (one
+      // pass), from which the solves take the residuals' sums of squares.
+      BlockGrams grams;
+      double condition = 0.0;
+      if (streamed && !options.iv_common_path) {
+        if (!ComputeBlockGrams(model, system, &grams, error)) return false;
+        Eigen::MatrixXd gram = Eigen::MatrixXd::Zero(b, b);
+        for (int j = 0; j < system.blocks.num_blocks(); ++j) {
+          gram += grams.xx_xy.middleCols(j * (b + 1), b);
+        }
+        const Eigen::VectorXd eigenvalues =
+            Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(gram, Eigen::EigenvaluesOnly)
+                .eigenvalues();
+        if (eigenvalues[0] > 0.0 && eigenvalues[b - 1] <= 1e8 * eigenvalues[0]) {
+          condition = std::sqrt(eigenvalues[b - 1] / eigenvalues[0]);
+        } else {  // not trusted from the Gram matrix (GramConditionNumber): a QR of X
+          if (!FormSystemRegressor(model, system, &formed, error)) return false;
+          condition = ConditionNumber(formed);
+          formed.resize(0, 0);
+        }
+      } else if (!options.iv_common_path) {
+        condition = GramConditionNumber(system.x);
+      }
       IvIterationOptions iv_options = options.iv;
       iv_options.torques_first = true;
+      const IvSolve solve = [&](const Eigen::MatrixXd& z) {
+        if (streamed) {
+          return SolveIvFromProductsCore(z, nullptr, &grams, system.y, system.blocks, condition);
+        }
+        return products
+                   ? SolveIdimIvFromProducts(z, system.x, system.y, system.blocks, condition)
+                   : SolveIdimIvNormalProducts(z, system.x, system.y, system.blocks, condition);
+      };
       const IvIterationSummary iv =
           options.iv_common_path
-              ? IterateInstrumentalVariables(system.x, system.y, theta0, generator, iv_options,
-                                             ls_options)
-              : IterateInstrumentalVariables(
-                    system.x, theta0, generator, iv_options,
-                    [&](const Eigen::MatrixXd& z) {
-                      return products ? SolveIdimIvFromProducts(z, system.x, system.y,
-                                                                system.blocks, condition)
-                                      : SolveIdimIvNormalProducts(z, system.x, system.y,
-                                                                  system.blocks, condition);
-                    },
-                    &instruments);
+              ? IterateInstrumentalVariables(x, system.y, theta0, generator, iv_options, ls_options)
+          : streamed ? IterateInstrumentalVariables(system.y.size(), theta0, generator, iv_options,
+                                                    solve, &instruments)
+                     : IterateInstrumentalVariables(system.x, theta0, generator, iv_options, solve,
+                                                    &instruments);
       result->fit = iv.estimate;
+      if (streamed && !options.iv_common_path && iv.estimate.success) {
+        // The residual of the final estimate, by one pass over X; its norms replace those of
+        // the block products (equal up to round-off).
+        Eigen::VectorXd x_theta;
+        if (!SystemTimes(model, system, iv.estimate.theta, &x_theta, error)) return false;
+        LinearLeastSquaresSummary& fit = result->fit;
+        fit.residual = system.y - x_theta;
+        fit.residual_norm = fit.residual.norm();
+        fit.relative_error = system.y.norm() > 0.0 ? fit.residual_norm / system.y.norm() : 0.0;
+        for (int j = 0; j < system.blocks.num_blocks(); ++j) {
+          double sum = 0.0;
+          int count = 0;
+          for (Eigen::Index r = 0; r < fit.residual.size(); ++r) {
+            if (system.blocks.BlockOf(static_cast<int>(r)) != j) continue;
+            sum += fit.residual[r] * fit.residual[r];
+            ++count;
+          }
+          fit.block_rms[j] = count > 0 ? std::sqrt(sum / count) : 0.0;
+        }
+      }
       result->converged = iv.converged;
       result->iterations = iv.iterations;
       result->torque_change = iv.torque_change;
@@ -1195,26 +1456,41 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
   if (options.hac) {
     switch (options.estimator) {
       case IdimEstimator::kLeastSquares:
+        if (streamed) {
+          // Z = X in pieces; ZᵀX = XᵀX accumulated in one more pass.
+          Eigen::MatrixXd xtx = Eigen::MatrixXd::Zero(b, b);
+          if (!x_rows(
+                  [&](Eigen::Index, const Eigen::Ref<const Eigen::MatrixXd>& piece) {
+                    xtx.selfadjointView<Eigen::Lower>().rankUpdate(piece.transpose());
+                  },
+                  error)) {
+            return false;
+          }
+          xtx.triangularView<Eigen::StrictlyUpper>() = xtx.transpose();
+          result->hac = ComputeHacCovarianceFromRows(x_rows, xtx, result->fit.residual,
+                                                     system.blocks, options.hac_lags);
+          break;
+        }
         result->hac = ComputeHacCovariance(system.x, system.x, result->fit.residual, system.blocks,
                                            options.hac_lags);
         break;
       case IdimEstimator::kWeightedLeastSquares: {
         // Z = W X, formed piece by piece rather than as a weighted copy of X.
         constexpr Eigen::Index kPiece = 4096;
-        const Eigen::Index rows = system.x.rows();
+        const Eigen::Index rows = x.rows();
         Eigen::MatrixXd piece;
         auto weigh = [&](Eigen::Index start) {
-          piece = system.x.middleRows(start, std::min(kPiece, rows - start));
+          piece = x.middleRows(start, std::min(kPiece, rows - start));
           for (Eigen::Index r = 0; r < piece.rows(); ++r) {
             const double sigma =
                 result->fit.block_sigma[system.blocks.BlockOf(static_cast<int>(start + r))];
             piece.row(r) /= sigma * sigma;
           }
         };
-        Eigen::MatrixXd ztx = Eigen::MatrixXd::Zero(system.x.cols(), system.x.cols());
+        Eigen::MatrixXd ztx = Eigen::MatrixXd::Zero(x.cols(), x.cols());
         for (Eigen::Index start = 0; start < rows; start += kPiece) {
           weigh(start);
-          ztx.noalias() += piece.transpose() * system.x.middleRows(start, piece.rows());
+          ztx.noalias() += piece.transpose() * x.middleRows(start, piece.rows());
         }
         result->hac = ComputeHacCovarianceFromRows(
             [&](const HacRowConsumer& consume, std::string*) {
@@ -1230,12 +1506,11 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
       case IdimEstimator::kInstrumentalVariables: {
         // The instruments of the last solve, formed again piece by piece from its simulation;
         // ZᵀX is in their products.
-        const Eigen::Index b = system.x.cols();
         if (options.iv_common_path) {
           result->hac.message = "HAC: not computed on the common IV path";
           break;
         }
-        if (instruments.rows() == system.x.rows()) {  // held whole (decimated system)
+        if (!streamed && instruments.rows() == system.x.rows()) {  // held whole (decimated)
           result->hac = ComputeHacCovariance(instruments, system.x, result->fit.residual,
                                              system.blocks, options.hac_lags);
           break;

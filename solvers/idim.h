@@ -32,6 +32,29 @@
 // accelerations are the central differences of the simulated velocities (MotionAccelerations),
 // not the recorded sample-instant values, which Coulomb chatter corrupts.
 // Every run also reports a HAC covariance (residual_analysis.h) next to eq. 8 / σ²(XᵀX)^{-1}.
+//
+// Memory, linear in the record with small constants (b = 55 columns, n = 6 joints of the TX40:
+// n·b·8 bytes = 2.6 kB per sample of a full-rate regressor, 2.6 GB for 10⁶ samples):
+//   - no full-rate regressor of a decimated system, measured or simulated: it is formed 2 048
+//     samples at a time and every (joint, column) series goes through data::BlockDecimator,
+//     whose forward pass of the zero-phase filter is carried from block to block exactly and
+//     whose backward pass runs over a buffer of three "lookaheads" (the length after which the
+//     filter's impulse response stays below 1e-17 of its peak, ≈ 210 R samples); X equals the
+//     whole-record filter's up to the filter's round-off (bitwise when the record fits the
+//     buffer of max(3 lookaheads, 65 536) samples: the 7 s TX40 record). Buffer: 65 536 · n·b
+//     · 8 bytes (173 MB) for R <= 104, independent of the length. Filtering columns in blocks
+//     instead (each block of columns decimated whole) evaluated the regressor once per block.
+//   - an undecimated system (R = 1, up to n·Ns rows) with stream_regressor holds its states
+//     (3 · Ns × n) instead of X, and every user forms X's rows 2 048 samples at a time: LS by a
+//     tall-skinny QR over the pieces (solvers::SolveLeastSquaresFromRows), the fast IV path from
+//     the instruments' products with X's rows formed beside the instruments' (one more
+//     regressor evaluation per products pass) and the residuals' sums of squares per joint from
+//     X's block products (y_jᵀy_j − 2θᵀX_jᵀy_j + θᵀX_jᵀX_jθ), the HAC covariances from pieces
+//     (ComputeHacCovarianceFromRows). WLS and the common IV path form X whole. The extra
+//     regressor evaluations cost CPU (IDIM-IV conv. on the undecimated 7 s TX40 record, 17
+//     iterations: +0.4–1.5 s of 11–14 s), so a caller streams only long records (tx40_study:
+//     X above 256 MB).
+//   - the instruments of an undecimated IV run pass as their b × (b + 1 + n·b) products.
 #ifndef DYNID_SOLVERS_IDIM_H_
 #define DYNID_SOLVERS_IDIM_H_
 
@@ -94,6 +117,10 @@ struct IdimPreprocessingOptions {
   // stiction, anywhere within ±fc; with sign(0) = 0 those rows predict the offset instead (the
   // mean of stiction). 0 = off.
   double rest_velocity = 0.0;
+  // Without decimation (R = 1), do not hold X (rows × b: 75 MB for the 7 s TX40 record, 2.2 GB
+  // for 10⁶ samples) but keep the differentiated states and form X's rows from them piece by
+  // piece wherever they are needed (IdimSystem::streamed). Decimated systems always hold X.
+  bool stream_regressor = false;
   bool IsValid(std::string* why) const;
 };
 
@@ -136,7 +163,8 @@ class IdimModel {
 
 // The stacked, pre-processed IDIM system.
 struct IdimSystem {
-  Eigen::MatrixXd x;   // rows × b (after decimation and selection)
+  // rows × b (after decimation and selection); 0 × b when `streamed`.
+  Eigen::MatrixXd x;
   Eigen::VectorXd y;   // rows
   RowBlocks blocks;    // row → joint (and decimated sample)
   int num_samples = 0;            // per joint after decimation, before selection
@@ -144,6 +172,15 @@ struct IdimSystem {
   std::vector<int> kept_rows;     // rows of the decimated stack that were kept (all if no selection)
   std::string selection_report;   // empty without selection
   Eigen::MatrixXd q, qd, qdd;     // differentiated states at the input rate (Ns × n)
+  // X is not held (options.stream_regressor, R = 1): its kept rows are formed from q, qd, qdd
+  // (which must then be kept) 2 048 samples at a time, by IdimModel::Regressor exactly as the
+  // held X (same values). Passes over X, each one regressor evaluation of the record: LS 4
+  // (tall-skinny QR, residual, XᵀX and the rows of the HAC covariance), IV fast path one per
+  // instrument products (beside the instruments' rows, ProcessLikeSystemProducts) plus 2 (block
+  // products, final residual). Use ForEachSystemPiece, SystemTimes or FormSystemRegressor
+  // rather than x.
+  bool streamed = false;
+  int num_rows() const { return static_cast<int>(y.size()); }
   std::vector<double> nvr_position, nvr_velocity;  // IRW paths: ML NVR per joint
   IdimPreprocessingOptions options;
 };
@@ -171,13 +208,26 @@ bool BuildIdimSystemAtTimes(const IdimModel& model, const Eigen::VectorXd& time_
 // Steps 2–4 for exact states (no differentiation): the instruments of IDIM-IV. x and tau_stacked
 // have the rows of `system` (same decimation, same kept rows). tau may be empty (then only x);
 // x may be null (then only tau_stacked, and q, qd, qdd are not used beyond their shape).
-// `workspace` (optional) holds the full-rate regressor of a decimated system; pass the same
-// matrix to repeated calls (the IV iteration) so that its ~90 MB are allocated once. Without
-// decimation the kept rows are computed directly into x (no full-rate stack).
+// Neither path forms the full-rate stack: without decimation the kept rows are computed
+// directly into x; with decimation the regressor is formed 2 048 samples at a time and
+// decimated block by block (data::BlockDecimator; see "Memory" above). `workspace` is no longer
+// used (it held the full-rate regressor) and may be null.
 bool ProcessLikeSystem(const IdimModel& model, const IdimSystem& system, const Eigen::MatrixXd& q,
                        const Eigen::MatrixXd& qd, const Eigen::MatrixXd& qdd,
                        const Eigen::MatrixXd& tau, Eigen::MatrixXd* x, Eigen::VectorXd* tau_stacked,
                        std::string* error, Eigen::MatrixXd* workspace = nullptr);
+
+// X of the system in pieces (consecutive rows, every row once; pieces of one joint in increasing
+// order): the held matrix in pieces of 4 096 rows, or a streamed X formed from the states. Fails
+// when a streamed system's states were released.
+bool ForEachSystemPiece(const IdimModel& model, const IdimSystem& system,
+                        const HacRowConsumer& consume, std::string* error);
+// X whole (a copy of the held one; a streamed one formed).
+bool FormSystemRegressor(const IdimModel& model, const IdimSystem& system, Eigen::MatrixXd* x,
+                         std::string* error);
+// X θ (rows), held or streamed.
+bool SystemTimes(const IdimModel& model, const IdimSystem& system, const Eigen::VectorXd& theta,
+                 Eigen::VectorXd* x_theta, std::string* error);
 
 // Accelerations consistent with a simulated motion: central differences of the exact
 // velocities (Ns × n). The IDIM-IV instruments use these rather than a simulator's recorded
@@ -292,8 +342,9 @@ Eigen::MatrixXd IdimIvProducts(const Eigen::MatrixXd& z, const Eigen::MatrixXd& 
 // states q, qd, qdd (Ns × n), with the system's x, y and blocks, accumulated piece by piece.
 // Without decimation the instruments' kept rows are formed 2048 samples at a time, so memory is
 // O(chunk · n · b) instead of the rows × b instruments (75 MB for the undecimated 7 s TX40
-// record); with decimation the decimated instruments are formed first (`workspace` as in
-// ProcessLikeSystem). Equal to IdimIvProducts of ProcessLikeSystem's instruments up to
+// record); with decimation the decimated instruments are formed first (as ProcessLikeSystem).
+// For a streamed system (IdimSystem::streamed) X's rows are formed beside the instruments' from
+// the system's states. Equal to IdimIvProducts of ProcessLikeSystem's instruments up to
 // round-off.
 bool ProcessLikeSystemProducts(const IdimModel& model, const IdimSystem& system,
                                const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd,

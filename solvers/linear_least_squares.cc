@@ -69,9 +69,18 @@ bool CheckProblem(const Eigen::MatrixXd& X, const Eigen::VectorXd& y,
 }
 
 // Residual-based diagnostics shared by all paths (unweighted).
+// From summary->residual.
+void FillResidualNorms(const Eigen::VectorXd& y, const RowBlocks& blocks,
+                       LinearLeastSquaresSummary* summary);
+
 void FillResidualDiagnostics(const Eigen::MatrixXd& X, const Eigen::VectorXd& y,
                              const RowBlocks& blocks, LinearLeastSquaresSummary* summary) {
   summary->residual = y - X * summary->theta;
+  FillResidualNorms(y, blocks, summary);
+}
+
+void FillResidualNorms(const Eigen::VectorXd& y, const RowBlocks& blocks,
+                       LinearLeastSquaresSummary* summary) {
   summary->residual_norm = summary->residual.norm();
   const double y_norm = y.norm();
   summary->relative_error = y_norm > 0.0 ? summary->residual_norm / y_norm : kNaN;
@@ -420,6 +429,85 @@ LinearLeastSquaresSummary SolveLeastSquares(const Eigen::MatrixXd& X, const Eige
   return summary;
 }
 
+LinearLeastSquaresSummary SolveLeastSquaresFromRows(const RowSource& x_rows, int b,
+                                                    const Eigen::VectorXd& y,
+                                                    const LinearLeastSquaresOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  LinearLeastSquaresSummary summary;
+  summary.method = "LS (QR)";
+  const Eigen::Index rows = y.size();
+  CHECK_GT(b, 0) << "X has no columns";
+  summary.num_rows = static_cast<int>(rows);
+  summary.num_parameters = b;
+  std::string why;
+  if (!options.IsValid(&why) || !options.row_blocks.IsValid(static_cast<int>(rows), &why)) {
+    summary.message = "invalid options: " + why;
+    return summary;
+  }
+  if (!options.column_names.empty() && static_cast<int>(options.column_names.size()) != b) {
+    summary.message = "column_names has " + std::to_string(options.column_names.size()) +
+                      " names for " + std::to_string(b) + " columns";
+    return summary;
+  }
+  if (rows <= b) {
+    summary.message = "needs more rows than parameters: " + std::to_string(rows) + " rows for " +
+                      std::to_string(b) + " parameters";
+    return summary;
+  }
+  // Tall-skinny QR over the pieces, as SolvePivoted over its blocks of rows.
+  Eigen::MatrixXd factor(0, b);
+  Eigen::VectorXd head(0);
+  Eigen::MatrixXd stacked;
+  Eigen::VectorXd stacked_rhs;
+  Eigen::Index seen = 0;
+  bool finite = y.allFinite();
+  const bool formed = x_rows(
+      [&](Eigen::Index first_row, const Eigen::Ref<const Eigen::MatrixXd>& piece) {
+        CHECK(piece.cols() == b && first_row >= 0 && first_row + piece.rows() <= rows)
+            << "X rows: a piece outside " << rows << " × " << b;
+        finite = finite && piece.allFinite();
+        seen += piece.rows();
+        stacked.resize(factor.rows() + piece.rows(), b);
+        stacked << factor, piece;
+        const Eigen::HouseholderQR<Eigen::MatrixXd> qr(stacked);
+        const Eigen::Index kept = std::min<Eigen::Index>(b, stacked.rows());
+        factor = qr.matrixQR().topRows(kept).triangularView<Eigen::Upper>();
+        stacked_rhs.resize(stacked.rows());
+        stacked_rhs << head, y.segment(first_row, piece.rows());
+        stacked_rhs.applyOnTheLeft(qr.householderQ().adjoint());
+        head = stacked_rhs.head(kept);
+      },
+      &why);
+  if (!formed) {
+    summary.message = "X rows: " + why;
+    return summary;
+  }
+  CHECK_EQ(seen, rows) << "X rows: the pieces hold " << seen << " rows, expected " << rows;
+  if (!finite) {
+    summary.message = "X or y contains NaN or Inf";
+    return summary;
+  }
+  const PivotedSolution solution = SolvePivoted(factor, &head, options);
+  summary.theta = solution.theta;
+  summary.iterations = 1;
+  summary.residual = y;
+  if (!x_rows(
+          [&](Eigen::Index first_row, const Eigen::Ref<const Eigen::MatrixXd>& piece) {
+            summary.residual.segment(first_row, piece.rows()).noalias() -= piece * summary.theta;
+          },
+          &why)) {
+    summary.message = "X rows: " + why;
+    return summary;
+  }
+  FillResidualNorms(y, options.row_blocks, &summary);
+  const double sigma2 = ResidualVarianceFactor(0.5 * summary.residual_norm * summary.residual_norm,
+                                               static_cast<int>(rows), solution.rank);
+  AcceptSolution(solution, sigma2, options, &summary);
+  if (summary.success) summary.message = "solved by pivoted Householder QR";
+  summary.time_s = SecondsSince(start);
+  return summary;
+}
+
 LinearLeastSquaresSummary SolveWeightedLeastSquares(const Eigen::MatrixXd& X,
                                                     const Eigen::VectorXd& y,
                                                     const LinearLeastSquaresOptions& options) {
@@ -761,13 +849,13 @@ double RelativeChange(const Eigen::VectorXd& now, const Eigen::VectorXd& before)
 // The iteration of both overloads. instruments_like_x: the instruments must have X's shape
 // (otherwise they are whatever the solve reads, e.g. their products, and the generator must
 // return the torques).
-IvIterationSummary Iterate(const Eigen::MatrixXd& X, const Eigen::VectorXd& theta0,
+IvIterationSummary Iterate(Eigen::Index x_rows, Eigen::Index x_cols, const Eigen::VectorXd& theta0,
                            const InstrumentGenerator& generator,
                            const IvIterationOptions& iteration_options, const IvSolve& solve,
                            Eigen::MatrixXd* final_instruments, bool instruments_like_x) {
   const auto start = std::chrono::steady_clock::now();
-  CHECK_EQ(theta0.size(), X.cols())
-      << "theta0: expected " << X.cols() << " values, got " << theta0.size();
+  CHECK_EQ(theta0.size(), x_cols) << "theta0: expected " << x_cols << " values, got "
+                                  << theta0.size();
   CHECK(generator) << "no instrument generator";
   CHECK(solve) << "no IV solve";
   IvIterationSummary summary;
@@ -784,16 +872,16 @@ IvIterationSummary Iterate(const Eigen::MatrixXd& X, const Eigen::VectorXd& thet
     torque->resize(0);
     if (!generator(theta, Z, torque, error)) return false;
     if (Z != nullptr && (instruments_like_x || torque->size() == 0) &&
-        (Z->rows() != X.rows() || Z->cols() != X.cols())) {
+        (Z->rows() != x_rows || Z->cols() != x_cols)) {
       *error = "the instrument generator returned " + std::to_string(Z->rows()) + " × " +
-               std::to_string(Z->cols()) + " instruments, expected " + std::to_string(X.rows()) +
-               " × " + std::to_string(X.cols());
+               std::to_string(Z->cols()) + " instruments, expected " + std::to_string(x_rows) +
+               " × " + std::to_string(x_cols);
       return false;
     }
     if (torque->size() == 0 && Z != nullptr) *torque = *Z * theta;
-    if (torque->size() != X.rows()) {
+    if (torque->size() != x_rows) {
       *error = "the instrument generator returned " + std::to_string(torque->size()) +
-               " simulated torques, expected " + std::to_string(X.rows());
+               " simulated torques, expected " + std::to_string(x_rows);
       return false;
     }
     return true;
@@ -876,7 +964,7 @@ IvIterationSummary IterateInstrumentalVariables(const Eigen::MatrixXd& X, const 
                                                 const IvIterationOptions& iteration_options,
                                                 const LinearLeastSquaresOptions& options) {
   return Iterate(
-      X, theta0, generator, iteration_options,
+      X.rows(), X.cols(), theta0, generator, iteration_options,
       [&](const Eigen::MatrixXd& Z) { return SolveInstrumentalVariables(Z, X, y, options); },
       nullptr, /*instruments_like_x=*/true);
 }
@@ -887,8 +975,18 @@ IvIterationSummary IterateInstrumentalVariables(const Eigen::MatrixXd& X,
                                                 const IvIterationOptions& iteration_options,
                                                 const IvSolve& solve,
                                                 Eigen::MatrixXd* final_instruments) {
-  return Iterate(X, theta0, generator, iteration_options, solve, final_instruments,
+  return Iterate(X.rows(), X.cols(), theta0, generator, iteration_options, solve, final_instruments,
                  /*instruments_like_x=*/false);
+}
+
+IvIterationSummary IterateInstrumentalVariables(Eigen::Index num_rows,
+                                                const Eigen::VectorXd& theta0,
+                                                const InstrumentGenerator& generator,
+                                                const IvIterationOptions& iteration_options,
+                                                const IvSolve& solve,
+                                                Eigen::MatrixXd* final_instruments) {
+  return Iterate(num_rows, theta0.size(), theta0, generator, iteration_options, solve,
+                 final_instruments, /*instruments_like_x=*/false);
 }
 
 }  // namespace dynid::solvers

@@ -135,6 +135,22 @@ double ConditionNumber(const Eigen::MatrixXd& X, bool normalise_columns = false)
 LinearLeastSquaresSummary SolveLeastSquares(const Eigen::MatrixXd& X, const Eigen::VectorXd& y,
                                             const LinearLeastSquaresOptions& options);
 
+// X handed over in pieces rather than held (a long record's regressor, formed piece by piece from
+// its states): `x_rows(consume, error)` calls consume(first_row, piece) for consecutive rows of
+// X, every row exactly once, in any order of the pieces; false when the rows cannot be formed.
+using RowPieceConsumer =
+    std::function<void(Eigen::Index first_row, const Eigen::Ref<const Eigen::MatrixXd>& piece)>;
+using RowSource = std::function<bool(const RowPieceConsumer& consume, std::string* error)>;
+
+// SolveLeastSquares for an X (y.size() × b) that is not held: the rows pass twice, once through
+// a tall-skinny Householder QR (each piece stacked under the b × b factor so far, with its
+// entries of y) and once for the residual; the pivoted QR then runs on the factor, as
+// SolveLeastSquares does for more than 8 192 rows. Same estimate, covariance, rank and
+// diagnostics up to round-off. Fails (success = false, message) when x_rows fails.
+LinearLeastSquaresSummary SolveLeastSquaresFromRows(const RowSource& x_rows, int b,
+                                                    const Eigen::VectorXd& y,
+                                                    const LinearLeastSquaresOptions& options);
+
 // Gautier's weighted LS (see solvers/README.md): σ_j per block (options.block_sigma_estimate), rows
 // of block j divided by σ_j, solved by SolveLeastSquares; covariance σ_w² (Xᵀ W X)^{-1} from the
 // weighted fit; residual, relative error and block RMS reported unweighted. block_sigma holds σ_j.
@@ -233,6 +249,15 @@ using IvSolve = std::function<LinearLeastSquaresSummary(const Eigen::MatrixXd& i
 // (idim passes their b × b products, so that the instruments of an undecimated record are
 // never held whole) provided the generator returns the torques.
 IvIterationSummary IterateInstrumentalVariables(const Eigen::MatrixXd& X,
+                                                const Eigen::VectorXd& theta0,
+                                                const InstrumentGenerator& generator,
+                                                const IvIterationOptions& iteration_options,
+                                                const IvSolve& solve,
+                                                Eigen::MatrixXd* final_instruments);
+
+// The same for an X that is not held (its rows formed piece by piece by `solve`): only its row
+// count is needed (the torques' length); b = theta0.size().
+IvIterationSummary IterateInstrumentalVariables(Eigen::Index num_rows,
                                                 const Eigen::VectorXd& theta0,
                                                 const InstrumentGenerator& generator,
                                                 const IvIterationOptions& iteration_options,

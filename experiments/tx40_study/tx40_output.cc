@@ -2,6 +2,8 @@
 // per-scenario CSVs and figures of tx40_study (see tx40_output.h).
 #include "experiments/tx40_study/tx40_output.h"
 
+#include <glog/logging.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -354,8 +356,16 @@ void BuildTables(const Settings& settings, const solvers::IdimModel& model, cons
     if (job.method.estimator == solvers::IdimEstimator::kInstrumentalVariables) continue;
     solvers::EssentialParametersOptions essential_options;
     essential_options.least_squares.row_blocks = systems[job.system].blocks;
+    // A streamed X (undecimated system) is formed whole for the selection.
+    Eigen::MatrixXd formed;
+    std::string why;
+    if (systems[job.system].streamed &&
+        !solvers::FormSystemRegressor(model, systems[job.system], &formed, &why)) {
+      LOG(FATAL) << "essential parameters: " << why;
+    }
     const solvers::EssentialParametersSummary essential = solvers::SelectEssentialParameters(
-        systems[job.system].x, systems[job.system].y, model.names(), essential_options);
+        systems[job.system].streamed ? formed : systems[job.system].x, systems[job.system].y,
+        model.names(), essential_options);
     md << "\n## Essential parameters of these data (" << job.method.label << ", "
        << dynid::experiments::PriorKnowledgeName(job.knowledge)
        << " knowledge; removal while the relative error grows by < 0.5 points)\n\n```\n"

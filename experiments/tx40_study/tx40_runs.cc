@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cstdint>
 #include <cstdio>
 #include <deque>
 #include <memory>
@@ -163,24 +164,33 @@ bool RunJobs(const Settings& settings, const models::SerialRobot& robot,
     }
   }
   auto build = [&](int s) {
-    const solvers::IdimPreprocessingOptions options =
-        SystemOptions(settings, system_keys[s], record.fs);
+    solvers::IdimPreprocessingOptions options = SystemOptions(settings, system_keys[s], record.fs);
+    // An undecimated ("no knowledge") system holds its states instead of X when X would exceed
+    // 256 MB (≈ 100 000 samples, 20 s at 5 kHz): forming X's rows again costs a regressor
+    // evaluation per IV iteration (measured on the 7 s record: IDIM-IV conv., 17 iterations,
+    // +0.4–1.5 s of 11–14 s CPU), which a short record's X does not need to save.
+    constexpr int64_t kHeldRegressorBytes = int64_t{256} << 20;
+    options.stream_regressor =
+        int64_t{8} * model.num_joints() * model.num_parameters() * record.q_measured.rows() >
+        kHeldRegressorBytes;
     std::string why;
     const bool ok = solvers::BuildIdimSystem(model, record.q_measured, record.tau_measured, options,
                                              &systems[s], &why);
-    // The differentiated states at the input rate (3 × Ns × n) are not used by the runs or the
-    // outputs: released, 5 MB per system for the 7 s record.
-    systems[s].q.resize(0, 0);
-    systems[s].qd.resize(0, 0);
-    systems[s].qdd.resize(0, 0);
+    // The differentiated states at the input rate (3 × Ns × n) are used only to form a streamed
+    // X: otherwise released, 5 MB per system for the 7 s record.
+    if (!systems[s].streamed) {
+      systems[s].q.resize(0, 0);
+      systems[s].qd.resize(0, 0);
+      systems[s].qdd.resize(0, 0);
+    }
     std::lock_guard<std::mutex> lock(print_mutex);
     if (!ok) system_errors[s] = why;
     if (settings.quiet) return;
-    std::printf(
-        "  [%5.1f s] pre-processed %-12s %-4s knowledge: %s\n", elapsed(),
-        solvers::IdimDifferentiatorName(system_keys[s].differentiator),
-        dynid::experiments::PriorKnowledgeName(system_keys[s].knowledge),
-        ok ? (std::to_string(systems[s].x.rows()) + " rows").c_str() : ("FAILED: " + why).c_str());
+    std::printf("  [%5.1f s] pre-processed %-12s %-4s knowledge: %s\n", elapsed(),
+                solvers::IdimDifferentiatorName(system_keys[s].differentiator),
+                dynid::experiments::PriorKnowledgeName(system_keys[s].knowledge),
+                ok ? (std::to_string(systems[s].num_rows()) + " rows").c_str()
+                   : ("FAILED: " + why).c_str());
     std::fflush(stdout);
   };
 
@@ -204,10 +214,14 @@ bool RunJobs(const Settings& settings, const models::SerialRobot& robot,
       job.ok = solvers::RunIdim(model, system, options, theta0, auxiliary.get(), &job.result,
                                 &job.error);
     }
+    Eigen::VectorXd estimated;
+    if (job.ok &&
+        !solvers::SystemTimes(model, system, job.result.fit.theta, &estimated, &job.error)) {
+      job.ok = false;
+    }
     if (job.ok) {
       const int stride = TorqueStride(system.num_samples);
-      const Eigen::VectorXd estimated = system.x * job.result.fit.theta;
-      for (Eigen::Index r = 0; r < system.x.rows(); ++r) {
+      for (Eigen::Index r = 0; r < estimated.size(); ++r) {
         const int sample = system.blocks.sample_of_row[r];
         if (sample % stride != 0) continue;
         job.torques.push_back(
@@ -218,6 +232,9 @@ bool RunJobs(const Settings& settings, const models::SerialRobot& robot,
     if (--remaining[s] == 0 && s != kept_for_outputs) {
       systems[s].x.resize(0, 0);
       systems[s].y.resize(0);
+      systems[s].q.resize(0, 0);
+      systems[s].qd.resize(0, 0);
+      systems[s].qdd.resize(0, 0);
     }
     ++done;
     if (settings.quiet) return;

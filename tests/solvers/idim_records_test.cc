@@ -328,5 +328,89 @@ TEST(IdimRecordsTest, InstrumentProductsByPiecesMatchTheWholeInstruments) {
   EXPECT_NE(error.find("does not decimate"), std::string::npos) << error;
 }
 
+// A streamed X (IdimPreprocessingOptions::stream_regressor) against the held one on the same
+// record (undecimated, a selection with gaps, more rows than one tall-skinny QR block): the
+// rows it forms, X θ, the instruments' products, and the LS estimate, covariance, residual and
+// HAC covariance of RunIdim.
+TEST(IdimRecordsTest, StreamedRegressorEqualsTheHeldOne) {
+  const int n = 5000;
+  const Eigen::VectorXd t = Eigen::VectorXd::LinSpaced(n, 0.0, (n - 1) * 0.001);
+  Record r = MakeRecord(t, 1e-5, 0.05);
+  IdimPreprocessingOptions options;
+  options.differentiator = IdimDifferentiator::kConventional;
+  options.sample_rate_hz = 1000.0;
+  options.decimation_factor = 1;
+  options.select_samples = true;
+  options.selection.velocity_threshold = Eigen::VectorXd::Constant(1, 0.3);
+  IdimSystem held, streamed;
+  std::string error;
+  ASSERT_TRUE(BuildIdimSystem(r.model, r.q_measured, r.tau_measured, options, &held, &error))
+      << error;
+  options.stream_regressor = true;
+  ASSERT_TRUE(BuildIdimSystem(r.model, r.q_measured, r.tau_measured, options, &streamed, &error))
+      << error;
+  ASSERT_FALSE(held.streamed);
+  ASSERT_TRUE(streamed.streamed);
+  EXPECT_EQ(streamed.x.rows(), 0);
+  ASSERT_EQ(streamed.kept_rows, held.kept_rows);
+  ASSERT_LT(held.x.rows(), 3 * held.num_samples);  // the selection left gaps
+  ASSERT_GT(held.x.rows(), 8192);                  // the held LS reduces X blockwise too
+  EXPECT_EQ(streamed.num_rows(), held.x.rows());
+  EXPECT_EQ((streamed.y - held.y).cwiseAbs().maxCoeff(), 0.0);
+  Eigen::MatrixXd formed;
+  ASSERT_TRUE(FormSystemRegressor(r.model, streamed, &formed, &error)) << error;
+  ASSERT_EQ(formed.rows(), held.x.rows());
+  EXPECT_EQ((formed - held.x).cwiseAbs().maxCoeff(), 0.0);  // same regressor, same rows
+  Eigen::VectorXd x_theta;
+  ASSERT_TRUE(SystemTimes(r.model, streamed, r.truth, &x_theta, &error)) << error;
+  EXPECT_LE((x_theta - held.x * r.truth).cwiseAbs().maxCoeff(),
+            1e-12 * held.y.cwiseAbs().maxCoeff());
+
+  // The instruments' products with X formed beside them.
+  Eigen::MatrixXd products_held, products_streamed;
+  ASSERT_TRUE(ProcessLikeSystemProducts(r.model, held, r.q, r.qd, r.qdd, &products_held, &error));
+  ASSERT_TRUE(
+      ProcessLikeSystemProducts(r.model, streamed, r.q, r.qd, r.qdd, &products_streamed, &error))
+      << error;
+  EXPECT_LE((products_streamed - products_held).cwiseAbs().maxCoeff(),
+            1e-12 * products_held.cwiseAbs().maxCoeff());
+
+  // LS (tall-skinny QR over the pieces) and its HAC covariance.
+  IdimRunOptions run;
+  run.estimator = IdimEstimator::kLeastSquares;
+  IdimResult ls_held, ls_streamed;
+  ASSERT_TRUE(RunIdim(r.model, held, run, Eigen::VectorXd(), nullptr, &ls_held, &error)) << error;
+  ASSERT_TRUE(RunIdim(r.model, streamed, run, Eigen::VectorXd(), nullptr, &ls_streamed, &error))
+      << error;
+  EXPECT_EQ(ls_streamed.fit.num_rows, ls_held.fit.num_rows);
+  EXPECT_EQ(ls_streamed.fit.rank, ls_held.fit.rank);
+  EXPECT_LE((ls_streamed.fit.theta - ls_held.fit.theta).norm(), 1e-10 * ls_held.fit.theta.norm());
+  EXPECT_LE((ls_streamed.fit.covariance - ls_held.fit.covariance).norm(),
+            1e-9 * ls_held.fit.covariance.norm());
+  EXPECT_LE((ls_streamed.fit.residual - ls_held.fit.residual).norm(),
+            1e-9 * ls_held.fit.residual.norm());
+  EXPECT_NEAR(ls_streamed.fit.relative_error, ls_held.fit.relative_error,
+              1e-10 * ls_held.fit.relative_error);
+  EXPECT_NEAR(ls_streamed.fit.condition_number, ls_held.fit.condition_number,
+              1e-8 * ls_held.fit.condition_number);
+  ASSERT_TRUE(ls_held.hac.success && ls_streamed.hac.success) << ls_streamed.hac.message;
+  EXPECT_EQ(ls_streamed.hac.lags, ls_held.hac.lags);
+  EXPECT_LE((ls_streamed.hac.covariance - ls_held.hac.covariance).norm(),
+            1e-9 * ls_held.hac.covariance.norm());
+  // WLS forms the streamed X whole: the same result.
+  run.estimator = IdimEstimator::kWeightedLeastSquares;
+  IdimResult wls_held, wls_streamed;
+  ASSERT_TRUE(RunIdim(r.model, held, run, Eigen::VectorXd(), nullptr, &wls_held, &error)) << error;
+  ASSERT_TRUE(RunIdim(r.model, streamed, run, Eigen::VectorXd(), nullptr, &wls_streamed, &error))
+      << error;
+  EXPECT_EQ((wls_streamed.fit.theta - wls_held.fit.theta).cwiseAbs().maxCoeff(), 0.0);
+
+  // Released states: the rows cannot be formed, and the runs say so.
+  IdimSystem released = streamed;
+  released.q.resize(0, 0);
+  EXPECT_FALSE(SystemTimes(r.model, released, r.truth, &x_theta, &error));
+  EXPECT_NE(error.find("states were released"), std::string::npos) << error;
+}
+
 }  // namespace
 }  // namespace dynid::solvers

@@ -443,6 +443,49 @@ TEST(IdimAcceptanceTest, PoorKnowledgeLsDegradesIvIrwsm1DoesNot) {
   EXPECT_TRUE(iv1.converged) << iv1.message;
 }
 
+// On the undecimated TX40 system (5 s, 5 kHz), a streamed X gives the estimates of the held X:
+// LS (tall-skinny QR over pieces formed from the states) and one IDIM-IV iteration (products of
+// the instruments with X formed beside them, residual sums of squares from X's block products,
+// HAC covariance from the instruments' pieces), up to round-off.
+TEST(IdimTest, StreamedRegressorGivesTheEstimatesOfTheHeldOne) {
+  const Fixture& f = GetFixture();
+  IdimPreprocessingOptions options =
+      KnowledgePreprocessing(PriorKnowledge::kNone, IdimDifferentiator::kIrw1, 5000.0);
+  options.select_samples = true;
+  options.selection.velocity_threshold = Eigen::VectorXd::Constant(1, 0.05);
+  IdimSystem held, streamed;
+  std::string error;
+  ASSERT_TRUE(BuildIdimSystem(f.model, f.q_measured, f.tau_measured, options, &held, &error));
+  options.stream_regressor = true;
+  ASSERT_TRUE(BuildIdimSystem(f.model, f.q_measured, f.tau_measured, options, &streamed, &error));
+  ASSERT_TRUE(streamed.streamed);
+  ASSERT_EQ(streamed.x.rows(), 0);
+  ClosedLoopAuxiliaryModel auxiliary(f.reference.get(), f.controller);
+  for (IdimEstimator estimator :
+       {IdimEstimator::kLeastSquares, IdimEstimator::kInstrumentalVariables}) {
+    IdimRunOptions run;
+    run.estimator = estimator;
+    run.iv.max_iterations = 1;
+    IdimResult a, b;
+    ASSERT_TRUE(RunIdim(f.model, held, run, f.theta0, &auxiliary, &a, &error)) << error;
+    ASSERT_TRUE(RunIdim(f.model, streamed, run, f.theta0, &auxiliary, &b, &error)) << error;
+    const std::string name = IdimEstimatorName(estimator);
+    // In units of each parameter's standard deviation, and relative.
+    EXPECT_LE(
+        ((b.fit.theta - a.fit.theta).cwiseQuotient(a.fit.standard_deviation)).cwiseAbs().maxCoeff(),
+        1e-7)
+        << name;
+    EXPECT_LE((b.fit.theta - a.fit.theta).norm(), 1e-9 * a.fit.theta.norm()) << name;
+    EXPECT_LE((b.fit.covariance - a.fit.covariance).norm(), 1e-8 * a.fit.covariance.norm()) << name;
+    EXPECT_LE((b.fit.residual - a.fit.residual).norm(), 1e-8 * a.fit.residual.norm()) << name;
+    EXPECT_LE((b.fit.block_rms - a.fit.block_rms).norm(), 1e-8 * a.fit.block_rms.norm()) << name;
+    EXPECT_NEAR(b.fit.condition_number, a.fit.condition_number, 1e-7 * a.fit.condition_number)
+        << name;
+    ASSERT_TRUE(a.hac.success && b.hac.success) << name << ": " << b.hac.message;
+    EXPECT_LE((b.hac.covariance - a.hac.covariance).norm(), 1e-8 * a.hac.covariance.norm()) << name;
+  }
+}
+
 // No knowledge: IDIM-IV IRWSM1 converges (and IDIM-LS without filters is unusable).
 TEST(IdimAcceptanceTest, NoKnowledgeIvIrwsm1Converges) {
   const Fixture& f = GetFixture();
