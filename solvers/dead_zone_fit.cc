@@ -71,7 +71,7 @@ double Huber(double r, double threshold) {
 // (the same solution as a dense LDLᵀ of the whole matrix, up to round-off, at a cost linear in
 // the number of knots instead of cubic).
 struct ArrowSystem {
-  std::vector<double> diag, upper;  // T(j, j), T(j, j + 1)
+  std::vector<double> diag, upper;   // T(j, j), T(j, j + 1)
   std::vector<double> b_col, k_col;  // B(:, b), B(:, K)
   std::vector<double> rhs_c;         // r_c
   double cbb = 0.0, cbk = 0.0, ckk = 0.0, rhs_b = 0.0, rhs_k = 0.0;
