@@ -398,9 +398,15 @@ bool RunBacklashShapeSmoother(
   }
   result->spring = spring;
   // The library's rule (ResidualVarianceFactor): residual components with non-zero weight minus
-  // free unknowns. A prior component with infinite std is a zero-weight row of the problem.
-  const int zero_weight_rows = static_cast<int>(
-      (problem_options.prior_std.array() == std::numeric_limits<double>::infinity()).count());
+  // free unknowns. A prior component with infinite std is a zero-weight row of the problem, and
+  // so is every interval block's tau_K increment row here (the curve replaces the random walk:
+  // weight 0). Counting those N − 1 rows as data halved the factor on Simulation 1 (one
+  // measured velocity: N − 2 degrees of freedom, not 2N − 3) and put it at 2/3 of its value on
+  // Simulation 2 (2N − 2, not 3N − 3).
+  const int zero_weight_rows =
+      static_cast<int>(
+          (problem_options.prior_std.array() == std::numeric_limits<double>::infinity()).count()) +
+      variables.num_samples - 1;
   const double factor = ResidualVarianceFactor(problem, result->smoother.summary.final_cost,
                                                problem.NumResiduals() - zero_weight_rows);
   result->posterior_variance_factor = std::isnan(factor) ? 0.0 : factor;

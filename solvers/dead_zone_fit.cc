@@ -9,6 +9,7 @@
 #include <numeric>
 #include <random>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "dynid/data/parallel_for.h"
@@ -62,6 +63,76 @@ double Huber(double r, double threshold) {
   return a <= threshold ? 0.5 * r * r : threshold * a - 0.5 * threshold * threshold;
 }
 
+// The normal equations of RobustFit: the knot centres couple only neighbours (tridiagonal
+// block T), b and K couple to everything (the two columns B and the 2×2 block C):
+//   [T  B] [x_c]   [r_c]
+//   [Bᵀ C] [x_2] = [r_2].
+// Solved in O(S) by the LDLᵀ factorisation of T and the 2×2 Schur complement C − Bᵀ T⁻¹ B
+// (the same solution as a dense LDLᵀ of the whole matrix, up to round-off, at a cost linear in
+// the number of knots instead of cubic).
+struct ArrowSystem {
+  std::vector<double> diag, upper;   // T(j, j), T(j, j + 1)
+  std::vector<double> b_col, k_col;  // B(:, b), B(:, K)
+  std::vector<double> rhs_c;         // r_c
+  double cbb = 0.0, cbk = 0.0, ckk = 0.0, rhs_b = 0.0, rhs_k = 0.0;
+
+  void Reset(int knots) {
+    diag.assign(knots, 0.0);
+    upper.assign(knots, 0.0);
+    b_col.assign(knots, 0.0);
+    k_col.assign(knots, 0.0);
+    rhs_c.assign(knots, 0.0);
+    cbb = cbk = ckk = rhs_b = rhs_k = 0.0;
+  }
+
+  // x = [x_c; x_b; x_K]; false when the solve breaks down (a zero pivot).
+  bool Solve(Eigen::VectorXd* x) {
+    const int s = static_cast<int>(diag.size());
+    // T = L D Lᵀ with L unit lower bidiagonal: D_j = T_jj − L_{j−1}² D_{j−1}, L_j = T_{j,j+1}/D_j.
+    std::vector<double> d(s), l(s, 0.0);
+    for (int j = 0; j < s; ++j) {
+      d[j] = diag[j] - (j > 0 ? l[j - 1] * l[j - 1] * d[j - 1] : 0.0);
+      if (!(d[j] != 0.0) || !std::isfinite(d[j])) return false;
+      if (j + 1 < s) l[j] = upper[j] / d[j];
+    }
+    // Y = T⁻¹ [r_c, B(:, b), B(:, K)] by forward and backward substitution.
+    std::vector<double> y[3] = {rhs_c, b_col, k_col};
+    for (std::vector<double>& v : y) {
+      for (int j = 1; j < s; ++j) v[j] -= l[j - 1] * v[j - 1];
+      for (int j = 0; j < s; ++j) v[j] /= d[j];
+      for (int j = s - 2; j >= 0; --j) v[j] -= l[j] * v[j + 1];
+    }
+    double sbb = cbb, sbk = cbk, skk = ckk, gb = rhs_b, gk = rhs_k;
+    for (int j = 0; j < s; ++j) {
+      sbb -= b_col[j] * y[1][j];
+      sbk -= b_col[j] * y[2][j];
+      skk -= k_col[j] * y[2][j];
+      gb -= b_col[j] * y[0][j];
+      gk -= k_col[j] * y[0][j];
+    }
+    Eigen::Matrix2d schur;
+    schur << sbb, sbk, sbk, skk;
+    const Eigen::Vector2d x2 = schur.ldlt().solve(Eigen::Vector2d(gb, gk));
+    x->resize(s + 2);
+    for (int j = 0; j < s; ++j) (*x)(j) = y[0][j] - y[1][j] * x2(0) - y[2][j] * x2(1);
+    (*x)(s) = x2(0);
+    (*x)(s + 1) = x2(1);
+    return true;
+  }
+};
+
+// Residuals and shape derivatives of every fitted sample at one parameter vector (kept, so that
+// an accepted trial's evaluation serves the next iteration).
+struct FitEvaluation {
+  std::vector<double> r, g, gc, gb;
+  void Resize(int n) {
+    r.resize(n);
+    g.resize(n);
+    gc.resize(n);
+    gb.resize(n);
+  }
+};
+
 // Robust (Huber IRLS) Gauss–Newton fit of (c_1 … c_S, b, K) on the samples `index` from
 // `start`; knots[i] locates sample i's centre. With fix_zero_backlash, b = 0. Returns the
 // robust residual scale.
@@ -73,80 +144,91 @@ double RobustFit(const Eigen::VectorXd& delta, const Eigen::VectorXd& tau,
   if (fix_zero_backlash) p.backlash = 0.0;
   const int n = static_cast<int>(index.size());
   const int S = static_cast<int>(p.centers.size());
-  const int ib = S, ik = S + 1;  // positions of b and K in the unknown vector
   std::vector<double> abs_residual(n);
   const double tiny = 1e-12 * (1.0 + tau.cwiseAbs().maxCoeff());
-  auto residual = [&](const Params& q, int i, double* gc, double* gb, double* g) {
-    const KnotPosition& at = knots[i];
-    const double center = at.weight == 0.0 ? q.centers[at.knot]
-                                           : (1.0 - at.weight) * q.centers[at.knot] +
-                                                 at.weight * q.centers[at.knot + 1];
-    *g = Shape(delta(i), center, q.backlash, gc, gb);
-    return tau(i) - q.stiffness * *g;
+  auto evaluate = [&](const Params& q, FitEvaluation* e) {
+    for (int j = 0; j < n; ++j) {
+      const int i = index[j];
+      const KnotPosition& at = knots[i];
+      const double center = at.weight == 0.0 ? q.centers[at.knot]
+                                             : (1.0 - at.weight) * q.centers[at.knot] +
+                                                   at.weight * q.centers[at.knot + 1];
+      e->g[j] = Shape(delta(i), center, q.backlash, &e->gc[j], &e->gb[j]);
+      e->r[j] = tau(i) - q.stiffness * e->g[j];
+    }
   };
-  auto objective = [&](const Params& q, double threshold) {
-    double sum = 0.0, gc, gb, g;
-    for (int i : index) sum += Huber(residual(q, i, &gc, &gb, &g), threshold);
+  auto objective = [&](const FitEvaluation& e, double threshold) {
+    double sum = 0.0;
+    for (int j = 0; j < n; ++j) sum += Huber(e.r[j], threshold);
     return sum;
   };
+  FitEvaluation current, trial_eval;
+  current.Resize(n);
+  trial_eval.Resize(n);
+  evaluate(p, &current);
   double scale = tiny;
   int it = 0;
-  Eigen::MatrixXd JtWJ(S + 2, S + 2);
-  Eigen::VectorXd JtWr(S + 2);
+  ArrowSystem system;
+  Eigen::VectorXd step;
   for (; it < options.max_iterations; ++it) {
-    double gc, gb, g;
-    for (int j = 0; j < n; ++j) abs_residual[j] = std::abs(residual(p, index[j], &gc, &gb, &g));
+    for (int j = 0; j < n; ++j) abs_residual[j] = std::abs(current.r[j]);
     scale = std::max(1.4826 * Median(&abs_residual), tiny);
     const double threshold = options.huber_threshold * scale;
-    JtWJ.setZero();
-    JtWr.setZero();
-    for (int i : index) {
-      const double r = residual(p, i, &gc, &gb, &g);
+    system.Reset(S);
+    for (int jj = 0; jj < n; ++jj) {
+      const double r = current.r[jj], g = current.g[jj];
       const double w = std::abs(r) <= threshold ? 1.0 : threshold / std::abs(r);
-      // ∂(K g)/∂(c_j, c_{j+1}, b, K) = (K gc (1 − w), K gc w, K gb, g); upper triangle only.
-      const int j = knots[i].knot;
-      const double w1 = knots[i].weight, w0 = 1.0 - w1;
-      const double jc = p.stiffness * gc, jb = p.stiffness * gb;
+      // ∂(K g)/∂(c_j, c_{j+1}, b, K) = (K gc (1 − w), K gc w, K gb, g).
+      const KnotPosition& at = knots[index[jj]];
+      const int j = at.knot;
+      const double w1 = at.weight, w0 = 1.0 - w1;
+      const double jc = p.stiffness * current.gc[jj], jb = p.stiffness * current.gb[jj];
       const double jc0 = jc * w0, jc1 = jc * w1;
-      JtWJ(j, j) += w * jc0 * jc0;
-      JtWJ(j, ib) += w * jc0 * jb;
-      JtWJ(j, ik) += w * jc0 * g;
-      JtWr(j) += w * jc0 * r;
+      system.diag[j] += w * jc0 * jc0;
+      system.b_col[j] += w * jc0 * jb;
+      system.k_col[j] += w * jc0 * g;
+      system.rhs_c[j] += w * jc0 * r;
       if (w1 != 0.0) {
-        JtWJ(j, j + 1) += w * jc0 * jc1;
-        JtWJ(j + 1, j + 1) += w * jc1 * jc1;
-        JtWJ(j + 1, ib) += w * jc1 * jb;
-        JtWJ(j + 1, ik) += w * jc1 * g;
-        JtWr(j + 1) += w * jc1 * r;
+        system.upper[j] += w * jc0 * jc1;
+        system.diag[j + 1] += w * jc1 * jc1;
+        system.b_col[j + 1] += w * jc1 * jb;
+        system.k_col[j + 1] += w * jc1 * g;
+        system.rhs_c[j + 1] += w * jc1 * r;
       }
-      JtWJ(ib, ib) += w * jb * jb;
-      JtWJ(ib, ik) += w * jb * g;
-      JtWJ(ik, ik) += w * g * g;
-      JtWr(ib) += w * jb * r;
-      JtWr(ik) += w * g * r;
+      system.cbb += w * jb * jb;
+      system.cbk += w * jb * g;
+      system.ckk += w * g * g;
+      system.rhs_b += w * jb * r;
+      system.rhs_k += w * g * r;
     }
     if (fix_zero_backlash) {
-      JtWJ.row(ib).setZero();
-      JtWJ.col(ib).setZero();
-      JtWJ(ib, ib) = 1.0;
-      JtWr(ib) = 0.0;
+      std::fill(system.b_col.begin(), system.b_col.end(), 0.0);
+      system.cbb = 1.0;
+      system.cbk = 0.0;
+      system.rhs_b = 0.0;
     }
     // A small ridge keeps the step defined when a segment or a breakpoint has no samples.
-    JtWJ.diagonal().array() += 1e-10 * (1.0 + JtWJ.diagonal().maxCoeff());
-    const Eigen::VectorXd step = JtWJ.selfadjointView<Eigen::Upper>().ldlt().solve(JtWr);
-    if (!step.allFinite()) break;
-    const double before = objective(p, threshold);
+    double max_diagonal = std::max(system.cbb, system.ckk);
+    for (double v : system.diag) max_diagonal = std::max(max_diagonal, v);
+    const double ridge = 1e-10 * (1.0 + max_diagonal);
+    for (double& v : system.diag) v += ridge;
+    system.cbb += ridge;
+    system.ckk += ridge;
+    if (!system.Solve(&step) || !step.allFinite()) break;
+    const double before = objective(current, threshold);
     double alpha = 1.0, after = before;
     Params trial = p;
     for (int halving = 0; halving < 30; ++halving, alpha *= 0.5) {
       for (int c = 0; c < S; ++c) trial.centers[c] = p.centers[c] + alpha * step(c);
-      trial.backlash = fix_zero_backlash ? 0.0 : std::max(0.0, p.backlash + alpha * step(ib));
-      trial.stiffness = p.stiffness + alpha * step(ik);
-      after = objective(trial, threshold);
+      trial.backlash = fix_zero_backlash ? 0.0 : std::max(0.0, p.backlash + alpha * step(S));
+      trial.stiffness = p.stiffness + alpha * step(S + 1);
+      evaluate(trial, &trial_eval);
+      after = objective(trial_eval, threshold);
       if (after <= before) break;
     }
     if (!(after <= before)) break;
     p = trial;
+    std::swap(current, trial_eval);
     if (before - after <= 1e-12 * (1.0 + before)) break;
   }
   *out = p;

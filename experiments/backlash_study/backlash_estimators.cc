@@ -44,9 +44,10 @@ bool FitPairs(const Eigen::VectorXd& delta, const Eigen::VectorXd& tau, std::uin
   solvers::DeadZoneFitOptions options;
   options.bootstrap_replicates = FLAGS_bootstrap;
   options.seed = seed;
-  options.num_threads = FLAGS_fit_threads > 0
-                            ? FLAGS_fit_threads
-                            : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  // 0: all cores for a single run; one per fit in a Monte Carlo, whose runs share the cores.
+  options.num_threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  if (FLAGS_monte_carlo > 0) options.num_threads = 1;
+  if (FLAGS_fit_threads > 0) options.num_threads = FLAGS_fit_threads;
   options.center_segments =
       FLAGS_center_window_s > 0.0
           ? std::max(1, static_cast<int>(std::lround(duration_s / FLAGS_center_window_s)))

@@ -25,8 +25,8 @@ DEFINE_string(sweep_cases, "sim1,sim2", "cases for the Q_pp scan");
 DEFINE_int32(smoother_iterations, 50, "maximum Levenberg-Marquardt iterations of the smoother");
 DEFINE_int32(bootstrap, 200, "bootstrap replicates of the dead-zone fit");
 DEFINE_int32(fit_threads, 0,
-             "threads for the dead-zone fits' bootstrap refits (0 = all cores; same result for "
-             "any count)");
+             "threads for the dead-zone fits' bootstrap refits (0 = all cores, 1 per fit with "
+             "--monte_carlo, whose runs share the cores; same result for any count)");
 DEFINE_int32(max_fit_pairs, 5000, "the dead-zone fit uses every k-th pair, at most this many");
 DEFINE_int32(max_plot_rows, 20000, "rows of the per-case CSV used by the figures");
 DEFINE_int32(rk4_steps, 1, "RK4 steps per sample in the SAEKF and the smoother");

@@ -212,6 +212,28 @@ TEST(BacklashSmootherTest, ShapeCovarianceEqualsCeresCovariance) {
   }
 }
 
+// The posterior variance factor is 2 · cost over the degrees of freedom of the weighted rows:
+// measurements 2N (t_0 included), dynamics 4 (N − 1), shape N, prior 5, unknowns
+// 5 N + 3 — the tau_K increment rows of the interval blocks (weight 0 in the shape problem) do
+// not count.
+TEST(BacklashSmootherTest, ShapePosteriorFactorCountsOnlyWeightedRows) {
+  const int n = 600;
+  const Record r = Simulation2(models::HovlandSimulation2Parameters(), n, 1.0);
+  problems::BacklashSmootherData data{1e-4, r.truth.input, r.measurements};
+  BacklashShapeResult shape;
+  std::string error;
+  ASSERT_TRUE(RunBacklashShapeSmoother(r.model, data, Sim2ProblemOptions(false),
+                                       problems::BacklashShapeOptions(), BacklashSmootherOptions(),
+                                       r.truth.states, r.truth.spring_torque,
+                                       Eigen::Vector3d(0.0, 0.1, 79.0), &shape, &error))
+      << error;
+  ASSERT_GT(shape.spring(1), 0.0);
+  const double dof = (2.0 * n + 4.0 * (n - 1) + n + 5.0) - (5.0 * n + 3.0);
+  EXPECT_DOUBLE_EQ(dof, 2.0 * n - 2.0);
+  EXPECT_NEAR(shape.posterior_variance_factor, 2.0 * shape.smoother.summary.final_cost / dof,
+              1e-12 * shape.posterior_variance_factor);
+}
+
 // Hovland et al. (2002) Simulation 1 shortened to 6 s (motor velocity only, Q_xx = 0, Q_pp = 1,
 // R = 2.5e-4, ts = 1 ms, swept-sine torque as backlash_study): the free smoother, a dead-zone fit
 // with a drifting centre, and the shape refinement recover b and K well within 20 %; tying tau_K,k
