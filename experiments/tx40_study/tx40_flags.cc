@@ -113,7 +113,7 @@ DEFINE_bool(guard_comparison, true,
 DEFINE_int32(max_iterations, 20, "IDIM-IV iteration cap (Brunot et al. (2018): 20)");
 DEFINE_double(iv_tolerance, 1e-3,
               "IDIM-IV: tolerance of both relative changes (simulated torques and parameters)");
-DEFINE_int32(iv_stall_iterations, 3,
+DEFINE_int32(iv_stall_iterations, 5,
              "IDIM-IV: stop a run as not converging when for this many consecutive iterations "
              "neither relative change (simulated torques, parameters) fell below its smallest "
              "earlier value; 0 = off (run to --max_iterations)");
