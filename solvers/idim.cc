@@ -1431,6 +1431,7 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
         }
       }
       result->converged = iv.converged;
+      result->stalled = iv.stalled;
       result->iterations = iv.iterations;
       result->torque_change = iv.torque_change;
       result->parameter_change = iv.parameter_change;

@@ -362,6 +362,7 @@ bool ForEachInstrumentPiece(const IdimModel& model, const IdimSystem& system,
 struct IdimResult {
   bool success = false;   // an estimate exists (IV: also when it did not converge)
   bool converged = true;  // IV: both convergence tests met within the cap
+  bool stalled = false;   // IV: stopped early, not converging (IvIterationOptions::stall_iterations)
   int iterations = 0;     // IV solves (0 for LS/WLS)
   std::string message;
   LinearLeastSquaresSummary fit;  // estimate, covariance, residual, cond(X), relative error

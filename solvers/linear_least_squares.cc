@@ -836,6 +836,7 @@ bool IvIterationOptions::IsValid(std::string* why) const {
   if (max_iterations < 1) return fail("max_iterations must be >= 1");
   if (!(torque_tolerance >= 0.0)) return fail("torque_tolerance must be >= 0");
   if (!(parameter_tolerance >= 0.0)) return fail("parameter_tolerance must be >= 0");
+  if (stall_iterations < 0) return fail("stall_iterations must be >= 0 (0 = off)");
   return true;
 }
 
@@ -900,6 +901,10 @@ IvIterationSummary Iterate(Eigen::Index x_rows, Eigen::Index x_cols, const Eigen
     summary.message = "auxiliary model failed for the initial estimate: " + error;
     return summary;
   }
+  // Stall test: the iterations since either change last fell below its smallest earlier value,
+  // and where those smallest values were reached.
+  int without_decrease = 0;
+  int best_torque_it = 0, best_parameter_it = 0;
   for (int it = 1; it <= iteration_options.max_iterations; ++it) {
     summary.estimate = solve(Z);
     summary.iterations = it;
@@ -927,6 +932,36 @@ IvIterationSummary Iterate(Eigen::Index x_rows, Eigen::Index x_cols, const Eigen
         summary.parameter_change.back() <= iteration_options.parameter_tolerance) {
       summary.converged = true;
       summary.message = "converged after " + std::to_string(it) + " iterations";
+      break;
+    }
+    {
+      const double torque_change = summary.torque_change.back();
+      const double parameter_change = summary.parameter_change.back();
+      const bool torque_lower =
+          best_torque_it == 0 || torque_change < summary.torque_change[best_torque_it - 1];
+      const bool parameter_lower =
+          best_parameter_it == 0 ||
+          parameter_change < summary.parameter_change[best_parameter_it - 1];
+      if (torque_lower) best_torque_it = it;
+      if (parameter_lower) best_parameter_it = it;
+      without_decrease = torque_lower || parameter_lower ? 0 : without_decrease + 1;
+    }
+    if (iteration_options.stall_iterations > 0 &&
+        without_decrease >= iteration_options.stall_iterations &&
+        it < iteration_options.max_iterations) {
+      summary.stalled = true;
+      std::ostringstream message;
+      message << "did NOT converge, stopped at iteration " << it
+              << ": the relative changes stopped decreasing (for " << without_decrease
+              << " iterations neither fell below its smallest value: torque "
+              << summary.torque_change[best_torque_it - 1] << " at iteration " << best_torque_it
+              << ", parameter " << summary.parameter_change[best_parameter_it - 1]
+              << " at iteration " << best_parameter_it << "; tolerances "
+              << iteration_options.torque_tolerance << ", "
+              << iteration_options.parameter_tolerance << "); last torque change "
+              << summary.torque_change.back() << ", parameter change "
+              << summary.parameter_change.back();
+      summary.message = message.str();
       break;
     }
     if (torques_first && it < iteration_options.max_iterations) {

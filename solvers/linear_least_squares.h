@@ -202,6 +202,16 @@ struct IvIterationOptions {
   // that simulates should keep its last simulation, because the instruments of an estimate are
   // asked for right after its torques. Estimates, changes and counts are those of the default.
   bool torques_first = false;
+  // Stop a run that is not converging (0 = off: run to max_iterations). The iteration stops
+  // when, for this many consecutive iterations, neither relative change (torque, parameter) has
+  // fallen below the smallest value it reached at an earlier iteration: an iteration that
+  // contracts towards a fixed point lowers them, one that drifts or diverges keeps them at or
+  // above a level (e.g. IDIM-IV conventional on the undecimated TX40 record without knowledge
+  // of the bandwidth, Brunot et al. (2018) Table 5: changes of 2e-3–6e-3 from the 4th
+  // iteration on, until an estimate gives an indefinite mass matrix at the 17th). The run is
+  // reported as not converged (IvIterationSummary::stalled) with the last estimate, as at the
+  // cap. It changes no run that converges without such a stretch.
+  int stall_iterations = 0;
   bool IsValid(std::string* why) const;
 };
 
@@ -217,6 +227,7 @@ using InstrumentGenerator =
 
 struct IvIterationSummary {
   bool converged = false;
+  bool stalled = false;                // stopped by IvIterationOptions::stall_iterations
   int iterations = 0;                  // IV solves performed
   std::string message;                 // "converged after 4 iterations", or why not (honestly)
   LinearLeastSquaresSummary estimate;  // the last IV solve (covariance by eq. 8)

@@ -117,6 +117,10 @@ DEFINE_bool(guard_comparison, true,
 DEFINE_int32(max_iterations, 20, "IDIM-IV iteration cap (Brunot et al. (2018): 20)");
 DEFINE_double(iv_tolerance, 1e-3,
               "IDIM-IV: tolerance of both relative changes (simulated torques and parameters)");
+DEFINE_int32(iv_stall_iterations, 5,
+             "IDIM-IV: stop a run as not converging when for this many consecutive iterations "
+             "neither relative change (simulated torques, parameters) fell below its smallest "
+             "earlier value; 0 = off (run to --max_iterations)");
 
 namespace dynid::tx40_study {
 namespace {
@@ -240,6 +244,8 @@ bool ValidateFlags(Settings* settings, std::string* error) {
   if (FLAGS_threads < 0) return Invalid(error, "--threads must be >= 0");
   if (FLAGS_max_iterations < 1) return Invalid(error, "--max_iterations must be >= 1");
   if (!(FLAGS_iv_tolerance > 0.0)) return Invalid(error, "--iv_tolerance must be > 0");
+  if (FLAGS_iv_stall_iterations < 0)
+    return Invalid(error, "--iv_stall_iterations must be >= 0 (0 = off)");
   if (!(FLAGS_velocity_threshold >= 0.0))
     return Invalid(error, "--velocity_threshold must be >= 0");
   if (FLAGS_guard_rows < 0) return Invalid(error, "--guard_rows must be >= 0");
@@ -351,6 +357,7 @@ bool ValidateFlags(Settings* settings, std::string* error) {
   settings->comparison_guard_s = no_guard ? kSimulatedGuardS : 0.0;
   settings->max_iterations = FLAGS_max_iterations;
   settings->iv_tolerance = FLAGS_iv_tolerance;
+  settings->iv_stall_iterations = FLAGS_iv_stall_iterations;
   settings->real = real;
   settings->select_samples = select_samples;
   settings->levels = levels;

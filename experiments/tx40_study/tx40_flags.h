@@ -62,6 +62,7 @@ struct Settings {
   double comparison_guard_s = 0.0;
   int max_iterations = 0;
   double iv_tolerance = 0.0;
+  int iv_stall_iterations = 0;  // IvIterationOptions::stall_iterations (0 = off)
   // Selected by the flags.
   bool real = false;           // real data (--positions_csv/--torques_csv), else simulated
   bool select_samples = true;  // --sample_selection=on

@@ -130,7 +130,12 @@ void BuildTables(const Settings& settings, const solvers::IdimModel& model, cons
         "reference with the current estimate, same decimation; θ⁰ = CAD inertias, zero "
         "friction; tolerance "
      << Number(settings.iv_tolerance) << " on both relative changes, cap "
-     << settings.max_iterations << "; reference: "
+     << settings.max_iterations
+     << (settings.iv_stall_iterations > 0
+             ? ", stopped as not converging when neither change has decreased for " +
+                   std::to_string(settings.iv_stall_iterations) + " iterations"
+             : std::string())
+     << "; reference: "
      << (record.iv_reference.empty() ? std::string("none (no IDIM-IV)") : record.iv_reference)
      << ".\n\n";
   if (record.substitute_reference) {
@@ -247,6 +252,7 @@ void BuildTables(const Settings& settings, const solvers::IdimModel& model, cons
       entry["relative_error"] = r.fit.relative_error;
       entry["iterations"] = r.iterations;
       entry["converged"] = r.converged;
+      entry["stalled"] = r.stalled;
       entry["condition_number"] = r.fit.condition_number;
       entry["rows_used"] = r.fit.num_rows;
       entry["residual_white"] = r.whiteness.all_white;

@@ -211,6 +211,7 @@ bool RunJobs(const Settings& settings, const models::SerialRobot& robot,
       options.iv.max_iterations = settings.max_iterations;
       options.iv.torque_tolerance = settings.iv_tolerance;
       options.iv.parameter_tolerance = settings.iv_tolerance;
+      options.iv.stall_iterations = settings.iv_stall_iterations;
       job.ok = solvers::RunIdim(model, system, options, theta0, auxiliary.get(), &job.result,
                                 &job.error);
     }

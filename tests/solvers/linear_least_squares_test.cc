@@ -10,6 +10,7 @@
 #include <Eigen/LU>
 #include <Eigen/QR>
 #include <Eigen/SVD>
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <random>
@@ -449,6 +450,89 @@ TEST(IvIterationTest, TorquesFirstFormsInstrumentsOnlyForSolvesAndChangesNothing
     EXPECT_EQ(with_instruments, first.iterations);
     EXPECT_EQ(torques_only, first.iterations);
   }
+}
+
+// The stall test (IvIterationOptions::stall_iterations) leaves a contracting iteration alone and
+// stops one whose changes level off where an independent reading of its full history says.
+TEST(IvIterationTest, StallTestStopsALevelledIterationAndNoConvergingOne) {
+  const FirstOrderData d = MakeFirstOrderData(13);
+  const LinearLeastSquaresOptions options;
+  const Eigen::Vector2d start(0.5, 0.1);
+  IvIterationOptions iteration;
+  iteration.torque_tolerance = 1e-8;
+  iteration.parameter_tolerance = 1e-8;
+  const IvIterationSummary plain = IterateInstrumentalVariables(
+      d.X, d.y, start, FirstOrderAuxiliaryModel(d.u), iteration, options);
+  ASSERT_TRUE(plain.converged) << plain.message;
+  ASSERT_GE(plain.iterations, 4);
+  for (int stall : {1, 2, 3}) {
+    iteration.stall_iterations = stall;
+    const IvIterationSummary with = IterateInstrumentalVariables(
+        d.X, d.y, start, FirstOrderAuxiliaryModel(d.u), iteration, options);
+    SCOPED_TRACE("stall " + std::to_string(stall));
+    EXPECT_TRUE(with.converged);
+    EXPECT_FALSE(with.stalled);
+    EXPECT_EQ(with.message, plain.message);
+    EXPECT_EQ(with.iterations, plain.iterations);
+    EXPECT_EQ(with.estimate.theta, plain.estimate.theta);
+  }
+
+  // An auxiliary model whose simulations carry a fresh disturbance each time (seeded by the call
+  // count, so the run is deterministic): the estimates jitter at a level set by it and the
+  // changes stop decreasing, far above the tolerances.
+  auto jittering = [&d]() {
+    auto calls = std::make_shared<int>(0);
+    return InstrumentGenerator([u = d.u, calls](const Eigen::VectorXd& theta, Eigen::MatrixXd* Z,
+                                                Eigen::VectorXd* torque, std::string*) {
+      std::mt19937 rng(1000 + (*calls)++);
+      std::normal_distribution<double> normal(0.0, 1.0);
+      const Eigen::Index n = u.size();
+      Eigen::VectorXd x(n);
+      x(0) = 0.0;
+      for (Eigen::Index k = 0; k + 1 < n; ++k) {
+        x(k + 1) = theta(0) * x(k) + theta(1) * u(k) + 0.2 * normal(rng);
+      }
+      Z->resize(n - 1, 2);
+      *Z << x.head(n - 1), u.head(n - 1);
+      *torque = x.tail(n - 1);
+      return true;
+    });
+  };
+  iteration.max_iterations = 30;
+  iteration.stall_iterations = 0;
+  const IvIterationSummary full =
+      IterateInstrumentalVariables(d.X, d.y, start, jittering(), iteration, options);
+  ASSERT_FALSE(full.converged);
+  ASSERT_EQ(full.iterations, 30);
+  for (int stall : {2, 3, 4}) {
+    // Independently from the full history: the first iteration it whose last `stall` changes
+    // (of both kinds) are all at or above the smallest change before them.
+    const auto levelled = [&](const std::vector<double>& change, int it) {
+      const double before = *std::min_element(change.begin(), change.begin() + (it - stall));
+      return *std::min_element(change.begin() + (it - stall), change.begin() + it) >= before;
+    };
+    int expected = 0;
+    for (int it = stall + 1; it < 30 && expected == 0; ++it) {
+      if (levelled(full.torque_change, it) && levelled(full.parameter_change, it)) expected = it;
+    }
+    ASSERT_GT(expected, 0) << "the disturbed iteration never levels off";
+    iteration.stall_iterations = stall;
+    const IvIterationSummary stopped =
+        IterateInstrumentalVariables(d.X, d.y, start, jittering(), iteration, options);
+    SCOPED_TRACE("stall " + std::to_string(stall));
+    EXPECT_FALSE(stopped.converged);
+    EXPECT_TRUE(stopped.stalled);
+    EXPECT_EQ(stopped.iterations, expected);
+    EXPECT_THAT(stopped.message,
+                HasSubstr("did NOT converge, stopped at iteration " + std::to_string(expected)));
+    // The estimates up to there are those of the run without the test.
+    EXPECT_EQ(stopped.estimate.theta, full.theta_history[expected]);
+    EXPECT_EQ(stopped.torque_change,
+              std::vector<double>(full.torque_change.begin(),
+                                  full.torque_change.begin() + expected));
+  }
+  iteration.stall_iterations = -1;
+  EXPECT_FALSE(iteration.IsValid(nullptr));
 }
 
 TEST(IvIterationTest, ReportsNonConvergenceAndSimulationFailureHonestly) {

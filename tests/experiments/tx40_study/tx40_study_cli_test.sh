@@ -31,6 +31,7 @@ done
 grep -q "Table 2" "$work/sim/tables.md" || fail "tables.md lacks Table 2"
 grep -q "%σ HAC" "$work/sim/tables.md" || fail "tables.md lacks the HAC standard deviations"
 grep -q '"rel_std_percent_hac"' "$work/sim/summary.json" || fail "summary.json lacks rel_std_percent_hac"
+grep -q '"stalled": false' "$work/sim/summary.json" || fail "summary.json lacks the IV runs' stalled verdict"
 grep -q "pre-processed" "$work/log" || fail "no progress lines printed"
 grep -q "guard band max(0 rows, 0 s) (the realistic simulation's default: no guard band" "$work/log" ||
   fail "the simulated run does not state its guard band on the console"
@@ -176,6 +177,7 @@ expect_error "--guard_comparison needs idim_ls_conventional in --methods" --posi
 expect_error "--guard_s must be >= 0" --positions_csv="$pos" --torques_csv="$tau" --guard_s=-1
 expect_error "--sample_selection must be on or off" --sample_selection=maybe
 expect_error "--guard_rows must be >= 0" --guard_rows=-1
+expect_error "--iv_stall_iterations must be >= 0 (0 = off)" --iv_stall_iterations=-1
 expect_error "cannot open file" --positions_csv="$work/missing.csv" --torques_csv="$tau"
 expect_error "five.csv:1:1: unknown column 'a' (expected m1,m2,m3,m4,m5,m6" --positions_csv="$work/five.csv" --torques_csv="$tau"
 expect_error "reference_csv: $work/five.csv:1:1: unknown column 'a'" --positions_csv="$pos" --torques_csv="$tau" --reference_csv="$work/five.csv"
