@@ -257,6 +257,24 @@ void FilterInPlace(const SecondOrderSections& sos, double* state, double* data, 
 // longer ones as an error.
 constexpr int kMaxSections = 8;
 
+// One sample through the cascade, direct form II transposed per section (scipy's _sosfilt), for
+// G interleaved series: x[g] in, the output back in x[g]; state[(2 s + i) * G + g].
+template <int G>
+inline void CascadeStep(const double (*coefficients)[6], int num_sections, double* state,
+                        double* x) {
+  for (int s = 0; s < num_sections; ++s) {
+    const double* c = coefficients[s];
+    double* z0 = state + (2 * s) * G;
+    double* z1 = z0 + G;
+    for (int g = 0; g < G; ++g) {
+      const double y = c[0] * x[g] + z0[g];
+      z0[g] = c[1] * x[g] - c[4] * y + z1[g];
+      z1[g] = c[2] * x[g] - c[5] * y;
+      x[g] = y;
+    }
+  }
+}
+
 // Forward-backward filtering of `G` independent series at once. A single IIR recursion is
 // latency bound (each output waits for the previous one); interleaving G series in one loop lets
 // the CPU overlap their chains, which is where the speed of "parallel filtering" on one core
@@ -304,17 +322,7 @@ void FiltFiltBatch(const SecondOrderSections& sos, const Eigen::MatrixXd& steady
   auto step = [&](int k) {
     double x[G];
     for (int g = 0; g < G; ++g) x[g] = data[k * G + g];
-    for (int s = 0; s < num_sections; ++s) {
-      const double* c = coefficients[s];
-      double* z0 = state + (2 * s) * G;
-      double* z1 = z0 + G;
-      for (int g = 0; g < G; ++g) {
-        const double y = c[0] * x[g] + z0[g];
-        z0[g] = c[1] * x[g] - c[4] * y + z1[g];
-        z1[g] = c[2] * x[g] - c[5] * y;
-        x[g] = y;
-      }
-    }
+    CascadeStep<G>(coefficients, num_sections, state, x);
     for (int g = 0; g < G; ++g) data[k * G + g] = x[g];
   };
   set_state(0);
@@ -638,17 +646,7 @@ void RunCascade(const SecondOrderSections& sos, double* state, double* const* da
     const int k = forward ? begin + step : end - 1 - step;
     double x[G];
     for (int g = 0; g < G; ++g) x[g] = data[g][k];
-    for (int s = 0; s < num_sections; ++s) {
-      const double* c = coefficients[s];
-      double* z0 = local + (2 * s) * G;
-      double* z1 = z0 + G;
-      for (int g = 0; g < G; ++g) {
-        const double y = c[0] * x[g] + z0[g];
-        z0[g] = c[1] * x[g] - c[4] * y + z1[g];
-        z1[g] = c[2] * x[g] - c[5] * y;
-        x[g] = y;
-      }
-    }
+    CascadeStep<G>(coefficients, num_sections, local, x);
     for (int g = 0; g < G; ++g) data[g][k] = x[g];
   }
   std::copy(local, local + 2 * num_sections * G, state);
