@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <random>
+#include <utility>
 
 #include <Eigen/LU>
 #include <glog/logging.h>
@@ -77,10 +78,32 @@ bool SimulateClosedLoop(const models::SerialRobot& robot, const JointTrajectory&
   const int num_samples = static_cast<int>(std::floor(duration / dt + 1e-9)) + 1;
 
   RobotSimulation& sim = *out;
+  const unsigned asked = options.recorded_series;
+  // The motor-side series are formed from the joint-side measured ones at the end (one matrix
+  // product, as for the full record), so those are recorded when either side is asked for.
+  unsigned recorded = asked;
+  if (asked & kRecordQMotor) recorded |= kRecordQMeasured;
+  if (asked & kRecordTauMotor) recorded |= kRecordTauMeasured;
+  const auto record = [recorded](RecordedSeries series) { return (recorded & series) != 0; };
   sim.time.resize(num_samples);
-  for (Eigen::MatrixXd* m : {&sim.q_reference, &sim.qd_reference, &sim.qdd_reference, &sim.q,
-                             &sim.qd, &sim.qdd, &sim.tau, &sim.q_measured, &sim.tau_measured}) {
-    m->resize(num_samples, n);
+  const std::pair<RecordedSeries, Eigen::MatrixXd*> series[] = {
+      {kRecordQReference, &sim.q_reference},
+      {kRecordQdReference, &sim.qd_reference},
+      {kRecordQddReference, &sim.qdd_reference},
+      {kRecordQ, &sim.q},
+      {kRecordQd, &sim.qd},
+      {kRecordQdd, &sim.qdd},
+      {kRecordTau, &sim.tau},
+      {kRecordQMeasured, &sim.q_measured},
+      {kRecordTauMeasured, &sim.tau_measured},
+      {kRecordQMotor, &sim.q_motor},
+      {kRecordTauMotor, &sim.tau_motor}};
+  for (const auto& [bit, m] : series) {
+    if (record(bit) && bit != kRecordQMotor && bit != kRecordTauMotor) {
+      m->resize(num_samples, n);
+    } else {
+      m->resize(0, 0);
+    }
   }
   std::mt19937 rng(options.seed);
   std::normal_distribution<double> normal(0.0, 1.0);
@@ -130,20 +153,23 @@ bool SimulateClosedLoop(const models::SerialRobot& robot, const JointTrajectory&
     robot.ForwardDynamics(q, qd, net_torque(q, qd), &data, &qdd);
 
     sim.time[k] = t;
-    sim.q_reference.row(k) = q_ref.transpose();
-    sim.qd_reference.row(k) = qd_ref.transpose();
-    sim.qdd_reference.row(k) = qdd_ref.transpose();
-    sim.q.row(k) = q.transpose();
-    sim.qd.row(k) = qd.transpose();
-    sim.qdd.row(k) = qdd.transpose();
-    sim.tau.row(k) = tau.transpose();
-    sim.q_measured.row(k) = q_meas.transpose();
-    Eigen::VectorXd tau_meas = tau;
-    if (options.torque_bias.size() > 0) tau_meas += options.torque_bias;
-    if (options.torque_noise_std.size() > 0) {
-      for (int j = 0; j < n; ++j) tau_meas[j] += options.torque_noise_std[j] * normal(rng);
+    if (record(kRecordQReference)) sim.q_reference.row(k) = q_ref.transpose();
+    if (record(kRecordQdReference)) sim.qd_reference.row(k) = qd_ref.transpose();
+    if (record(kRecordQddReference)) sim.qdd_reference.row(k) = qdd_ref.transpose();
+    if (record(kRecordQ)) sim.q.row(k) = q.transpose();
+    if (record(kRecordQd)) sim.qd.row(k) = qd.transpose();
+    if (record(kRecordQdd)) sim.qdd.row(k) = qdd.transpose();
+    if (record(kRecordTau)) sim.tau.row(k) = tau.transpose();
+    if (record(kRecordQMeasured)) sim.q_measured.row(k) = q_meas.transpose();
+    // The noise draws feed only tau_measured (the loop uses tau): skipped with it.
+    if (record(kRecordTauMeasured)) {
+      Eigen::VectorXd tau_meas = tau;
+      if (options.torque_bias.size() > 0) tau_meas += options.torque_bias;
+      if (options.torque_noise_std.size() > 0) {
+        for (int j = 0; j < n; ++j) tau_meas[j] += options.torque_noise_std[j] * normal(rng);
+      }
+      sim.tau_measured.row(k) = tau_meas.transpose();
     }
-    sim.tau_measured.row(k) = tau_meas.transpose();
     if (k + 1 == num_samples) break;
 
     // Zero-order hold of tau over the control period, classical RK4 on [q, q']. The first stage
@@ -178,8 +204,10 @@ bool SimulateClosedLoop(const models::SerialRobot& robot, const JointTrajectory&
                                 ? options.motor_from_joint
                                 : Eigen::MatrixXd::Identity(n, n);
   // Rows are samples: q_mᵀ = qᵀ Rᵀ; tau = Rᵀ tau_m ⇒ tau_mᵀ = tauᵀ R^{-1}.
-  sim.q_motor = sim.q_measured * r.transpose();
-  sim.tau_motor = sim.tau_measured * r.inverse();
+  if (asked & kRecordQMotor) sim.q_motor = sim.q_measured * r.transpose();
+  if (asked & kRecordTauMotor) sim.tau_motor = sim.tau_measured * r.inverse();
+  if (!(asked & kRecordQMeasured)) sim.q_measured.resize(0, 0);
+  if (!(asked & kRecordTauMeasured)) sim.tau_measured.resize(0, 0);
   return true;
 }
 

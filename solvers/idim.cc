@@ -1027,6 +1027,11 @@ ClosedLoopAuxiliaryModel::ClosedLoopAuxiliaryModel(const data::JointTrajectory* 
   simulator_.torque_noise_std.resize(0);
   simulator_.torque_bias.resize(0);
   simulator_.velocity_from_encoder = false;
+  // The simulator records only what RunIdim reads (time is always recorded): 3 of its 11 joint
+  // series, not 11 formed and 8 dropped.
+  if (motion_only_) {
+    simulator_.recorded_series = data::kRecordQ | data::kRecordQd | data::kRecordTau;
+  }
 }
 
 int ClosedLoopAuxiliaryModel::num_simulations() const {
@@ -1113,13 +1118,6 @@ bool ClosedLoopAuxiliaryModel::SimulateUncached(
   if (!data::SimulateClosedLoop(robot, *reference_, simulator_, result.get(), error)) {
     *error = "auxiliary closed-loop simulation: " + *error;
     return false;
-  }
-  if (motion_only_) {
-    for (Eigen::MatrixXd* series :
-         {&result->q_reference, &result->qd_reference, &result->qdd_reference, &result->qdd,
-          &result->q_measured, &result->tau_measured, &result->q_motor, &result->tau_motor}) {
-      series->resize(0, 0);
-    }
   }
   *simulation = std::move(result);
   return true;

@@ -261,8 +261,9 @@ class ClosedLoopAuxiliaryModel {
   // `reference` must outlive this object. simulator: gains, control rate, duration; its
   // encoder resolution, noise and bias are cleared (noise-free auxiliary model) and the velocity
   // feedback uses the exact state.
-  // motion_only: each simulation keeps only time, q, q' and tau (what RunIdim uses), 4 of its 12
-  // series (the others are released: 13 MB per simulation of the 7 s TX40 record).
+  // motion_only: each simulation records only time, q, q' and tau (what RunIdim uses;
+  // RobotSimulatorOptions::recorded_series), 4 of its 12 series (the others are never formed:
+  // 13 MB per simulation of the 7 s TX40 record).
   ClosedLoopAuxiliaryModel(const data::JointTrajectory* reference,
                            data::RobotSimulatorOptions simulator, int cache_capacity = 4,
                            bool motion_only = false);

@@ -33,7 +33,9 @@ struct Record {
   double fs = 0.0;                                   // sampling rate (Hz)
   std::unique_ptr<data::JointTrajectory> reference;  // none for real data without a reference
   data::RobotSimulatorOptions controller;
-  Tx40Experiment experiment;   // simulated data only
+  // Simulated data only; of experiment.simulation, SimulateRecord keeps only what
+  // --write_measurements writes (q_reference, q_motor, tau_motor; all empty without it).
+  Tx40Experiment experiment;
   Eigen::VectorXd theta_true;  // empty for real data
   std::string data_description;
   // What the IDIM-IV auxiliary model follows: the simulated reference, --reference_csv, the

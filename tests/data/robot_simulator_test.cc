@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include <glog/logging.h>
 #include <gtest/gtest.h>
@@ -136,6 +138,70 @@ TEST(RobotSimulatorTest, SensorsAndTransmission) {
   const Eigen::MatrixXd r = models::Tx40MotorFromJoint();
   EXPECT_LE((sim.tau_motor * r - sim.tau_measured).norm(), 1e-9 * sim.tau_measured.norm());
   EXPECT_LE((sim.q_measured * r.transpose() - sim.q_motor).norm(), 1e-12 * sim.q_motor.norm());
+}
+
+// A run that records a subset of the series gives those series bitwise equal to the full run's
+// and leaves the others empty; sensors, noise, transmission and unmodelled friction on.
+TEST(RobotSimulatorTest, RecordedSubsetEqualsTheFullRecord) {
+  const models::SerialRobot robot = models::MakeTx40();
+  const QuinticTrajectory reference = Tx40Move();
+  RobotSimulatorOptions options = Tx40Options(robot);
+  options.duration_s = 0.2;
+  options.encoder_resolution_rad = models::Tx40EncoderResolutionRad();
+  options.torque_noise_std = Eigen::VectorXd::Constant(6, 0.5);
+  options.torque_bias = Eigen::VectorXd::Constant(6, 0.1);
+  options.seed = 7;
+  options.unmodelled_torque = [](const Eigen::VectorXd&, const Eigen::VectorXd& qd,
+                                 const Eigen::VectorXd&, Eigen::VectorXd* tau_u) {
+    *tau_u = 0.2 * qd.array().tanh().matrix();
+  };
+  RobotSimulation full;
+  std::string error;
+  ASSERT_TRUE(SimulateClosedLoop(robot, reference, options, &full, &error)) << error;
+  const auto series = [](const RobotSimulation& sim) {
+    return std::vector<std::pair<unsigned, const Eigen::MatrixXd*>>{
+        {kRecordQReference, &sim.q_reference},
+        {kRecordQdReference, &sim.qd_reference},
+        {kRecordQddReference, &sim.qdd_reference},
+        {kRecordQ, &sim.q},
+        {kRecordQd, &sim.qd},
+        {kRecordQdd, &sim.qdd},
+        {kRecordTau, &sim.tau},
+        {kRecordQMeasured, &sim.q_measured},
+        {kRecordTauMeasured, &sim.tau_measured},
+        {kRecordQMotor, &sim.q_motor},
+        {kRecordTauMotor, &sim.tau_motor}};
+  };
+  for (const auto& [bit, m] : series(full)) ASSERT_EQ(m->rows(), full.time.size()) << bit;
+  // The auxiliary model's subset, the motor side alone (formed from the joint side, which is
+  // then not kept), one series each, and all but one.
+  std::vector<unsigned> subsets = {kRecordQ | kRecordQd | kRecordTau,
+                                   kRecordQMotor | kRecordTauMotor,
+                                   kRecordTauMeasured | kRecordQReference};
+  for (const auto& [bit, m] : series(full)) {
+    subsets.push_back(bit);
+    subsets.push_back(~bit);
+  }
+  for (const unsigned subset : subsets) {
+    options.recorded_series = subset;
+    RobotSimulation part;
+    ASSERT_TRUE(SimulateClosedLoop(robot, reference, options, &part, &error)) << error;
+    ASSERT_EQ(part.time.size(), full.time.size());
+    EXPECT_EQ((part.time - full.time).cwiseAbs().maxCoeff(), 0.0);
+    const auto all = series(full), some = series(part);
+    for (size_t i = 0; i < all.size(); ++i) {
+      const unsigned bit = all[i].first;
+      const Eigen::MatrixXd& expected = *all[i].second;
+      const Eigen::MatrixXd& got = *some[i].second;
+      if (subset & bit) {
+        ASSERT_EQ(got.rows(), expected.rows()) << subset << " " << bit;
+        ASSERT_EQ(got.cols(), expected.cols()) << subset << " " << bit;
+        EXPECT_TRUE((got.array() == expected.array()).all()) << subset << " " << bit;
+      } else {
+        EXPECT_EQ(got.size(), 0) << subset << " " << bit;
+      }
+    }
+  }
 }
 
 TEST(RobotSimulatorTest, RejectsBadOptions) {
