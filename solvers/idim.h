@@ -165,13 +165,13 @@ class IdimModel {
 struct IdimSystem {
   // rows × b (after decimation and selection); 0 × b when `streamed`.
   Eigen::MatrixXd x;
-  Eigen::VectorXd y;   // rows
-  RowBlocks blocks;    // row → joint (and decimated sample)
-  int num_samples = 0;            // per joint after decimation, before selection
-  double sample_rate_hz = 0.0;    // after decimation
-  std::vector<int> kept_rows;     // rows of the decimated stack that were kept (all if no selection)
-  std::string selection_report;   // empty without selection
-  Eigen::MatrixXd q, qd, qdd;     // differentiated states at the input rate (Ns × n)
+  Eigen::VectorXd y;             // rows
+  RowBlocks blocks;              // row → joint (and decimated sample)
+  int num_samples = 0;           // per joint after decimation, before selection
+  double sample_rate_hz = 0.0;   // after decimation
+  std::vector<int> kept_rows;    // rows of the decimated stack that were kept (all if no selection)
+  std::string selection_report;  // empty without selection
+  Eigen::MatrixXd q, qd, qdd;    // differentiated states at the input rate (Ns × n)
   // X is not held (options.stream_regressor, R = 1): its kept rows are formed from q, qd, qdd
   // (which must then be kept) 2 048 samples at a time, by IdimModel::Regressor exactly as the
   // held X (same values). Passes over X, each one regressor evaluation of the record: LS 4
@@ -363,8 +363,8 @@ bool ForEachInstrumentPiece(const IdimModel& model, const IdimSystem& system,
 struct IdimResult {
   bool success = false;   // an estimate exists (IV: also when it did not converge)
   bool converged = true;  // IV: both convergence tests met within the cap
-  bool stalled = false;   // IV: stopped early, not converging (IvIterationOptions::stall_iterations)
-  int iterations = 0;     // IV solves (0 for LS/WLS)
+  bool stalled = false;  // IV: stopped early, not converging (IvIterationOptions::stall_iterations)
+  int iterations = 0;    // IV solves (0 for LS/WLS)
   std::string message;
   LinearLeastSquaresSummary fit;  // estimate, covariance, residual, cond(X), relative error
   WhitenessSummary whiteness;     // of fit.residual per joint

@@ -957,9 +957,8 @@ IvIterationSummary Iterate(Eigen::Index x_rows, Eigen::Index x_cols, const Eigen
               << summary.torque_change[best_torque_it - 1] << " at iteration " << best_torque_it
               << ", parameter " << summary.parameter_change[best_parameter_it - 1]
               << " at iteration " << best_parameter_it << "; tolerances "
-              << iteration_options.torque_tolerance << ", "
-              << iteration_options.parameter_tolerance << "); last torque change "
-              << summary.torque_change.back() << ", parameter change "
+              << iteration_options.torque_tolerance << ", " << iteration_options.parameter_tolerance
+              << "); last torque change " << summary.torque_change.back() << ", parameter change "
               << summary.parameter_change.back();
       summary.message = message.str();
       break;

@@ -527,9 +527,8 @@ TEST(IvIterationTest, StallTestStopsALevelledIterationAndNoConvergingOne) {
                 HasSubstr("did NOT converge, stopped at iteration " + std::to_string(expected)));
     // The estimates up to there are those of the run without the test.
     EXPECT_EQ(stopped.estimate.theta, full.theta_history[expected]);
-    EXPECT_EQ(stopped.torque_change,
-              std::vector<double>(full.torque_change.begin(),
-                                  full.torque_change.begin() + expected));
+    EXPECT_EQ(stopped.torque_change, std::vector<double>(full.torque_change.begin(),
+                                                         full.torque_change.begin() + expected));
   }
   iteration.stall_iterations = -1;
   EXPECT_FALSE(iteration.IsValid(nullptr));
