@@ -715,7 +715,7 @@ bool DecimatesLikeSystem(const IdimSystem& system, Eigen::Index ns, std::string*
 bool ProcessLikeSystem(const IdimModel& model, const IdimSystem& system, const Eigen::MatrixXd& q,
                        const Eigen::MatrixXd& qd, const Eigen::MatrixXd& qdd,
                        const Eigen::MatrixXd& tau, Eigen::MatrixXd* x, Eigen::VectorXd* tau_stacked,
-                       std::string* error, Eigen::MatrixXd* /*workspace*/) {
+                       std::string* error) {
   const int factor = system.options.decimation_factor;
   const int n = model.num_joints();
   if (!DecimatesLikeSystem(system, q.rows(), error)) return false;
@@ -830,13 +830,12 @@ void ForEachKeptRowPiece(const IdimModel& model, const IdimSystem& system, const
 bool ForEachInstrumentPiece(const IdimModel& model, const IdimSystem& system,
                             const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd,
                             const Eigen::MatrixXd& qdd, const HacRowConsumer& consume,
-                            std::string* error, Eigen::MatrixXd* workspace) {
+                            std::string* error) {
   if (!DecimatesLikeSystem(system, q.rows(), error)) return false;
   if (system.options.decimation_factor > 1) {
     // The decimated instruments are a few thousand rows: formed whole, handed over in pieces.
     Eigen::MatrixXd z;
-    if (!ProcessLikeSystem(model, system, q, qd, qdd, Eigen::MatrixXd(), &z, nullptr, error,
-                           workspace)) {
+    if (!ProcessLikeSystem(model, system, q, qd, qdd, Eigen::MatrixXd(), &z, nullptr, error)) {
       return false;
     }
     constexpr Eigen::Index kPiece = 4096;
@@ -950,7 +949,7 @@ Eigen::MatrixXd IdimIvProducts(const Eigen::MatrixXd& z, const Eigen::MatrixXd& 
 bool ProcessLikeSystemProducts(const IdimModel& model, const IdimSystem& system,
                                const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd,
                                const Eigen::MatrixXd& qdd, Eigen::MatrixXd* products,
-                               std::string* error, Eigen::MatrixXd* workspace) {
+                               std::string* error) {
   CHECK(products != nullptr);
   const Eigen::Index b = system.x.cols();
   const int num_blocks = system.blocks.num_blocks();
@@ -969,7 +968,7 @@ bool ProcessLikeSystemProducts(const IdimModel& model, const IdimSystem& system,
                    AddToProducts(first_row, piece, system.x.middleRows(first_row, piece.rows()),
                                  system.y, system.blocks, products);
                  },
-                 error, workspace)) {
+                 error)) {
     return false;
   }
   SymmetrizeProducts(b, num_blocks, products);
@@ -1323,7 +1322,6 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
         return false;
       }
       int simulations = 0;
-      Eigen::MatrixXd workspace;  // unused: ProcessLikeSystem no longer forms the full-rate stack
       // On the fast path of an undecimated system the instruments (as large as X) pass through
       // the iteration as their packed products (SolveIdimIvFromProducts), accumulated chunk by
       // chunk; the simulation behind the last ones is kept for the HAC covariance, which forms
@@ -1359,11 +1357,10 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
         // decimation filter carries them into the kept rows.
         const Eigen::MatrixXd qdd = MotionAccelerations(sim->qd, system.options.sample_rate_hz);
         if (!products) {
-          return ProcessLikeSystem(model, system, sim->q, sim->qd, qdd, sim->tau, z, tau_s, why,
-                                   &workspace);
+          return ProcessLikeSystem(model, system, sim->q, sim->qd, qdd, sim->tau, z, tau_s, why);
         }
         instrument_simulation = sim;
-        return ProcessLikeSystemProducts(model, system, sim->q, sim->qd, qdd, z, why, &workspace) &&
+        return ProcessLikeSystemProducts(model, system, sim->q, sim->qd, qdd, z, why) &&
                ProcessLikeSystem(model, system, sim->q, sim->qd, qdd, sim->tau, nullptr, tau_s,
                                  why);
       };

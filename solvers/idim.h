@@ -210,12 +210,11 @@ bool BuildIdimSystemAtTimes(const IdimModel& model, const Eigen::VectorXd& time_
 // x may be null (then only tau_stacked, and q, qd, qdd are not used beyond their shape).
 // Neither path forms the full-rate stack: without decimation the kept rows are computed
 // directly into x; with decimation the regressor is formed 2 048 samples at a time and
-// decimated block by block (data::BlockDecimator; see "Memory" above). `workspace` is no longer
-// used (it held the full-rate regressor) and may be null.
+// decimated block by block (data::BlockDecimator; see "Memory" above).
 bool ProcessLikeSystem(const IdimModel& model, const IdimSystem& system, const Eigen::MatrixXd& q,
                        const Eigen::MatrixXd& qd, const Eigen::MatrixXd& qdd,
                        const Eigen::MatrixXd& tau, Eigen::MatrixXd* x, Eigen::VectorXd* tau_stacked,
-                       std::string* error, Eigen::MatrixXd* workspace = nullptr);
+                       std::string* error);
 
 // X of the system in pieces (consecutive rows, every row once; pieces of one joint in increasing
 // order): the held matrix in pieces of 4 096 rows, or a streamed X formed from the states. Fails
@@ -350,7 +349,7 @@ Eigen::MatrixXd IdimIvProducts(const Eigen::MatrixXd& z, const Eigen::MatrixXd& 
 bool ProcessLikeSystemProducts(const IdimModel& model, const IdimSystem& system,
                                const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd,
                                const Eigen::MatrixXd& qdd, Eigen::MatrixXd* products,
-                               std::string* error, Eigen::MatrixXd* workspace = nullptr);
+                               std::string* error);
 
 // The instruments of ProcessLikeSystem handed to `consume` piece by piece (the rows of each
 // block in increasing order), as ProcessLikeSystemProducts forms them; for the HAC covariance
@@ -358,7 +357,7 @@ bool ProcessLikeSystemProducts(const IdimModel& model, const IdimSystem& system,
 bool ForEachInstrumentPiece(const IdimModel& model, const IdimSystem& system,
                             const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd,
                             const Eigen::MatrixXd& qdd, const HacRowConsumer& consume,
-                            std::string* error, Eigen::MatrixXd* workspace = nullptr);
+                            std::string* error);
 
 struct IdimResult {
   bool success = false;   // an estimate exists (IV: also when it did not converge)
