@@ -1,0 +1,50 @@
+#include "dynid/solvers/block_bootstrap.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace dynid::solvers {
+
+double MeanLagOneAutocorrelation(const Eigen::MatrixXd& series) {
+  double sum = 0.0;
+  int count = 0;
+  for (Eigen::Index c = 0; c < series.cols(); ++c) {
+    const Eigen::VectorXd column = series.col(c);
+    if (column.size() < 3 || !column.allFinite()) continue;
+    const Eigen::VectorXd centred = column.array() - column.mean();
+    const double den = centred.squaredNorm();
+    if (!(den > 0.0)) continue;
+    const Eigen::Index n = centred.size();
+    sum += centred.head(n - 1).dot(centred.tail(n - 1)) / den;
+    ++count;
+  }
+  return count > 0 ? sum / count : 0.0;
+}
+
+int MovingBlockLength(const Eigen::MatrixXd& series) {
+  const double rho = std::clamp(MeanLagOneAutocorrelation(series), -0.99, 0.99);
+  const double alpha = 4.0 * rho * rho / ((1 - rho) * (1 - rho) * (1 + rho) * (1 + rho));
+  const double rows = static_cast<double>(series.rows());
+  const int length = static_cast<int>(std::ceil(std::cbrt(1.5 * alpha * rows)));
+  return std::max(1, std::min(length, static_cast<int>(rows / 4)));
+}
+
+Eigen::MatrixXd MovingBlockResample(const Eigen::MatrixXd& series, int block_length,
+                                    std::mt19937_64* rng) {
+  const Eigen::Index rows = series.rows();
+  CHECK_GE(rows, 1);
+  CHECK(block_length >= 1 && block_length <= rows) << "block length " << block_length;
+  const std::uint64_t starts = static_cast<std::uint64_t>(rows - block_length + 1);
+  Eigen::MatrixXd out(rows, series.cols());
+  for (Eigen::Index filled = 0; filled < rows;) {
+    const Eigen::Index start = static_cast<Eigen::Index>((*rng)() % starts);
+    const Eigen::Index take = std::min<Eigen::Index>(block_length, rows - filled);
+    out.middleRows(filled, take) = series.middleRows(start, take);
+    filled += take;
+  }
+  return out;
+}
+
+}  // namespace dynid::solvers
