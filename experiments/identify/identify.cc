@@ -16,6 +16,9 @@
 //   identify --robot=FILE.urdf|FILE.json|FILE.yaml [--chain=ROOT:TIP] [--drives=FILE]
 //            --data=CSV [--validation_data=CSV | --validation_fraction=0.3]
 //            [--effort_joints=a,b] [--method=ls|wls|pc|prior] --out_dir=D
+//   identify ... --monte_carlo=N [--seed=S] [--monte_carlo_threads=T] [--monte_carlo_resume]
+//            [--monte_carlo_block=L] [--monte_carlo_encoder_step=D]   (identify_monte_carlo.h)
+//   identify ... --coverage_csv=OUT/coverage.csv   (intervals labelled with their coverage)
 //
 // The CSV format is described in identify_log.h and README.md; outputs in identify_output.h.
 #include <gflags/gflags.h>
@@ -34,8 +37,11 @@
 #include "dynid/models/drive_description.h"
 #include "dynid/models/robot_description.h"
 #include "experiments/common/cli.h"
+#include "experiments/common/monte_carlo_cli.h"
+#include "experiments/common/mpi_job.h"
 #include "experiments/common/progress.h"
 #include "experiments/identify/identify_log.h"
+#include "experiments/identify/identify_monte_carlo.h"
 #include "experiments/identify/identify_output.h"
 #include "experiments/identify/identify_run.h"
 
@@ -96,6 +102,16 @@ DEFINE_double(essential_max_error_increase, 0.005,
 DEFINE_string(out_dir, "out/identify", "output folder");
 DEFINE_bool(figures, true, "render torques.png and parameters.png (needs python3 + matplotlib)");
 DEFINE_int32(threads, 0, "threads for the per-joint smoothers (0 = all cores)");
+DEFINE_int32(seed, 1, "--monte_carlo: seed of the first bootstrap run (runs --seed, --seed + 1, ...)");
+DEFINE_int32(monte_carlo_block, 0,
+             "--monte_carlo: block length of the moving-block bootstrap [samples] (0 = the AR(1) "
+             "plug-in length of the residuals' lag-1 autocorrelation)");
+DEFINE_double(monte_carlo_encoder_step, 0.0,
+              "--monte_carlo: also perturb every position sample by a quantisation error "
+              "uniform within +- step / 2 [rad, m] (0 = the measured positions)");
+DEFINE_string(coverage_csv, "",
+              "a coverage.csv of identify --monte_carlo at this run's flags: each interval is "
+              "labelled with its measured coverage (parameters.csv, console, summary.json)");
 
 namespace {
 
@@ -116,9 +132,15 @@ bool ParseMethod(const std::string& text, identify::Method* method) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // One process, or a rank of identify_mpi's MPI job sharing out the --monte_carlo runs.
+  const dynid::cli::MpiJob job(&argc, &argv);
+  dynid::cli::SetMonteCarloRanks(job.rank(), job.size(), dynid::cli::MpiJob::Barrier,
+                                 dynid::cli::MpiJob::Gather);
   dynid::cli::ParseFlags(&argc, &argv,
                          "identify --robot=FILE [--chain=ROOT:TIP] [--drives=FILE] --data=CSV "
-                         "[--validation_data=CSV] [--method=pc|ls|wls|prior] --out_dir=D");
+                         "[--validation_data=CSV] [--method=pc|ls|wls|prior] "
+                         "[--monte_carlo=N [--seed=S] [--monte_carlo_threads=T] "
+                         "[--monte_carlo_resume]] [--coverage_csv=FILE] --out_dir=D");
   const auto start = std::chrono::steady_clock::now();
   std::string error;
   // Flags first: nothing is read or computed before they are all valid.
@@ -185,6 +207,30 @@ int main(int argc, char** argv) {
   options.essential = FLAGS_essential;
   options.essential_max_error_increase = FLAGS_essential_max_error_increase;
   options.num_threads = FLAGS_threads;
+  if (!dynid::cli::ValidateMonteCarloFlags(FLAGS_out_dir, &error)) return Fail(2, error);
+  if (FLAGS_seed < 0) return Fail(2, "--seed must be >= 0");
+  if (FLAGS_monte_carlo_block < 0) {
+    return Fail(2, "--monte_carlo_block must be >= 0 (0 = automatic)");
+  }
+  if (!(FLAGS_monte_carlo_encoder_step >= 0.0) || !std::isfinite(FLAGS_monte_carlo_encoder_step)) {
+    return Fail(2, "--monte_carlo_encoder_step must be >= 0");
+  }
+  if (FLAGS_monte_carlo == 0) {
+    for (const char* flag : {"monte_carlo_block", "monte_carlo_encoder_step", "seed"}) {
+      if (!gflags::GetCommandLineFlagInfoOrDie(flag).is_default) {
+        return Fail(2, std::string("--") + flag + " applies to --monte_carlo=N only");
+      }
+    }
+  } else if (!FLAGS_coverage_csv.empty()) {
+    return Fail(2, "--coverage_csv is quoted by a single run, not with --monte_carlo");
+  }
+  identify::BootstrapOptions bootstrap;
+  bootstrap.block_length = FLAGS_monte_carlo_block;
+  bootstrap.encoder_step = FLAGS_monte_carlo_encoder_step;
+  identify::QuotedCoverage coverage;
+  if (!identify::LoadIdentifyCoverage(FLAGS_coverage_csv, &coverage, &error)) {
+    return Fail(2, error);
+  }
   std::string root, tip;
   const std::string extension = FLAGS_robot.substr(FLAGS_robot.find_last_of('.') + 1);
   const bool urdf = extension == "urdf" || extension == "xml";
@@ -195,7 +241,7 @@ int main(int argc, char** argv) {
   } else if (!FLAGS_chain.empty()) {
     return Fail(2, "--chain applies to URDF descriptions only (a DH table is one chain)");
   }
-  if (FLAGS_figures) dynid::data::StartFigureRenderer();
+  if (FLAGS_figures && job.rank() == 0) dynid::data::StartFigureRenderer();
 
   // The robot.
   models::ChainDescription chain;
@@ -261,6 +307,16 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
 
   if (!dynid::cli::CheckOutDir(FLAGS_out_dir, &error)) return Fail(2, error);
+  // --monte_carlo: the parametric bootstrap of the identification record and the coverage of
+  // every method's intervals.
+  if (FLAGS_monte_carlo > 0) {
+    if (!identify::RunIdentifyMonteCarlo(*robot, log, options, bootstrap, FLAGS_out_dir,
+                                         static_cast<std::uint64_t>(FLAGS_seed), FLAGS_figures,
+                                         &error)) {
+      return Fail(1, error);
+    }
+    return 0;
+  }
   identify::IdentifyResults results;
   if (!identify::RunIdentify(*robot, log, validation, options, &results, &error)) {
     return Fail(1, error);
@@ -277,6 +333,7 @@ int main(int argc, char** argv) {
     std::printf("IDIM-LS → nearest physically consistent estimate: Mahalanobis %.3g (σ units)\n",
                 results.ls_to_pc.mahalanobis);
   }
+  std::printf("%s", identify::CoverageConsoleLines(coverage, results.base.names).c_str());
 
   identify::RunDescription run;
   run.robot_file = FLAGS_robot;
@@ -288,6 +345,7 @@ int main(int argc, char** argv) {
   run.chosen = method;
   run.drive_terms = models::DescribeDriveTerms(*robot);
   run.findings = findings;
+  run.coverage = coverage;
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   dynid::data::OutputStage stage;
   if (!stage.Open(FLAGS_out_dir, &error) ||

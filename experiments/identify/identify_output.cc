@@ -55,7 +55,7 @@ std::vector<bool> ConsistentRows(const IdentifyResults& r, Method method) {
   return rows;
 }
 
-std::string ParametersCsv(const IdentifyResults& r, Method chosen) {
+std::string ParametersCsv(const IdentifyResults& r, Method chosen, const QuotedCoverage& coverage) {
   const MethodEstimate& e = r.Estimate(chosen);
   const MethodEstimate& prior = r.Estimate(Method::kPrior);
   const MethodEstimate& ls = r.Estimate(Method::kLs);
@@ -63,7 +63,8 @@ std::string ParametersCsv(const IdentifyResults& r, Method chosen) {
   const std::vector<bool> consistent = ConsistentRows(r, chosen);
   std::ostringstream out;
   out << "parameter,estimate,std,rel_std_percent,physically_consistent,three_std,prior,ls,ls_std,"
-         "ls_three_std,pc,pc_std,pc_three_std,ls_hac_std,ls_to_pc_z\n";
+         "ls_three_std,pc,pc_std,pc_three_std,ls_hac_std,ls_to_pc_z,coverage_95,coverage_label,"
+         "ls_coverage_95,ls_coverage_label,ls_hac_coverage_95,ls_hac_coverage_label\n";
   auto value = [](const MethodEstimate& m, const Eigen::VectorXd& v, int i) {
     return m.available ? v[i] : kNaN;
   };
@@ -82,7 +83,15 @@ std::string ParametersCsv(const IdentifyResults& r, Method chosen) {
         << Num(value(ls, ls.base, i)) << ',' << Num(value(ls, ls.base_std, i)) << ','
         << Num(3.0 * value(ls, ls.base_std, i)) << ',' << Num(value(pc, pc.base, i)) << ','
         << Num(value(pc, pc.base_std, i)) << ',' << Num(3.0 * value(pc, pc.base_std, i)) << ','
-        << Num(hac(i)) << ',' << Num(ls_to_pc(i)) << '\n';
+        << Num(hac(i)) << ',' << Num(ls_to_pc(i));
+    // The measured coverage of the interval (--coverage_csv) of the chosen method, LS and LS HAC.
+    for (const std::string& estimator : {std::string(MethodName(chosen)), std::string("ls"),
+                                        std::string("ls_hac")}) {
+      const solvers::CoverageRow* row = QuotedRow(coverage, estimator, r.base.names[i]);
+      out << ',' << Num(row != nullptr && row->with_interval > 0 ? row->coverage_95 : kNaN) << ','
+          << IntervalLabel(row);
+    }
+    out << '\n';
   }
   return out.str();
 }
@@ -345,12 +354,21 @@ std::string Report(const models::SerialRobot& robot, const IdentifyResults& r,
   }
   out << ".\n\n";
   out << "## Base parameters (" << MethodLabel(run.chosen)
-      << ")\n\n| parameter | groups | estimate | σ | σ % "
-         "|\n|---|---|---|---|---|\n";
+      << ")\n\n";
+  if (!run.coverage.source.empty()) {
+    out << "The σ column's interval (± 1.96 σ) is labelled with its coverage measured by the "
+           "parametric bootstrap in `"
+        << run.coverage.source << "`.\n\n";
+  } else if (!run.coverage.withheld.empty()) {
+    out << run.coverage.withheld << ".\n\n";
+  }
+  out << "| parameter | groups | estimate | σ | σ % | interval |\n|---|---|---|---|---|---|\n";
   for (int i = 0; i < r.base.size(); ++i) {
     out << "| " << r.base.names[i] << " | " << r.base.descriptions[i] << " | "
         << Fixed("%.5g", chosen.base[i]) << " | " << Fixed("%.3g", chosen.base_std[i]) << " | "
-        << Fixed("%.3g", RelativeStdPercent(chosen.base[i], chosen.base_std[i])) << " |\n";
+        << Fixed("%.3g", RelativeStdPercent(chosen.base[i], chosen.base_std[i])) << " | "
+        << IntervalLabel(QuotedRow(run.coverage, MethodName(run.chosen), r.base.names[i]))
+        << " |\n";
   }
   return out.str();
 }
@@ -395,7 +413,7 @@ std::string ValidationTable(const IdentifyResults& r) {
 bool WriteIdentifyOutputs(const models::SerialRobot& robot, const IdentifyResults& r,
                           const RunDescription& run, bool figures, data::OutputStage* stage,
                           std::string* error) {
-  if (!stage->WriteText("parameters.csv", ParametersCsv(r, run.chosen), error) ||
+  if (!stage->WriteText("parameters.csv", ParametersCsv(r, run.chosen, run.coverage), error) ||
       !stage->WriteText("standard_parameters.csv", StandardParametersCsv(robot, r), error)) {
     return false;
   }
@@ -463,6 +481,7 @@ bool WriteIdentifyOutputs(const models::SerialRobot& robot, const IdentifyResult
     summary["essential_parameters"] = r.essential.essential_names;
     summary["essential_relative_error"] = r.essential.final_fit.relative_error;
   }
+  summary["coverage"] = CoverageSummaryJson(run.coverage, r.base.names);
   summary["findings"] = run.findings;
   summary["notes"] = r.notes;
   summary["computation_s"] = run.seconds;

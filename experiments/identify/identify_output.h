@@ -19,6 +19,7 @@
 
 #include "dynid/data/output.h"
 #include "dynid/models/serial_robot.h"
+#include "experiments/identify/identify_monte_carlo.h"
 #include "experiments/identify/identify_run.h"
 
 namespace dynid::identify {
@@ -31,6 +32,7 @@ struct RunDescription {
   std::vector<std::string> drive_terms;  // models::DescribeDriveTerms
   std::vector<std::string> findings;     // of the records (identify_log.h)
   double seconds = 0.0;                  // computation so far
+  QuotedCoverage coverage;               // --coverage_csv: the intervals' measured coverage
 };
 
 bool WriteIdentifyOutputs(const models::SerialRobot& robot, const IdentifyResults& results,
