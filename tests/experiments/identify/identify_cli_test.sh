@@ -9,6 +9,12 @@
 #     the inertial parameters are not identifiable from this recording.
 #  3. Bad flags, descriptions and records: exit 2, a message naming the file, line and column or
 #     the flag, nothing written.
+#  4. --monte_carlo, the parametric block bootstrap, on the turntable with noisy torques: the
+#     expected rows of coverage.csv, the same files for 1 and 2 threads, a resumed Monte Carlo
+#     equal to a fresh one byte for byte; with white torque noise the classical σ are calibrated,
+#     with strongly coloured noise (AR(1), 0.98 per sample) they are not while the HAC σ cover
+#     better — and the i.i.d. bootstrap (blocks of one sample) misses it; a single run labels its
+#     intervals with a given coverage.csv, and withholds one measured at other flags.
 # Usage: identify_cli_test.sh PATH/TO/identify
 set -u
 binary="$1"
@@ -145,4 +151,123 @@ expect_exit 1 "IDIM-IV estimate not available: no reference trajectory" "${good[
 expect_exit 2 "--kp" "${good[@]}" --data="$work/turntable_ref.csv" --kp=1,2
 expect_exit 2 "--iv_reference: expected" "${good[@]}" --data="$work/turntable.csv" \
   --iv_reference=cad
+
+# 4. The Monte Carlo. Torques of the turntable plus noise from a Park–Miller generator (the same
+# numbers with every awk): white, or AR(1) with coefficient 0.98 (same marginal σ, 0.05 N m).
+noisy_turntable() {  # noisy_turntable PHI SEED
+  awk -v phi="$1" -v seed="$2" '
+    function u() { seed = (16807 * seed) % 2147483647; return seed / 2147483647 }
+    function gauss() { return sqrt(-2 * log(u())) * cos(6.283185307179586 * u()) }
+    BEGIN {
+      print "t,q_spin,tau_spin"
+      zz = 0.35; fv = 0.8; fc = 0.4; off = 0.05; e = 0
+      for (k = 0; k < 3000; k++) {
+        t = k * 0.005
+        q = 0.8 * sin(1.3 * t) + 0.3 * sin(3.1 * t + 0.4)
+        qd = 0.8 * 1.3 * cos(1.3 * t) + 0.3 * 3.1 * cos(3.1 * t + 0.4)
+        qdd = -0.8 * 1.69 * sin(1.3 * t) - 0.3 * 9.61 * sin(3.1 * t + 0.4)
+        s = (qd > 0) - (qd < 0)
+        e = phi * e + sqrt(1 - phi * phi) * 0.05 * gauss()
+        printf "%.4f,%.12g,%.12g\n", t, q, zz * qdd + fv * qd + fc * s + off + e
+      }
+    }'
+}
+noisy_turntable 0 12345 > "$work/white.csv"
+noisy_turntable 0.98 12345 > "$work/coloured.csv"
+mc() {  # mc NAME DATA ARGS...: a Monte Carlo into $work/NAME
+  local name="$1" data="$2"; shift 2
+  "$binary" --robot="$work/turntable.yaml" --data="$work/$data" --figures=false \
+    --out_dir="$work/$name" "$@" > "$work/$name.log" 2>&1 ||
+    fail "Monte Carlo $name exited non-zero: $(cat "$work/$name.log")"
+}
+# coverage ESTIMATOR PARAMETER FILE: coverage_95 of the row.
+coverage() {
+  awk -F, -v e="$1" -v p="$2" 'NR > 1 && $1 == e && $2 == p { print $7 }' "$3"
+}
+mc white white.csv --monte_carlo=20 --monte_carlo_threads=2
+mc coloured coloured.csv --monte_carlo=20 --monte_carlo_threads=2
+mc coloured_iid coloured.csv --monte_carlo=20 --monte_carlo_threads=2 --monte_carlo_block=1
+for f in coverage.csv monte_carlo_runs.csv summary.json; do
+  [[ -s "$work/white/$f" ]] || fail "the Monte Carlo did not write $f"
+done
+grep -q "^# settings: identify --monte_carlo=20 --seed=1 " "$work/white/coverage.csv" ||
+  fail "coverage.csv settings: $(head -1 "$work/white/coverage.csv")"
+# 5 estimators (ls, ls_hac, wls, wls_hac, pc) × 4 parameters, the header and the settings.
+check "coverage.csv rows" "a == 22" "$(wc -l < "$work/white/coverage.csv")"
+for e in ls ls_hac wls wls_hac pc; do
+  for p in zz1r fv1 fc1 off1; do
+    check "$e $p has 20 runs" "a == 20" \
+      "$(awk -F, -v e=$e -v p=$p '$1 == e && $2 == p { print $3 }' "$work/white/coverage.csv")"
+  done
+done
+grep -q "Does NOT cover: model error" "$work/white.log" ||
+  fail "the console does not state what the bootstrap does not cover"
+for p in zz1r fv1 fc1 off1; do
+  check "white noise: LS $p calibrated" "a >= 0.85" \
+    "$(coverage ls $p "$work/white/coverage.csv")"
+  check "coloured noise: LS $p NOT calibrated" "a < 0.85" \
+    "$(coverage ls $p "$work/coloured/coverage.csv")"
+  check "coloured noise: HAC $p covers better than classical" "a >= b + 0.3" \
+    "$(coverage ls_hac $p "$work/coloured/coverage.csv")" \
+    "$(coverage ls $p "$work/coloured/coverage.csv")"
+  check "coloured noise, i.i.d. bootstrap: LS $p looks calibrated" "a >= 0.85" \
+    "$(coverage ls $p "$work/coloured_iid/coverage.csv")"
+done
+check "automatic block length follows the colour" "a > 20 && b <= 2" \
+  "$(json "$work/coloured/summary.json" "d['monte_carlo']['block_length_samples']")" \
+  "$(json "$work/white/summary.json" "d['monte_carlo']['block_length_samples']")"
+# Independent of the thread count; resumed = fresh.
+mc six_t1 coloured.csv --monte_carlo=6 --monte_carlo_threads=1
+mc six_t2 coloured.csv --monte_carlo=6 --monte_carlo_threads=2
+mc resumed coloured.csv --monte_carlo=3 --monte_carlo_threads=1
+mc resumed coloured.csv --monte_carlo=6 --monte_carlo_threads=2 --monte_carlo_resume
+grep -q "3 runs resumed from the journal" "$work/resumed.log" || fail "no runs were resumed"
+for f in coverage.csv monte_carlo_runs.csv; do
+  cmp -s "$work/six_t1/$f" "$work/six_t2/$f" || fail "$f differs between 1 and 2 threads"
+  cmp -s "$work/six_t1/$f" "$work/resumed/$f" || fail "$f of the resumed Monte Carlo differs"
+done
+# A single run quotes the coverage measured at its flags ...
+"$binary" --robot="$work/turntable.yaml" --data="$work/coloured.csv" --method=ls --figures=false \
+  --coverage_csv="$work/coloured/coverage.csv" --out_dir="$work/quoted" > "$work/quoted.log" 2>&1 ||
+  fail "run with --coverage_csv exited non-zero: $(cat "$work/quoted.log")"
+label=$(awk -F, '$1 == "zz1r" { print $17 }' "$work/quoted/parameters.csv")
+[[ "$label" == "NOT calibrated (coverage $(printf %.2f "$(coverage ls zz1r "$work/coloured/coverage.csv")"))" ]] ||
+  fail "parameters.csv coverage_label of zz1r: '$label'"
+head -1 "$work/quoted/parameters.csv" | grep -q ",ls_to_pc_z,coverage_95,coverage_label," ||
+  fail "parameters.csv columns: $(head -1 "$work/quoted/parameters.csv")"
+grep -q "ls      0 of 4 intervals calibrated; NOT calibrated" "$work/quoted.log" ||
+  fail "the console does not label the intervals: $(cat "$work/quoted.log")"
+check "summary.json label" "a == 1" "$(json "$work/quoted/summary.json" \
+  "int(d['coverage']['estimators']['ls_hac']['fv1']['label'].startswith('calibrated'))")"
+# ... and not one measured at other flags.
+"$binary" --robot="$work/turntable.yaml" --data="$work/coloured.csv" --figures=false \
+  --rest_velocity=0.01 --coverage_csv="$work/coloured/coverage.csv" --out_dir="$work/other" \
+  > "$work/other.log" 2>&1 || fail "run with other flags exited non-zero"
+grep -q "not measured for this setting" "$work/other.log" || fail "coverage of other flags quoted"
+[[ "$(awk -F, '$1 == "zz1r" { print $17 }' "$work/other/parameters.csv")" == \
+   "coverage not measured" ]] || fail "coverage of other flags in parameters.csv"
+# Bad Monte Carlo flags.
+mcgood=("${good[@]}" --data="$work/coloured.csv")
+expect_exit 2 "--monte_carlo must be >= 0" "${mcgood[@]}" --monte_carlo=-1
+expect_exit 2 "--monte_carlo_threads must be >= 0" "${mcgood[@]}" --monte_carlo=2 \
+  --monte_carlo_threads=-1
+expect_exit 2 "--monte_carlo_block must be >= 0" "${mcgood[@]}" --monte_carlo=2 \
+  --monte_carlo_block=-3
+expect_exit 2 "--monte_carlo_encoder_step must be >= 0" "${mcgood[@]}" --monte_carlo=2 \
+  --monte_carlo_encoder_step=-1
+expect_exit 2 "--monte_carlo_block applies to --monte_carlo=N only" "${mcgood[@]}" \
+  --monte_carlo_block=5
+expect_exit 2 "--seed applies to --monte_carlo=N only" "${mcgood[@]}" --seed=4
+expect_exit 2 "--monte_carlo_resume needs --monte_carlo=N" "${mcgood[@]}" --monte_carlo_resume
+expect_exit 2 "--coverage_csv is quoted by a single run" "${mcgood[@]}" --monte_carlo=2 \
+  --coverage_csv="$work/coloured/coverage.csv"
+expect_exit 2 "--coverage_csv: " "${mcgood[@]}" --coverage_csv="$work/no_such_coverage.csv"
+# Resuming onto a journal of other settings.
+rm -rf "$work/bad" && cp -r "$work/resumed" "$work/bad_resume"
+"$binary" --robot="$work/turntable.yaml" --data="$work/white.csv" --figures=false \
+  --out_dir="$work/bad_resume" --monte_carlo=6 --monte_carlo_resume > "$work/log" 2>&1
+[[ $? -eq 2 ]] || fail "resume onto other settings: exit $?"
+grep -qF -- "--monte_carlo_resume" "$work/log" || fail "resume message: $(cat "$work/log")"
+cmp -s "$work/resumed/coverage.csv" "$work/bad_resume/coverage.csv" ||
+  fail "a refused resume changed the outputs"
 finish identify
