@@ -104,8 +104,8 @@ DEFINE_bool(figures, true, "render torques.png and parameters.png (needs python3
 DEFINE_int32(threads, 0, "threads for the per-joint smoothers (0 = all cores)");
 DEFINE_int32(seed, 1, "--monte_carlo: seed of the first bootstrap run (runs --seed, --seed + 1, ...)");
 DEFINE_int32(monte_carlo_block, 0,
-             "--monte_carlo: block length of the moving-block bootstrap [samples] (0 = the AR(1) "
-             "plug-in length of the residuals' lag-1 autocorrelation)");
+             "--monte_carlo: block length of the moving-block bootstrap [samples] (0 = the "
+             "Politis-White automatic length of the residuals' autocorrelation)");
 DEFINE_double(monte_carlo_encoder_step, 0.0,
               "--monte_carlo: also perturb every position sample by a quantisation error "
               "uniform within +- step / 2 [rad, m] (0 = the measured positions)");

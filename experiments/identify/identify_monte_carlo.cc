@@ -102,9 +102,10 @@ bool MakeBootstrapRecord(const models::SerialRobot& robot, const JointLog& log,
     return false;
   }
   record->rho = solvers::MeanLagOneAutocorrelation(measured_residual);
-  record->block_length = bootstrap.block_length > 0
-                             ? std::min(bootstrap.block_length, ns)
-                             : solvers::MovingBlockLength(measured_residual);
+  record->ar1_block_length = solvers::MovingBlockLength(measured_residual);
+  record->politis_white_block_length = solvers::PolitisWhiteBlockLength(measured_residual);
+  record->block_length = bootstrap.block_length > 0 ? std::min(bootstrap.block_length, ns)
+                                                    : record->politis_white_block_length;
   (void)options;
   return true;
 }
@@ -176,10 +177,11 @@ std::string BootstrapDescription(const BootstrapRecord& record, const BootstrapO
       "parametric bootstrap of the record: truth = its IDIM-LS estimate; each run keeps the "
       "measured positions%s and takes the torques Phi(q, q', q'') theta + e*, e* a moving-block "
       "resample of the record's LS residual (blocks of %d samples of all measured joints "
-      "together, %s; residual lag-1 autocorrelation %.3f), identified by the same pipeline. ",
+      "together, %s; Politis-White length %d, AR(1) plug-in length %d, residual lag-1 "
+      "autocorrelation %.3f), identified by the same pipeline. ",
       bootstrap.encoder_step > 0.0 ? " plus a quantisation error (uniform, +- step / 2)" : "",
-      record.block_length, bootstrap.block_length > 0 ? "given" : "AR(1) plug-in length",
-      record.rho);
+      record.block_length, bootstrap.block_length > 0 ? "given" : "Politis-White automatic",
+      record.politis_white_block_length, record.ar1_block_length, record.rho);
   return std::string(head) +
          "Covers: the torque disturbance with its colour and cross-joint correlation" +
          (bootstrap.encoder_step > 0.0 ? " and the given position quantisation" : "") +
@@ -304,6 +306,8 @@ bool RunIdentifyMonteCarlo(const models::SerialRobot& robot, const JointLog& log
   mc.update({{"bootstrap", description},
              {"block_length_samples", record.block_length},
              {"block_length_given", bootstrap.block_length > 0},
+             {"politis_white_block_length", record.politis_white_block_length},
+             {"ar1_plug_in_block_length", record.ar1_block_length},
              {"residual_lag1_autocorrelation", record.rho},
              {"residual_rms", rms},
              {"encoder_step", bootstrap.encoder_step},

@@ -13,8 +13,11 @@
 //     of L consecutive samples of all measured joints together (joint-vector blocks), so that
 //     the residual's colour (up to lag L − 1) and the correlation between the joints' residuals
 //     (coupled dynamics and a common model error load every joint at once) are kept. L is the
-//     AR(1) plug-in length of the residuals' lag-1 autocorrelation (the HAC bandwidth rule), or
-//     given.
+//     Politis & White (2004, 2009) automatic length of the residuals' autocorrelation function
+//     (the longest over the measured joints), or given. Not the AR(1) plug-in length of their
+//     lag-1 autocorrelation: that is the HAC covariance's own bandwidth rule, so a bootstrap
+//     with it would share the assumption it is meant to check (on the TIAGo record it gives 16
+//     samples, and the HAC σ look calibrated that way only).
 // Every run is identified by the same pipeline as the record (same differentiator, rest
 // detection, selection, decimation, methods), and every method's estimate and σ are scored
 // against θ̂: `ls` and `ls_hac` (the same estimate with its classical and its HAC σ), `wls` and
@@ -43,7 +46,7 @@
 namespace dynid::identify {
 
 struct BootstrapOptions {
-  int block_length = 0;       // samples; 0 = solvers::MovingBlockLength of the residuals
+  int block_length = 0;  // samples; 0 = solvers::PolitisWhiteBlockLength of the residuals
   double encoder_step = 0.0;  // > 0: positions perturbed uniformly within ± step / 2
 };
 
@@ -54,7 +57,9 @@ struct BootstrapRecord {
   Eigen::VectorXd truth_std;       // its classical σ (for the report: which are determined)
   Eigen::MatrixXd fitted;          // Ns × n: Φ(q̂, q̂', q̂'') θ̂ (NaN for unmeasured joints)
   Eigen::MatrixXd residual;        // Ns × n: τ − fitted (NaN for unmeasured joints)
-  int block_length = 1;
+  int block_length = 1;                // used
+  int politis_white_block_length = 1;  // solvers::PolitisWhiteBlockLength (the default)
+  int ar1_block_length = 1;            // solvers::MovingBlockLength (the HAC bandwidth rule)
   double rho = 0.0;  // mean lag-1 autocorrelation of the measured joints' residuals
   Eigen::VectorXd residual_rms;  // per joint (NaN unmeasured)
 };

@@ -1,7 +1,8 @@
 // Tests of the moving-block bootstrap (solvers/block_bootstrap.h): the resample is made of whole
 // rows in blocks of consecutive rows and is reproducible from its seed; it keeps a coloured
 // series' lag-1 autocorrelation and the correlation between channels; the block length follows
-// the colour; and in a parametric bootstrap of a regression it tells honest intervals from
+// the colour (the AR(1) rule, and the Politis–White rule that also sees a long, weak correlation);
+// and in a parametric bootstrap of a regression it tells honest intervals from
 // optimistic ones: with white residuals the classical σ cover, with strongly coloured residuals
 // they do not while the HAC σ do better — and with blocks of one row (the i.i.d. bootstrap) the
 // colour is lost and the classical σ would wrongly look calibrated.
@@ -74,6 +75,38 @@ TEST(BlockBootstrapTest, KeepsColourAndCrossCorrelation) {
               0.05);
   // The i.i.d. bootstrap loses the colour.
   EXPECT_LT(std::abs(MeanLagOneAutocorrelation(MovingBlockResample(series, 1, &rng))), 0.05);
+}
+
+// White noise plus a small, slowly decaying AR(1) component (coefficient 0.99, variance 0.5): a
+// modest lag-1 autocorrelation (≈ 0.33) and a long correlation.
+Eigen::MatrixXd WhitePlusSlow(int rows, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  Eigen::MatrixXd x(rows, 1);
+  double slow = 0.0;
+  const double phi = 0.99, innovation = std::sqrt(0.5 * (1.0 - phi * phi));
+  for (int t = 0; t < rows; ++t) {
+    slow = phi * slow + innovation * normal(rng);
+    x(t, 0) = normal(rng) + slow;
+  }
+  return x;
+}
+
+TEST(BlockBootstrapTest, PolitisWhiteLengthFollowsTheWholeAutocorrelation) {
+  // AR(1) at 0.9: the optimal length (1.5 α T)^{1/3} ≈ 81 at T = 4000.
+  const int ar1 = PolitisWhiteBlockLength(TwoChannelAr1(4000, 0.9, 3));
+  EXPECT_GT(ar1, 40);
+  EXPECT_LT(ar1, 160);
+  EXPECT_LE(PolitisWhiteBlockLength(TwoChannelAr1(4000, 0.0, 3)), 3);
+  // A long, weak correlation: the AR(1) rule sees only the lag-1 value.
+  const Eigen::MatrixXd slow = WhitePlusSlow(4000, 9);
+  const int plug_in = MovingBlockLength(slow), automatic = PolitisWhiteBlockLength(slow);
+  std::printf("block lengths: AR(0.9) Politis-White %d; white + slow AR(0.99): AR(1) rule %d, "
+              "Politis-White %d\n",
+              ar1, plug_in, automatic);
+  EXPECT_LT(plug_in, 25);
+  EXPECT_GT(automatic, 3 * plug_in);
+  EXPECT_LE(automatic, static_cast<int>(std::ceil(3.0 * std::sqrt(4000.0))));
 }
 
 // A parametric bootstrap of y = X θ + e: θ̂ by LS on one record, then `runs` records
