@@ -37,8 +37,8 @@ int PolitisWhiteBlockLength(const Eigen::MatrixXd& series) {
   if (rows < 8) return 1;
   const int max_length = static_cast<int>(std::ceil(std::min(3.0 * std::sqrt(t), t / 3.0)));
   const int k_n = std::max(5, static_cast<int>(std::ceil(std::sqrt(std::log10(t)))));
-  const int max_lag = std::min<int>(static_cast<int>(rows) - 1,
-                                    static_cast<int>(std::ceil(std::sqrt(t))) + k_n);
+  const int max_lag =
+      std::min<int>(static_cast<int>(rows) - 1, static_cast<int>(std::ceil(std::sqrt(t))) + k_n);
   const double bound = 2.0 * std::sqrt(std::log10(t) / t);
   double longest = 1.0;
   for (Eigen::Index c = 0; c < series.cols(); ++c) {

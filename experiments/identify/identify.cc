@@ -102,7 +102,8 @@ DEFINE_double(essential_max_error_increase, 0.005,
 DEFINE_string(out_dir, "out/identify", "output folder");
 DEFINE_bool(figures, true, "render torques.png and parameters.png (needs python3 + matplotlib)");
 DEFINE_int32(threads, 0, "threads for the per-joint smoothers (0 = all cores)");
-DEFINE_int32(seed, 1, "--monte_carlo: seed of the first bootstrap run (runs --seed, --seed + 1, ...)");
+DEFINE_int32(seed, 1,
+             "--monte_carlo: seed of the first bootstrap run (runs --seed, --seed + 1, ...)");
 DEFINE_int32(monte_carlo_block, 0,
              "--monte_carlo: block length of the moving-block bootstrap [samples] (0 = the "
              "Politis-White automatic length of the residuals' autocorrelation)");

@@ -58,9 +58,8 @@ double Median(std::vector<double> x) {
 }  // namespace
 
 bool MakeBootstrapRecord(const models::SerialRobot& robot, const JointLog& log,
-                         const IdentifyResults& results, const IdentifyOptions& options,
-                         const BootstrapOptions& bootstrap, BootstrapRecord* record,
-                         std::string* error) {
+                         const IdentifyResults& results, const BootstrapOptions& bootstrap,
+                         BootstrapRecord* record, std::string* error) {
   const MethodEstimate& ls = results.Estimate(Method::kLs);
   if (!ls.available) {
     *error = "the bootstrap's truth is the record's IDIM-LS estimate, which is not available: " +
@@ -106,7 +105,6 @@ bool MakeBootstrapRecord(const models::SerialRobot& robot, const JointLog& log,
   record->politis_white_block_length = solvers::PolitisWhiteBlockLength(measured_residual);
   record->block_length = bootstrap.block_length > 0 ? std::min(bootstrap.block_length, ns)
                                                     : record->politis_white_block_length;
-  (void)options;
   return true;
 }
 
@@ -114,7 +112,8 @@ JointLog BootstrapLog(const JointLog& log, const BootstrapRecord& record,
                       const BootstrapOptions& bootstrap, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   JointLog out = log;
-  out.tau = record.fitted + solvers::MovingBlockResample(record.residual, record.block_length, &rng);
+  out.tau =
+      record.fitted + solvers::MovingBlockResample(record.residual, record.block_length, &rng);
   if (bootstrap.encoder_step > 0.0) {
     // 53 random bits → [0, 1): the same draws on every standard library.
     for (Eigen::Index k = 0; k < out.q.rows(); ++k) {
@@ -202,14 +201,14 @@ bool RunIdentifyMonteCarlo(const models::SerialRobot& robot, const JointLog& log
   IdentifyResults results;
   if (!RunIdentify(robot, log, JointLog(), record_options, &results, error)) return false;
   BootstrapRecord record;
-  if (!MakeBootstrapRecord(robot, log, results, options, bootstrap, &record, error)) return false;
+  if (!MakeBootstrapRecord(robot, log, results, bootstrap, &record, error)) return false;
   const std::string description = BootstrapDescription(record, bootstrap);
   // A run depends on its seed and the flags only: journalled, resumable, shared over MPI ranks.
-  const solvers::MonteCarloTrial trial =
-      [&](int, std::uint64_t seed, std::vector<solvers::MonteCarloEstimate>* out,
-          std::string* why) {
-        return BootstrapTrial(robot, log, record, bootstrap, options, seed, out, why);
-      };
+  const solvers::MonteCarloTrial trial = [&](int, std::uint64_t seed,
+                                             std::vector<solvers::MonteCarloEstimate>* out,
+                                             std::string* why) {
+    return BootstrapTrial(robot, log, record, bootstrap, options, seed, out, why);
+  };
   cli::MonteCarloJob job;
   if (!cli::RunMonteCarloFromFlags(out_dir, first_seed, 1, trial, &job, error)) return false;
   if (!job.reporting) return true;
@@ -217,8 +216,9 @@ bool RunIdentifyMonteCarlo(const models::SerialRobot& robot, const JointLog& log
   data::OutputStage stage;
   std::vector<solvers::CoverageRow> rows;
   char title[200];
-  std::snprintf(title, sizeof(title), "identify: parametric block bootstrap, %d runs from seed %llu",
-                FLAGS_monte_carlo, static_cast<unsigned long long>(first_seed));
+  std::snprintf(title, sizeof(title),
+                "identify: parametric block bootstrap, %d runs from seed %llu", FLAGS_monte_carlo,
+                static_cast<unsigned long long>(first_seed));
   if (!stage.Open(out_dir, error) ||
       !solvers::WriteCoverageOutputs(job.runs, {""}, title, figures, &stage, &rows, error,
                                      cli::MonteCarloSettings())) {
@@ -264,14 +264,14 @@ bool RunIdentifyMonteCarlo(const models::SerialRobot& robot, const JointLog& log
         ratio.push_back(row.spread / row.mean_reported_std);
       }
       char cell[80];
-      std::snprintf(cell, sizeof(cell), "%3d of %-3d %8.2f  %8.2f      ", calibrated,
-                    with_interval, Median(coverage), Median(ratio));
+      std::snprintf(cell, sizeof(cell), "%3d of %-3d %8.2f  %8.2f      ", calibrated, with_interval,
+                    Median(coverage), Median(ratio));
       cells += cell;
       entry[determined_only ? "determined" : "all"] = {
           {"parameters_with_interval", with_interval},
           {"calibrated", calibrated},
-          {"median_coverage_95", std::isfinite(Median(coverage)) ? nlohmann::json(Median(coverage))
-                                                                 : nlohmann::json()},
+          {"median_coverage_95",
+           std::isfinite(Median(coverage)) ? nlohmann::json(Median(coverage)) : nlohmann::json()},
           {"median_spread_over_reported_std",
            std::isfinite(Median(ratio)) ? nlohmann::json(Median(ratio)) : nlohmann::json()}};
     }
@@ -293,11 +293,11 @@ bool RunIdentifyMonteCarlo(const models::SerialRobot& robot, const JointLog& log
   nlohmann::json& mc = summary["monte_carlo"] = cli::MonteCarloJobJson(job, out_dir);
   nlohmann::json truth = nlohmann::json::object();
   for (std::size_t i = 0; i < record.names.size(); ++i) {
-    truth[record.names[i]] = {{"value", record.truth[i]},
-                              {"ls_std", std::isfinite(record.truth_std[i])
-                                             ? nlohmann::json(record.truth_std[i])
-                                             : nlohmann::json()},
-                              {"determined", Determined(record, i)}};
+    truth[record.names[i]] = {
+        {"value", record.truth[i]},
+        {"ls_std", std::isfinite(record.truth_std[i]) ? nlohmann::json(record.truth_std[i])
+                                                      : nlohmann::json()},
+        {"determined", Determined(record, i)}};
   }
   nlohmann::json rms = nlohmann::json::object();
   for (int j = 0; j < record.residual_rms.size(); ++j) {
@@ -329,9 +329,9 @@ bool LoadIdentifyCoverage(const std::string& path, QuotedCoverage* coverage, std
   // parameters.csv (every method runs), the essential selection, the validation file (the runs
   // have none), the bootstrap's own design.
   std::string difference;
-  if (!cli::LoadQuotedCoverage(path, "", {"method", "essential", "essential_max_error_increase",
-                                          "validation_data", "monte_carlo_block",
-                                          "monte_carlo_encoder_step"},
+  if (!cli::LoadQuotedCoverage(path, "",
+                               {"method", "essential", "essential_max_error_increase",
+                                "validation_data", "monte_carlo_block", "monte_carlo_encoder_step"},
                                &coverage->rows, &coverage->source, &difference, error)) {
     return false;
   }
@@ -353,7 +353,7 @@ std::string IntervalLabel(const solvers::CoverageRow* row) {
   if (row == nullptr) return "coverage not measured";
   char text[96];
   if (row->with_interval == 0) {
-    std::snprintf(text, sizeof(text), "no interval (%d runs, %d not converged)", row->runs,
+    std::snprintf(text, sizeof(text), "no interval (%d runs; %d not converged)", row->runs,
                   row->non_converged);
   } else if (row->with_interval < solvers::kMinCalibrationRuns) {
     std::snprintf(text, sizeof(text), "too few runs (coverage %.2f over %d)", row->coverage_95,
@@ -387,8 +387,8 @@ std::string CoverageConsoleLines(const QuotedCoverage& coverage,
     }
     if (found == 0) continue;
     char line[96];
-    std::snprintf(line, sizeof(line), "  %-7s %d of %d intervals calibrated", estimator,
-                  calibrated, found);
+    std::snprintf(line, sizeof(line), "  %-7s %d of %d intervals calibrated", estimator, calibrated,
+                  found);
     out += line;
     if (!bad.empty()) out += "; NOT calibrated (coverage):" + bad;
     out += "\n";

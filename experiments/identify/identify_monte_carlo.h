@@ -46,7 +46,7 @@
 namespace dynid::identify {
 
 struct BootstrapOptions {
-  int block_length = 0;  // samples; 0 = solvers::PolitisWhiteBlockLength of the residuals
+  int block_length = 0;       // samples; 0 = solvers::PolitisWhiteBlockLength of the residuals
   double encoder_step = 0.0;  // > 0: positions perturbed uniformly within ± step / 2
 };
 
@@ -57,19 +57,18 @@ struct BootstrapRecord {
   Eigen::VectorXd truth_std;       // its classical σ (for the report: which are determined)
   Eigen::MatrixXd fitted;          // Ns × n: Φ(q̂, q̂', q̂'') θ̂ (NaN for unmeasured joints)
   Eigen::MatrixXd residual;        // Ns × n: τ − fitted (NaN for unmeasured joints)
-  int block_length = 1;                // used
+  int block_length = 1;            // used
   int politis_white_block_length = 1;  // solvers::PolitisWhiteBlockLength (the default)
   int ar1_block_length = 1;            // solvers::MovingBlockLength (the HAC bandwidth rule)
-  double rho = 0.0;  // mean lag-1 autocorrelation of the measured joints' residuals
+  double rho = 0.0;              // mean lag-1 autocorrelation of the measured joints' residuals
   Eigen::VectorXd residual_rms;  // per joint (NaN unmeasured)
 };
 
 // The truth, the fitted torques and the residual of `log` identified as `results` (RunIdentify
 // on `log`, IDIM-LS available). False with a message otherwise.
 bool MakeBootstrapRecord(const models::SerialRobot& robot, const JointLog& log,
-                         const IdentifyResults& results, const IdentifyOptions& options,
-                         const BootstrapOptions& bootstrap, BootstrapRecord* record,
-                         std::string* error);
+                         const IdentifyResults& results, const BootstrapOptions& bootstrap,
+                         BootstrapRecord* record, std::string* error);
 
 // The record of run `seed`: `log` with the bootstrap torques (and perturbed positions).
 JointLog BootstrapLog(const JointLog& log, const BootstrapRecord& record,

@@ -85,8 +85,8 @@ std::string ParametersCsv(const IdentifyResults& r, Method chosen, const QuotedC
         << Num(value(pc, pc.base_std, i)) << ',' << Num(3.0 * value(pc, pc.base_std, i)) << ','
         << Num(hac(i)) << ',' << Num(ls_to_pc(i));
     // The measured coverage of the interval (--coverage_csv) of the chosen method, LS and LS HAC.
-    for (const std::string& estimator : {std::string(MethodName(chosen)), std::string("ls"),
-                                        std::string("ls_hac")}) {
+    for (const std::string& estimator :
+         {std::string(MethodName(chosen)), std::string("ls"), std::string("ls_hac")}) {
       const solvers::CoverageRow* row = QuotedRow(coverage, estimator, r.base.names[i]);
       out << ',' << Num(row != nullptr && row->with_interval > 0 ? row->coverage_95 : kNaN) << ','
           << IntervalLabel(row);
@@ -353,8 +353,7 @@ std::string Report(const models::SerialRobot& robot, const IdentifyResults& r,
     out << (j ? ", " : " ") << j + 1 << " = " << r.joint_names[j];
   }
   out << ".\n\n";
-  out << "## Base parameters (" << MethodLabel(run.chosen)
-      << ")\n\n";
+  out << "## Base parameters (" << MethodLabel(run.chosen) << ")\n\n";
   if (!run.coverage.source.empty()) {
     out << "The σ column's interval (± 1.96 σ) is labelled with its coverage measured by the "
            "parametric bootstrap in `"

@@ -71,8 +71,7 @@ TEST(BlockBootstrapTest, KeepsColourAndCrossCorrelation) {
   std::mt19937_64 rng(11);
   const Eigen::MatrixXd out = MovingBlockResample(series, block, &rng);
   EXPECT_NEAR(MeanLagOneAutocorrelation(out), rho, 0.03);
-  EXPECT_NEAR(Correlation(out.col(0), out.col(1)), Correlation(series.col(0), series.col(1)),
-              0.05);
+  EXPECT_NEAR(Correlation(out.col(0), out.col(1)), Correlation(series.col(0), series.col(1)), 0.05);
   // The i.i.d. bootstrap loses the colour.
   EXPECT_LT(std::abs(MeanLagOneAutocorrelation(MovingBlockResample(series, 1, &rng))), 0.05);
 }
@@ -101,9 +100,10 @@ TEST(BlockBootstrapTest, PolitisWhiteLengthFollowsTheWholeAutocorrelation) {
   // A long, weak correlation: the AR(1) rule sees only the lag-1 value.
   const Eigen::MatrixXd slow = WhitePlusSlow(4000, 9);
   const int plug_in = MovingBlockLength(slow), automatic = PolitisWhiteBlockLength(slow);
-  std::printf("block lengths: AR(0.9) Politis-White %d; white + slow AR(0.99): AR(1) rule %d, "
-              "Politis-White %d\n",
-              ar1, plug_in, automatic);
+  std::printf(
+      "block lengths: AR(0.9) Politis-White %d; white + slow AR(0.99): AR(1) rule %d, "
+      "Politis-White %d\n",
+      ar1, plug_in, automatic);
   EXPECT_LT(plug_in, 25);
   EXPECT_GT(automatic, 3 * plug_in);
   EXPECT_LE(automatic, static_cast<int>(std::ceil(3.0 * std::sqrt(4000.0))));
@@ -161,10 +161,10 @@ TEST(BlockBootstrapTest, ParametricBootstrapTellsOptimisticIntervals) {
   // Blocks of one row: the resampled residuals are white, and the classical σ look calibrated.
   const Coverage iid = BootstrapCoverage(0.95, 1, runs);
   EXPECT_GE(iid.classical, 0.85);
-  std::printf("coverage classical / HAC: white %.3f / %.3f, AR(0.95) %.3f / %.3f, AR(0.95) with "
-              "i.i.d. resampling %.3f / %.3f\n",
-              white.classical, white.hac, coloured.classical, coloured.hac, iid.classical,
-              iid.hac);
+  std::printf(
+      "coverage classical / HAC: white %.3f / %.3f, AR(0.95) %.3f / %.3f, AR(0.95) with "
+      "i.i.d. resampling %.3f / %.3f\n",
+      white.classical, white.hac, coloured.classical, coloured.hac, iid.classical, iid.hac);
 }
 
 }  // namespace
