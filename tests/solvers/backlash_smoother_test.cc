@@ -335,7 +335,9 @@ TEST(BacklashSmootherTest, FirstOrderHoldRemovesTheDiscretisationBiasOfK) {
         << error;
     ASSERT_TRUE(shape.smoother.summary.converged) << shape.smoother.summary.message;
     k_error[first_order] = shape.spring(2) - 37.0;
-    if (first_order) EXPECT_NEAR(shape.spring(1), 0.2, 1e-5);
+    if (first_order) {
+      EXPECT_NEAR(shape.spring(1), 0.2, 1e-5);
+    }
   }
   EXPECT_GT(k_error[0], 0.02) << "zero-order hold";
   EXPECT_LT(std::abs(k_error[1]), 1e-4) << "first-order hold";
