@@ -189,6 +189,27 @@ void TransmissionRk4Step(const TwoMassTransmission& model, const T* x, const T& 
   next = Rk4Step(f, 0.0, h, x0);
 }
 
+// One RK4 step of length h with u constant and tau_K linear in time from tau_start (at the start
+// of the step) to tau_end (at its end): the stages take tau_start, the mean of the two, tau_end
+// (a first-order hold of tau_K; the map of the smoother's first-order transcription).
+template <class T>
+void TransmissionRk4StepLinearTau(const TwoMassTransmission& model, const T* x, const T& u,
+                                  const T& tau_start, const T& tau_end, double h, T* x_next) {
+  using State = Eigen::Matrix<T, 4, 1>;
+  const T tau_mid = (tau_start + tau_end) * 0.5;
+  const State x0 = Eigen::Map<const State>(x);
+  State k1, k2, k3, k4;
+  model.StateDerivative(x0.data(), u, tau_start, k1.data());
+  const State x1 = x0 + k1 * (0.5 * h);
+  model.StateDerivative(x1.data(), u, tau_mid, k2.data());
+  const State x2 = x0 + k2 * (0.5 * h);
+  model.StateDerivative(x2.data(), u, tau_mid, k3.data());
+  const State x3 = x0 + k3 * h;
+  model.StateDerivative(x3.data(), u, tau_end, k4.data());
+  Eigen::Map<State> next(x_next);
+  next = x0 + (k1 + k2 * 2.0 + k3 * 2.0 + k4) * (h / 6.0);
+}
+
 // Measured velocities: column 0 = x3 + w1, and (measure_arm_velocity) column 1 = x4 + w2, with
 // w ~ N(0, variance) independent, from a fixed-seed generator. Returns N × 1 or N × 2.
 Eigen::MatrixXd AddVelocityNoise(const TransmissionRecord& record, bool measure_arm_velocity,

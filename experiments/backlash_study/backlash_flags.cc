@@ -41,6 +41,10 @@ DEFINE_string(shape_curve, "average",
               "smoother_shape: where tau_K,k (held over [t_k, t_{k+1}]) meets the dead-zone "
               "curve: average (mean over the interval), midpoint (at ½ (Δ_k + Δ_{k+1})), node "
               "(at Δ_k)");
+DEFINE_string(shape_hold, "first",
+              "smoother_shape: tau_K over [t_k, t_{k+1}] in the dynamics: first (linear from "
+              "tau_K,k to tau_K,k+1, each node on the curve at its Δ_k) or zero (held at tau_K,k, "
+              "tied to the curve as --shape_curve says)");
 DEFINE_bool(shape_free_backlash, true,
             "smoother_shape: estimate b even when the free smoother's fit found no backlash "
             "(false: such transmissions are refined as a linear spring, b held at 0)");
@@ -243,6 +247,16 @@ bool ValidateFlags(std::vector<Case>* selected_cases, std::vector<Case>* selecte
     if (!problems::ParseShapeCurvePoint(FLAGS_shape_curve, &point, &why)) {
       return Reject(error, "--shape_curve: " + why);
     }
+    problems::TauHold hold;
+    if (!problems::ParseTauHold(FLAGS_shape_hold, &hold, &why)) {
+      return Reject(error, "--shape_hold: " + why);
+    }
+    if (hold == problems::TauHold::kFirstOrder &&
+        !gflags::GetCommandLineFlagInfoOrDie("shape_curve").is_default) {
+      return Reject(error,
+                    "--shape_curve applies to --shape_hold=zero only (a first-order hold ties "
+                    "every node to the curve at its own Δ_k)");
+    }
   }
   if (!(FLAGS_progress_period >= 0.0)) return Reject(error, "--progress_period must be >= 0");
   if (FLAGS_threads < 1) return Reject(error, "--threads must be >= 1");
@@ -275,6 +289,7 @@ nlohmann::json FlagsJson() {
           {"shape_refinement", FLAGS_shape_refinement},
           {"shape_std", FLAGS_shape_std},
           {"shape_curve", FLAGS_shape_curve},
+          {"shape_hold", FLAGS_shape_hold},
           {"shape_free_backlash", FLAGS_shape_free_backlash},
           {"prbs_amplitude", FLAGS_prbs_amplitude},
           {"prbs_clock", FLAGS_prbs_clock},

@@ -32,6 +32,7 @@ DECLARE_double(prbs_clock);
 DECLARE_double(sine_amplitude);
 DECLARE_bool(shape_refinement);
 DECLARE_string(shape_curve);
+DECLARE_string(shape_hold);
 DECLARE_bool(shape_free_backlash);
 DECLARE_double(shape_std);
 DECLARE_bool(smoother_q0);

@@ -140,6 +140,88 @@ TEST(BacklashSmootherProblemTest, ShapeCostsPassTheGradientChecker) {
   }
 }
 
+// The first-order hold's interval cost of the shape problem (automatic derivatives through the
+// RK4 map and the hold's correction, which depends on the nodes and on [c, b, K]): in the gap, in
+// contact on both flanks, across one corner in both directions of travel, and across both corners
+// of a narrow gap in one interval; one and two measured velocities, one and two RK4 steps.
+TEST(BacklashSmootherProblemTest, FirstOrderHoldShapeIntervalCostPassesTheGradientChecker) {
+#ifdef DYNID_NATIVE_BUILD
+  GTEST_SKIP() << "-DDYNID_NATIVE=ON: the GradientChecker's results are allocated inside Ceres "
+                  "(plain malloc) and would be freed here by Eigen's AVX allocator";
+#endif
+  const models::TwoMassTransmission model(models::HovlandSimulation1Parameters());
+  BacklashSmootherProblemOptions options;
+  options.tau_hold = TauHold::kFirstOrder;
+  options.measurement_variance = 2.5e-4;
+  struct Point {
+    double d0, d1, v0, v1;  // Δ at the nodes [rad] and x3 − x4 [rad/s]
+    double backlash;
+  };
+  // spring c = 0.01: corners at 0.01 ∓ b/2. Steps of 1 ms.
+  const std::vector<Point> points = {
+      {0.0, 0.002, 2.0, 2.1, 0.2},      // in the gap
+      {0.15, 0.152, 2.0, 1.9, 0.2},     // in contact, Δ > c + b/2
+      {-0.15, -0.153, -3.0, -2.8, 0.2}, // in contact, Δ < c − b/2
+      {0.109, 0.112, 3.0, 2.9, 0.2},    // entering contact across c + b/2 = 0.11
+      {0.112, 0.109, -3.0, -3.1, 0.2},  // leaving it
+      {-0.0895, -0.0915, -2.0, -2.1, 0.2},  // across c − b/2 = −0.09
+      {0.0085, 0.0115, 3.0, 3.0, 0.001},    // across both corners of a 1 mrad gap
+  };
+  for (int steps : {1, 2}) {
+    options.rk4_steps_per_sample = steps;
+    for (int l : {1, 2}) {
+      const Eigen::VectorXd y = Eigen::VectorXd::Constant(l, 0.3);
+      std::unique_ptr<ceres::CostFunction> cost(
+          CreateBacklashShapeIntervalCost(model, options, 1e-3, 0.7, y));
+      ASSERT_EQ(cost->num_residuals(), 5 + l);
+      ASSERT_EQ(cost->parameter_block_sizes(), (std::vector<int32_t>{5, 5, 3}));
+      ceres::NumericDiffOptions numeric;
+      numeric.ridders_relative_initial_step_size = 1e-6;  // steps well inside every segment
+      const std::vector<const ceres::Manifold*>* no_manifolds = nullptr;
+      ceres::GradientChecker checker(cost.get(), no_manifolds, numeric);
+      for (const Point& p : points) {
+        double spring[3] = {0.01, p.backlash, 37.0};
+        // x2 = 0.4; x1 = x2 + Δ; x4 = 0.5; x3 = x4 + Δ'; tau_K near the curve.
+        double a[5] = {0.4 + p.d0, 0.4, 0.5 + p.v0, 0.5, 1.0};
+        double b[5] = {0.4 + p.d1, 0.4, 0.5 + p.v1, 0.5, 1.1};
+        const double* blocks[3] = {a, b, spring};
+        ceres::GradientChecker::ProbeResults results;
+        checker.Probe(blocks, 1e-4, &results);
+        ASSERT_TRUE(results.return_value);
+        // Row-relative comparison (rows mix entries of 1e4 and 1e-3; see the test above).
+        for (int block = 0; block < 3; ++block) {
+          const Eigen::MatrixXd& user = results.jacobians[block];
+          const Eigen::MatrixXd& numeric_jacobian = results.numeric_jacobians[block];
+          for (int row = 0; row < user.rows(); ++row) {
+            const double scale = 1.0 + numeric_jacobian.row(row).cwiseAbs().maxCoeff();
+            EXPECT_LT((user.row(row) - numeric_jacobian.row(row)).cwiseAbs().maxCoeff(),
+                      1e-6 * scale)
+                << "steps " << steps << " l " << l << " Δ " << p.d0 << " → " << p.d1 << " block "
+                << block << " row " << row << "\n"
+                << results.error_log;
+          }
+        }
+      }
+    }
+  }
+  // In the gap the correction vanishes: the same residual as the plain first-order hold.
+  BacklashSmootherProblemOptions plain = options;
+  plain.rk4_steps_per_sample = 1;
+  const Eigen::VectorXd y = Eigen::VectorXd::Constant(1, 0.3);
+  std::unique_ptr<ceres::CostFunction> with_spring(
+      CreateBacklashShapeIntervalCost(model, plain, 1e-3, 0.7, y));
+  std::unique_ptr<ceres::CostFunction> without(
+      CreateBacklashIntervalCost(model, plain, 1e-3, 0.7, y));
+  double spring[3] = {0.01, 0.2, 37.0};
+  double a[5] = {0.4, 0.4, 2.5, 0.5, 0.0}, b[5] = {0.402, 0.4, 2.6, 0.5, 0.0};
+  const double* three[3] = {a, b, spring};
+  const double* two[2] = {a, b};
+  double r1[6], r2[6];
+  ASSERT_TRUE(with_spring->Evaluate(three, r1, nullptr));
+  ASSERT_TRUE(without->Evaluate(two, r2, nullptr));
+  for (int i = 0; i < 4; ++i) EXPECT_DOUBLE_EQ(r1[i], r2[i]) << i;
+}
+
 TEST(BacklashSmootherProblemTest, StructureAndResidualsAtTheTruth) {
   // Smooth corners, so that one RK4 step per sample is accurate at the truth.
   models::TwoMassTransmissionParameters parameters = models::HovlandSimulation1Parameters();

@@ -189,6 +189,8 @@ expect_error "--rk4_steps must be >= 1" --rk4_steps=0
 expect_error "--refine_radius must be >= 0" --refine_radius=-1
 expect_error "--shape_function_tolerance must be in (0, 1)" --shape_function_tolerance=0
 expect_error "--shape_curve: unknown curve point 'end'" --shape_curve=end
+expect_error "--shape_hold: unknown hold 'second'" --shape_hold=second
+expect_error "--shape_curve applies to --shape_hold=zero only" --shape_curve=node
 expect_error "--prbs_amplitude" --prbs_amplitude=0
 expect_error "unexpected argument 'extra'" extra
 expect_error "--monte_carlo must be >= 0" --monte_carlo=-3
