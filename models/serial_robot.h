@@ -319,6 +319,15 @@ class SerialRobot {
   void RecursiveNewtonEuler(const Eigen::VectorXd& q, const Eigen::VectorXd& qd,
                             const Eigen::VectorXd& qdd, SerialRobotData* data,
                             Eigen::VectorXd* tau) const;
+  // Backward Newton–Euler recursion over the kinematics in `kin` (ComputeKinematics): the joint
+  // torques of the links alone, tau[0..n).
+  void BackwardNewtonEuler(const SerialRobotData& kin, double* tau) const;
+  // Composite-rigid-body mass matrix from the link rotations and positions in `data` (as
+  // JointPose or ComputeKinematics leave them), rotors and coupled motors included.
+  void CompositeRigidBodies(SerialRobotData* data, Eigen::MatrixXd* mass) const;
+  // m: n × n column-major symmetric positive definite (lower triangle read), overwritten by its
+  // Cholesky factor L; x: b on entry, M⁻¹ b on exit. CHECK-fails on a pivot ≤ 0.
+  void CholeskySolveInPlace(double* m, double* x) const;
 
   // Shared by both constructors once joints_ (and mdh_joints_) are set.
   void Initialise();
@@ -376,11 +385,9 @@ class SerialRobotData {
   std::vector<double> composite_mass_;
   std::vector<Eigen::Vector3d> composite_moment_;
   std::vector<Eigen::Matrix3d> composite_inertia_;
-  Eigen::MatrixXd coupling_outer_;  // c cᵀ of a coupled motor
   Eigen::VectorXd zero_;            // n zeros (q' = q'' = 0)
   Eigen::VectorXd bias_;            // N(q, q') (ForwardDynamics)
-  Eigen::MatrixXd mass_;            // M(q) (ForwardDynamics)
-  Eigen::LLT<Eigen::MatrixXd> mass_llt_;
+  Eigen::MatrixXd mass_;            // M(q), then its Cholesky factor (ForwardDynamics)
   // StackedRegressor: structural non-zeros of phi, one sample's state, block buffer.
   std::vector<char> stacked_nonzero_;
   std::vector<double> stacked_state_;
