@@ -269,8 +269,12 @@ class SerialRobot {
   // coupled motors).
   void MassMatrix(const Eigen::VectorXd& q, SerialRobotData* data, Eigen::MatrixXd* mass) const;
   void MassMatrix(const Eigen::VectorXd& q, Eigen::MatrixXd* mass) const;
-  // Direct dynamic model q'' = M(q)^{-1} (tau − N(q, q'))  (Brunot et al. (2018) eq. 4).
-  // CHECK-fails when M is not positive definite. qdd must not alias q, qd or tau.
+  // Direct dynamic model q'' = M(q)^{-1} (tau − N(q, q'))  (Brunot et al. (2018) eq. 4): one
+  // kinematic pass serves the Newton–Euler bias N and the composite-rigid-body M (the numbers
+  // of NonlinearEffects and MassMatrix, bit for bit), then an in-place Cholesky of M with the
+  // operations of Eigen's LLT (the same accelerations, bit for bit, with Eigen's default SSE2
+  // packets and n ≤ 8). No allocation with a workspace. CHECK-fails when M is not positive
+  // definite. qdd must not alias q, qd or tau.
   void ForwardDynamics(const Eigen::VectorXd& q, const Eigen::VectorXd& qd,
                        const Eigen::VectorXd& tau, SerialRobotData* data,
                        Eigen::VectorXd* qdd) const;
