@@ -163,8 +163,8 @@ TEST(SerialRobotTest, ForwardDynamicsEqualsCholeskyOfMassMatrixAndBias) {
       // Independently: the inverse dynamics of the accelerations gives tau back.
       Eigen::VectorXd tau_back;
       robot.InverseDynamics(s.q, s.qd, qdd, &tau_back);
-      EXPECT_LE((tau_back - tau).norm(), 1e-12 * (tau.norm() + bias.norm() +
-                                                  mass.norm() * qdd.norm()))
+      EXPECT_LE((tau_back - tau).norm(),
+                1e-12 * (tau.norm() + bias.norm() + mass.norm() * qdd.norm()))
           << robot.name();
     }
   }
