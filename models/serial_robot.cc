@@ -29,6 +29,34 @@ inline void MdhRotation(double ca, double sa, double ct, double st, Matrix3d* r)
   *r << ct, -st, 0.0, ca * st, ca * ct, -sa, sa * st, sa * ct, ca;
 }
 
+// Σ_k a[k·stride_a] b[k] over k < size, summed as Eigen 3.4's linear vectorised reduction does
+// with packets of two doubles: pairs (0, 1) and (2, 3) in two packet accumulators, further
+// blocks of four added to them, a last pair to the first, the two lanes added, then the odd
+// last term.
+double PacketPairDot(const double* a, const double* b, int size) {
+  if (size < 2) return a[0] * b[0];
+  const int aligned = size / 2 * 2, aligned2 = size / 4 * 4;
+  double r0a = a[0] * b[0], r0b = a[1] * b[1];
+  if (aligned > 2) {
+    double r1a = a[2] * b[2], r1b = a[3] * b[3];
+    for (int k = 4; k < aligned2; k += 4) {
+      r0a = r0a + a[k] * b[k];
+      r0b = r0b + a[k + 1] * b[k + 1];
+      r1a = r1a + a[k + 2] * b[k + 2];
+      r1b = r1b + a[k + 3] * b[k + 3];
+    }
+    r0a = r0a + r1a;
+    r0b = r0b + r1b;
+    if (aligned > aligned2) {
+      r0a = r0a + a[aligned2] * b[aligned2];
+      r0b = r0b + a[aligned2 + 1] * b[aligned2 + 1];
+    }
+  }
+  double sum = r0a + r0b;
+  for (int k = aligned; k < size; ++k) sum = sum + a[k] * b[k];
+  return sum;
+}
+
 const char* const kInertialNames[10] = {"xx", "xy", "xz", "yy", "yz",
                                         "zz", "mx", "my", "mz", "m"};
 
@@ -137,11 +165,9 @@ SerialRobotData::SerialRobotData(const SerialRobot& robot)
       composite_mass_(n_),
       composite_moment_(n_),
       composite_inertia_(n_),
-      coupling_outer_(n_, n_),
       zero_(Eigen::VectorXd::Zero(n_)),
       bias_(n_),
       mass_(n_, n_),
-      mass_llt_(n_),
       stacked_nonzero_(static_cast<size_t>(p_) * n_, 0),
       stacked_state_(3 * static_cast<size_t>(n_)),
       stacked_buffer_(static_cast<size_t>(p_) * n_ * kStackedBlock, 0.0) {}
@@ -504,8 +530,11 @@ void SerialRobot::RecursiveNewtonEuler(const Eigen::VectorXd& q, const Eigen::Ve
   CHECK(tau != nullptr);
   CheckData(data);
   ComputeKinematics(q.data(), qd.data(), qdd.data(), data);
-  const SerialRobotData& kin = *data;
   tau->resize(n_);
+  BackwardNewtonEuler(*data, tau->data());
+}
+
+void SerialRobot::BackwardNewtonEuler(const SerialRobotData& kin, double* tau) const {
   Vector3d f_next = Vector3d::Zero(), n_next = Vector3d::Zero();
   for (int j = n_ - 1; j >= 0; --j) {
     const LinkInertia link = GetLinkInertia(j);
@@ -523,9 +552,9 @@ void SerialRobot::RecursiveNewtonEuler(const Eigen::VectorXd& q, const Eigen::Ve
     }
     const bool revolute = joints_[j].type == JointType::kRevolute;
     if (z_axis_[j]) {
-      (*tau)[j] = revolute ? moment.z() : f.z();
+      tau[j] = revolute ? moment.z() : f.z();
     } else {
-      (*tau)[j] = joints_[j].axis.dot(revolute ? moment : f);
+      tau[j] = joints_[j].axis.dot(revolute ? moment : f);
     }
     f_next = f;
     n_next = moment;
@@ -609,6 +638,12 @@ void SerialRobot::MassMatrix(const Eigen::VectorXd& q, SerialRobotData* data,
   std::vector<Matrix3d>& rot = data->rotation_;
   std::vector<Vector3d>& pos = data->position_;
   for (int j = 0; j < n_; ++j) JointPose(j, q[j], &rot[j], &pos[j]);
+  CompositeRigidBodies(data, mass);
+}
+
+void SerialRobot::CompositeRigidBodies(SerialRobotData* data, Eigen::MatrixXd* mass) const {
+  const std::vector<Matrix3d>& rot = data->rotation_;
+  const std::vector<Vector3d>& pos = data->position_;
   // Composite inertia of links j..n about O_j in frame j: mass, first moment, inertia tensor.
   std::vector<double>& mc = data->composite_mass_;
   std::vector<Vector3d>& hc = data->composite_moment_;
@@ -662,13 +697,17 @@ void SerialRobot::MassMatrix(const Eigen::VectorXd& q, SerialRobotData* data,
   }
   for (int k = 0; k < static_cast<int>(coupled_.size()); ++k) {
     if (coupled_ia_index_[k] < 0) continue;
+    // M += Iam c cᵀ (Gautier form: its diagonal left out), element by element as the matrix
+    // expression M += Iam (c cᵀ) computes it, without forming c cᵀ.
     const Eigen::VectorXd& c = coupled_[k].coupling;
-    Eigen::MatrixXd& ccT = data->coupling_outer_;
-    ccT.noalias() = c * c.transpose();
-    if (parameterization_.coupling_form == CouplingForm::kGautier) {
-      ccT.diagonal().setZero();
+    const double ia = theta_[coupled_ia_index_[k]];
+    const bool gautier = parameterization_.coupling_form == CouplingForm::kGautier;
+    for (int j = 0; j < n_; ++j) {
+      for (int i = 0; i < n_; ++i) {
+        const double cc = gautier && i == j ? 0.0 : c[i] * c[j];
+        (*mass)(i, j) += ia * cc;
+      }
     }
-    *mass += theta_[coupled_ia_index_[k]] * ccT;
   }
 }
 
@@ -677,18 +716,78 @@ void SerialRobot::MassMatrix(const Eigen::VectorXd& q, Eigen::MatrixXd* mass) co
   MassMatrix(q, &data, mass);
 }
 
+void SerialRobot::CholeskySolveInPlace(double* m, double* x) const {
+  const int n = n_;
+  const auto at = [m, n](int i, int j) -> double& {
+    return m[i + static_cast<std::ptrdiff_t>(j) * n];
+  };
+  // Factor, column k: L_kk = sqrt(M_kk − Σ_j L_kj²) and L_ik = (M_ik − Σ_j L_ij L_kj) / L_kk,
+  // j < k, each sum accumulated from j = 0 on (LLT's squaredNorm and matrix-vector product).
+  for (int k = 0; k < n; ++k) {
+    double d = at(k, k);
+    if (k > 0) {
+      double sum = at(k, 0) * at(k, 0);
+      for (int j = 1; j < k; ++j) sum = sum + at(k, j) * at(k, j);
+      d -= sum;
+    }
+    CHECK(!(d <= 0.0)) << name_ << ": mass matrix is not positive definite";
+    d = std::sqrt(d);
+    at(k, k) = d;
+    for (int i = k + 1; i < n; ++i) {
+      if (k > 0) {
+        double sum;
+        if (i + 1 == n && i == k + 1) {
+          sum = at(i, 0) * at(k, 0);  // a single row: Eigen's inner product
+          for (int j = 1; j < k; ++j) sum = sum + at(i, j) * at(k, j);
+        } else {
+          sum = 0.0;
+          for (int j = 0; j < k; ++j) sum = at(i, j) * at(k, j) + sum;
+        }
+        at(i, k) -= sum;
+      }
+      at(i, k) /= d;
+    }
+  }
+  // L y = b, by columns.
+  for (int i = 0; i < n; ++i) {
+    if (x[i] == 0.0) continue;
+    x[i] /= at(i, i);
+    for (int r = i + 1; r < n; ++r) x[r] -= x[i] * at(r, i);
+  }
+  // Lᵀ x = y, by rows of Lᵀ (columns of L, contiguous).
+  for (int i = n - 1; i >= 0; --i) {
+    const int terms = n - 1 - i;
+    if (terms > 0) x[i] -= PacketPairDot(&at(i + 1, i), x + i + 1, terms);
+    if (x[i] != 0.0) x[i] /= at(i, i);
+  }
+}
+
 void SerialRobot::ForwardDynamics(const Eigen::VectorXd& q, const Eigen::VectorXd& qd,
                                   const Eigen::VectorXd& tau, SerialRobotData* data,
                                   Eigen::VectorXd* qdd) const {
+  CHECK_EQ(q.size(), n_) << "q for " << name_;
+  CHECK_EQ(qd.size(), n_) << "qd for " << name_;
   CHECK_EQ(tau.size(), n_) << "tau for " << name_;
   CHECK(qdd != nullptr);
   CheckData(data);
-  NonlinearEffects(q, qd, data, &data->bias_);
-  MassMatrix(q, data, &data->mass_);
-  Eigen::LLT<Eigen::MatrixXd>& llt = data->mass_llt_;
-  llt.compute(data->mass_);
-  CHECK(llt.info() == Eigen::Success) << name_ << ": mass matrix is not positive definite";
-  *qdd = llt.solve(tau - data->bias_);
+  // One kinematic pass at (q, q', 0) serves both the bias (its link rotations and positions are
+  // the ones MassMatrix would compute again from q): the bias and M are the numbers of
+  // NonlinearEffects and MassMatrix, bit for bit.
+  ComputeKinematics(q.data(), qd.data(), data->zero_.data(), data);
+  Eigen::VectorXd& bias = data->bias_;
+  BackwardNewtonEuler(*data, bias.data());
+  AddDriveTerms(qd, data->zero_, /*with_friction=*/true, &bias);
+  Eigen::MatrixXd& mass = data->mass_;
+  CompositeRigidBodies(data, &mass);
+  qdd->resize(n_);
+  qdd->noalias() = tau - bias;
+  // M = L Lᵀ in place and L Lᵀ q'' = tau − N by two substitutions, without Eigen's
+  // dynamic-size LLT (whose dispatch costs more than its arithmetic at n ≈ 6) and without
+  // allocation. The operations and their order are those of Eigen 3.4's LLT (unblocked, n < 32)
+  // and triangular solves (one panel, n ≤ 8) with its default SSE2 packets of two doubles, so
+  // that the accelerations equal LLT's bit for bit and the simulations built on them do not
+  // change; with other packet sizes (-march=native) they agree to round-off.
+  CholeskySolveInPlace(mass.data(), qdd->data());
 }
 
 void SerialRobot::ForwardDynamics(const Eigen::VectorXd& q, const Eigen::VectorXd& qd,

@@ -269,8 +269,12 @@ class SerialRobot {
   // coupled motors).
   void MassMatrix(const Eigen::VectorXd& q, SerialRobotData* data, Eigen::MatrixXd* mass) const;
   void MassMatrix(const Eigen::VectorXd& q, Eigen::MatrixXd* mass) const;
-  // Direct dynamic model q'' = M(q)^{-1} (tau − N(q, q'))  (Brunot et al. (2018) eq. 4).
-  // CHECK-fails when M is not positive definite. qdd must not alias q, qd or tau.
+  // Direct dynamic model q'' = M(q)^{-1} (tau − N(q, q'))  (Brunot et al. (2018) eq. 4): one
+  // kinematic pass serves the Newton–Euler bias N and the composite-rigid-body M (the numbers
+  // of NonlinearEffects and MassMatrix, bit for bit), then an in-place Cholesky of M with the
+  // operations of Eigen's LLT (the same accelerations, bit for bit, with Eigen's default SSE2
+  // packets and n ≤ 8). No allocation with a workspace. CHECK-fails when M is not positive
+  // definite. qdd must not alias q, qd or tau.
   void ForwardDynamics(const Eigen::VectorXd& q, const Eigen::VectorXd& qd,
                        const Eigen::VectorXd& tau, SerialRobotData* data,
                        Eigen::VectorXd* qdd) const;
@@ -319,6 +323,15 @@ class SerialRobot {
   void RecursiveNewtonEuler(const Eigen::VectorXd& q, const Eigen::VectorXd& qd,
                             const Eigen::VectorXd& qdd, SerialRobotData* data,
                             Eigen::VectorXd* tau) const;
+  // Backward Newton–Euler recursion over the kinematics in `kin` (ComputeKinematics): the joint
+  // torques of the links alone, tau[0..n).
+  void BackwardNewtonEuler(const SerialRobotData& kin, double* tau) const;
+  // Composite-rigid-body mass matrix from the link rotations and positions in `data` (as
+  // JointPose or ComputeKinematics leave them), rotors and coupled motors included.
+  void CompositeRigidBodies(SerialRobotData* data, Eigen::MatrixXd* mass) const;
+  // m: n × n column-major symmetric positive definite (lower triangle read), overwritten by its
+  // Cholesky factor L; x: b on entry, M⁻¹ b on exit. CHECK-fails on a pivot ≤ 0.
+  void CholeskySolveInPlace(double* m, double* x) const;
 
   // Shared by both constructors once joints_ (and mdh_joints_) are set.
   void Initialise();
@@ -376,11 +389,9 @@ class SerialRobotData {
   std::vector<double> composite_mass_;
   std::vector<Eigen::Vector3d> composite_moment_;
   std::vector<Eigen::Matrix3d> composite_inertia_;
-  Eigen::MatrixXd coupling_outer_;  // c cᵀ of a coupled motor
   Eigen::VectorXd zero_;            // n zeros (q' = q'' = 0)
   Eigen::VectorXd bias_;            // N(q, q') (ForwardDynamics)
-  Eigen::MatrixXd mass_;            // M(q) (ForwardDynamics)
-  Eigen::LLT<Eigen::MatrixXd> mass_llt_;
+  Eigen::MatrixXd mass_;            // M(q), then its Cholesky factor (ForwardDynamics)
   // StackedRegressor: structural non-zeros of phi, one sample's state, block buffer.
   std::vector<char> stacked_nonzero_;
   std::vector<double> stacked_state_;
