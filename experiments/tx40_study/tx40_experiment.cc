@@ -230,7 +230,7 @@ bool SimulateTx40Experiment(const Tx40ExperimentOptions& options, Tx40Experiment
   const int ns = static_cast<int>(sim.time.size());
   const int decimated = (ns + options.condition_decimation - 1) / options.condition_decimation;
   // The base regressor (6 · decimated × 55, joint-major rows: 264 MB for 10⁶ samples) formed
-  // kConditionChunk samples at a time, so that the standard regressor (≈ 1.4 times larger) is
+  // kConditionChunk samples at a time, so that the standard regressor (81 columns, 389 MB) is
   // never whole; each row depends on its sample only, so x_base is the same as formed at once.
   constexpr int kConditionChunk = 1024;
   Eigen::MatrixXd x_base(6 * static_cast<Eigen::Index>(decimated), out->base.size());
