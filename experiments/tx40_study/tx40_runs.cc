@@ -238,7 +238,7 @@ bool RunJobs(const Settings& settings, const models::SerialRobot& robot,
       systems[s].q.resize(0, 0);
       systems[s].qd.resize(0, 0);
       systems[s].qdd.resize(0, 0);
-      // The per-row maps too (3 ints per row: 62 MB for an undecimated 10⁶-sample system); the
+      // The per-row maps too (3 ints per row: 65 MB for an undecimated 10⁶-sample system); the
       // outputs read only the system's options, sizes and selection report.
       systems[s].kept_rows = std::vector<int>();
       systems[s].blocks.block_of_row = std::vector<int>();
