@@ -1278,17 +1278,16 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
   ls_options.column_names = model.names();
   ls_options.row_blocks = system.blocks;
   const int b = model.num_parameters();
-  // A streamed X (IdimPreprocessingOptions::stream_regressor) passes to LS, the fast IV path and
-  // the HAC covariances in pieces formed from the states; WLS and the common IV path form it
-  // whole (`formed`).
+  // A streamed X (IdimPreprocessingOptions::stream_regressor) passes to LS, WLS, the fast IV path
+  // and the HAC covariances in pieces formed from the states; the common IV path forms it whole
+  // (`formed`).
   const bool streamed = system.streamed;
   const auto x_rows = [&](const HacRowConsumer& consume, std::string* why) {
     return ForEachSystemPiece(model, system, consume, why);
   };
   Eigen::MatrixXd formed;
-  if (streamed &&
-      (options.estimator == IdimEstimator::kWeightedLeastSquares ||
-       (options.estimator == IdimEstimator::kInstrumentalVariables && options.iv_common_path))) {
+  if (streamed && options.estimator == IdimEstimator::kInstrumentalVariables &&
+      options.iv_common_path) {
     if (!FormSystemRegressor(model, system, &formed, error)) return false;
   }
   const Eigen::MatrixXd& x = streamed ? formed : system.x;
@@ -1298,7 +1297,8 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
                              : SolveLeastSquares(system.x, system.y, ls_options);
       break;
     case IdimEstimator::kWeightedLeastSquares:
-      result->fit = SolveWeightedLeastSquares(x, system.y, ls_options);
+      result->fit = streamed ? SolveWeightedLeastSquaresFromRows(x_rows, b, system.y, ls_options)
+                             : SolveWeightedLeastSquares(system.x, system.y, ls_options);
       break;
     case IdimEstimator::kInstrumentalVariables: {
       if (auxiliary == nullptr) {
@@ -1461,6 +1461,39 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
         break;
       case IdimEstimator::kWeightedLeastSquares: {
         // Z = W X, formed piece by piece rather than as a weighted copy of X.
+        if (streamed) {
+          const auto weigh_rows = [&](Eigen::Index first_row,
+                                      const Eigen::Ref<const Eigen::MatrixXd>& piece,
+                                      Eigen::MatrixXd* weighted) {
+            *weighted = piece;
+            for (Eigen::Index r = 0; r < piece.rows(); ++r) {
+              const double sigma =
+                  result->fit.block_sigma[system.blocks.BlockOf(static_cast<int>(first_row + r))];
+              weighted->row(r) /= sigma * sigma;
+            }
+          };
+          Eigen::MatrixXd ztx = Eigen::MatrixXd::Zero(b, b);
+          Eigen::MatrixXd weighted;
+          if (!x_rows(
+                  [&](Eigen::Index first_row, const Eigen::Ref<const Eigen::MatrixXd>& piece) {
+                    weigh_rows(first_row, piece, &weighted);
+                    ztx.noalias() += weighted.transpose() * piece;
+                  },
+                  error)) {
+            return false;
+          }
+          result->hac = ComputeHacCovarianceFromRows(
+              [&](const HacRowConsumer& consume, std::string* why) {
+                return x_rows(
+                    [&](Eigen::Index first_row, const Eigen::Ref<const Eigen::MatrixXd>& piece) {
+                      weigh_rows(first_row, piece, &weighted);
+                      consume(first_row, weighted);
+                    },
+                    why);
+              },
+              ztx, result->fit.residual, system.blocks, options.hac_lags);
+          break;
+        }
         constexpr Eigen::Index kPiece = 4096;
         const Eigen::Index rows = x.rows();
         Eigen::MatrixXd piece;
