@@ -7,6 +7,7 @@
 #include <complex>
 #include <limits>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "dynid/data/parallel_for.h"
@@ -719,7 +720,10 @@ bool BlockDecimator::Init(int num_series, int num_samples, int factor, int num_t
   state_ = Eigen::MatrixXd::Zero(2 * sos_.rows(), num_series);
   tail_.resize(0, num_series);
   nonzero_.assign(num_series, 0);
-  decimated_ = Eigen::MatrixXd::Zero(DecimatedLength(num_samples, factor), num_series);
+  decimated_.resize(0, 0);  // allocated by the first Feed unless SetOutput gave a matrix
+  output_ = nullptr;
+  group_ = 1;
+  output_row_.clear();
   return true;
 }
 
@@ -775,8 +779,19 @@ void BlockDecimator::Backward(int end_row, int emit_end, bool exact) {
       const double* y = buffer_.col(series[g]).data();
       int first_k = std::max(0, base_ - pad_);
       first_k = (first_k + factor_ - 1) / factor_ * factor_;
-      for (int k = first_k; k < num_samples_ && k + pad_ - base_ < emit_end; k += factor_) {
-        decimated_(k / factor_, series[g]) = y[k + pad_ - base_];
+      if (output_ == nullptr) {
+        for (int k = first_k; k < num_samples_ && k + pad_ - base_ < emit_end; k += factor_) {
+          decimated_(k / factor_, series[g]) = y[k + pad_ - base_];
+        }
+      } else {
+        // Series c · group + j → rows j · nd + d of column c, where kept.
+        const int nd = static_cast<int>(output_row_.size()) / group_;
+        const int* row_of = output_row_.data() + static_cast<size_t>(series[g] % group_) * nd;
+        double* column = output_->col(series[g] / group_).data();
+        for (int k = first_k; k < num_samples_ && k + pad_ - base_ < emit_end; k += factor_) {
+          const int row = row_of[k / factor_];
+          if (row >= 0) column[row] = y[k + pad_ - base_];
+        }
       }
     }
   });
@@ -787,13 +802,19 @@ void BlockDecimator::Feed(const Eigen::Ref<const Eigen::MatrixXd>& block) {
   const int m = static_cast<int>(block.rows());
   CHECK_LE(fed_ + m, num_samples_) << "BlockDecimator: more samples than announced";
   const bool first = fed_ == 0;
+  if (first && output_ == nullptr) {
+    decimated_ = Eigen::MatrixXd::Zero(DecimatedLength(num_samples_, factor_), num_series_);
+  }
   if (first) {
     CHECK_GE(m, pad_ + 1) << "BlockDecimator: the first block must hold >= " << pad_ + 1
                           << " samples";
   }
   const int needed = rows_ + m + (first ? pad_ : 0) + pad_;
   if (needed > capacity_) {
-    capacity_ = std::max(needed, std::max(3 * lookahead_, kMinBufferSamples) + m + 2 * pad_);
+    // Never more rows than the extended record has (a short record's buffer holds it whole).
+    capacity_ =
+        std::max(needed, std::min(std::max(3 * lookahead_, kMinBufferSamples) + m + 2 * pad_,
+                                  num_samples_ + 2 * pad_));
     buffer_.conservativeResize(capacity_, Eigen::NoChange);
   }
   for (int s = 0; s < num_series_; ++s) {
@@ -838,7 +859,12 @@ void BlockDecimator::Feed(const Eigen::Ref<const Eigen::MatrixXd>& block) {
   if (rows_ >= std::max(3 * lookahead_, kMinBufferSamples)) {
     const int emit_end = rows_ - lookahead_;
     Backward(rows_, emit_end, /*exact=*/false);
-    buffer_.topRows(rows_ - emit_end) = buffer_.middleRows(emit_end, rows_ - emit_end).eval();
+    // The lookahead rows move to the top, column by column in place (no temporary of
+    // lookahead × num_series doubles: 55 MB for R = 100 and 330 series).
+    for (int s = 0; s < num_series_; ++s) {
+      double* column = buffer_.col(s).data();
+      std::copy(column + emit_end, column + rows_, column);
+    }
     base_ += emit_end;
     rows_ -= emit_end;
   }
@@ -846,7 +872,33 @@ void BlockDecimator::Feed(const Eigen::Ref<const Eigen::MatrixXd>& block) {
 
 const Eigen::MatrixXd& BlockDecimator::decimated() const {
   CHECK_EQ(fed_, num_samples_) << "BlockDecimator: not all samples fed";
+  CHECK(output_ == nullptr) << "BlockDecimator: the output went to SetOutput's matrix";
   return decimated_;
+}
+
+void BlockDecimator::SetOutput(Eigen::MatrixXd* output, int group, const std::vector<int>* kept) {
+  CHECK(output != nullptr);
+  CHECK_EQ(fed_, 0) << "BlockDecimator: SetOutput after Feed";
+  CHECK(group >= 1 && num_series_ % group == 0)
+      << "BlockDecimator: " << num_series_ << " series are not columns of " << group;
+  const int nd = DecimatedLength(num_samples_, factor_);
+  const int stack_rows = group * nd;
+  output_row_.assign(stack_rows, -1);
+  if (kept == nullptr) {
+    for (int r = 0; r < stack_rows; ++r) output_row_[r] = r;
+  } else {
+    for (size_t p = 0; p < kept->size(); ++p) {
+      const int r = (*kept)[p];
+      CHECK(r >= 0 && r < stack_rows && (p == 0 || r > (*kept)[p - 1]))
+          << "BlockDecimator: kept rows must increase within [0, " << stack_rows << ")";
+      output_row_[r] = static_cast<int>(p);
+    }
+  }
+  output->resize(kept == nullptr ? stack_rows : static_cast<Eigen::Index>(kept->size()),
+                 num_series_ / group);
+  output->setZero();  // the values of identically zero series, as decimated_
+  output_ = output;
+  group_ = group;
 }
 
 Eigen::VectorXd CentralDifference(const Eigen::VectorXd& x, double dt_s) {

@@ -127,10 +127,10 @@ bool DecimateStacked(const Eigen::VectorXd& stacked, int num_joints, StackOrder 
 // computed exactly as Decimate computes them (a record that fits one buffer: bitwise equal). The
 // buffer holds max(3 · lookahead, kMinBufferSamples) samples (+ a block) before it emits all but
 // the last lookahead: memory ≈ 65 536 × num_series doubles for R <= 104 (173 MB at 330 series),
-// independent of the length; the backward pass repeats a lookahead per emission (4 % more backward
-// filtering for R = 13, 47 % for R = 100); a record shorter than the buffer is filtered in one
-// pass, exactly as DecimateColumns. Identically zero series are not filtered (their output is
-// exactly zero), as DecimateStacked.
+// independent of the length, and no more rows than the record (+ 2 pads) when it is shorter; the
+// backward pass repeats a lookahead per emission (4 % more backward filtering for R = 13, 47 % for
+// R = 100); a record shorter than the buffer is filtered in one pass, exactly as DecimateColumns.
+// Identically zero series are not filtered (their output is exactly zero), as DecimateStacked.
 class BlockDecimator {
  public:
   // num_series series of num_samples samples, decimated by `factor`. Returns false when
@@ -143,6 +143,15 @@ class BlockDecimator {
   // After the last Feed: DecimatedLength(num_samples, factor) × num_series, equal to
   // DecimateColumns of the series up to round-off.
   const Eigen::MatrixXd& decimated() const;
+  // Instead of decimated(), between Init and the first Feed: the decimated samples go straight
+  // into the caller's `output` (not owned; it must outlive the feeding), so that the decimated
+  // series are never held twice. The num_series series form num_series / group columns of a
+  // stack: series s = c · group + j is rows [j · nd, (j + 1) · nd) of column c (nd =
+  // DecimatedLength(num_samples, factor)), and of the group · nd rows of a column only those in
+  // `kept` (increasing, nullptr: all) are stored, at their position in `kept`. output is resized
+  // to (kept ? kept->size() : group · nd) × num_series / group (its storage reused when it has
+  // that shape). The values are those decimated() would hold.
+  void SetOutput(Eigen::MatrixXd* output, int group, const std::vector<int>* kept);
   int lookahead() const { return lookahead_; }
   static constexpr int kMinBufferSamples = 65536;
 
@@ -161,6 +170,9 @@ class BlockDecimator {
   Eigen::MatrixXd tail_;       // the last pad + 1 input samples (for the odd extension at the end)
   std::vector<char> nonzero_;  // per series: a nonzero input so far
   Eigen::MatrixXd decimated_;
+  Eigen::MatrixXd* output_ = nullptr;  // SetOutput: the caller's matrix, else decimated_
+  int group_ = 1;
+  std::vector<int> output_row_;  // SetOutput: stack row → output row, −1 when not kept
 };
 
 // Central-difference derivative of a uniformly sampled signal (dt_s > 0, >= 2 samples):

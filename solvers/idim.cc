@@ -254,8 +254,8 @@ namespace {
 // columns only (blocks of columns, each decimated whole) evaluated the regressor once per block
 // instead.
 bool DecimatedRegressor(const IdimModel& model, const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd,
-                        const Eigen::MatrixXd& qdd, int factor, int num_threads, Eigen::MatrixXd* x,
-                        std::string* error) {
+                        const Eigen::MatrixXd& qdd, int factor, int num_threads,
+                        const std::vector<int>* kept_rows, Eigen::MatrixXd* x, std::string* error) {
   const int n = model.num_joints();
   const int b = model.num_parameters();
   const int ns = static_cast<int>(q.rows());
@@ -263,6 +263,8 @@ bool DecimatedRegressor(const IdimModel& model, const Eigen::MatrixXd& q, const 
       << "q, qd, qdd: expected equal shapes with " << n << " columns";
   data::BlockDecimator decimator;
   if (!decimator.Init(n * b, ns, factor, num_threads, error)) return false;
+  // The decimated rows go straight into x (its kept rows only), which is never held twice.
+  decimator.SetOutput(x, n, kept_rows);
   constexpr int kChunk = 2048;
   Eigen::MatrixXd chunk_x, block;
   models::SerialRobotData data(model.robot());
@@ -272,37 +274,41 @@ bool DecimatedRegressor(const IdimModel& model, const Eigen::MatrixXd& q, const 
     const int m = std::min(kChunk, ns - start);
     model.robot().StackedRegressor(q.middleRows(start, m), qd.middleRows(start, m),
                                    qdd.middleRows(start, m), &data, &chunk_x);
+    // Series i·n + j = (column i, joint j): rows j·nd.. of x's column i. Each series is
+    // filtered on its own, so the order does not change the values.
     block.resize(m, static_cast<Eigen::Index>(n) * b);
-    for (int j = 0; j < n; ++j) {
-      for (int i = 0; i < b; ++i) {
-        block.col(j * b + i) = chunk_x.col(model.StandardIndex(i)).segment(j * m, m);
+    for (int i = 0; i < b; ++i) {
+      for (int j = 0; j < n; ++j) {
+        block.col(i * n + j) = chunk_x.col(model.StandardIndex(i)).segment(j * m, m);
       }
     }
     decimator.Feed(block);
   }
-  const Eigen::MatrixXd& decimated = decimator.decimated();
-  const Eigen::Index nd = decimated.rows();
-  x->resize(n * nd, b);
-  for (int j = 0; j < n; ++j) {
-    for (int i = 0; i < b; ++i) x->col(i).segment(j * nd, nd) = decimated.col(j * b + i);
-  }
   return true;
 }
 
-// Steps 2–4 shared by measured data and instruments: regressor, decimation, row selection.
+// Steps 2–4 shared by measured data and instruments: regressor, decimation, row selection
+// (kept_rows: rows of the decimated stack; nullptr: all).
 bool StackDecimate(const IdimModel& model, const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd,
                    const Eigen::MatrixXd& qdd, const Eigen::MatrixXd& tau, int factor,
-                   int num_threads, Eigen::MatrixXd* x, Eigen::VectorXd* y, std::string* error) {
+                   int num_threads, const std::vector<int>* kept_rows, Eigen::MatrixXd* x,
+                   Eigen::VectorXd* y, std::string* error) {
   const int n = model.num_joints();
   if (factor == 1) {
-    model.Regressor(q, qd, qdd, x);
-    if (tau.size() > 0) *y = StackColumns(tau);
-    return true;
-  }
-  if (!DecimatedRegressor(model, q, qd, qdd, factor, num_threads, x, error)) return false;
-  if (tau.size() > 0 &&
-      !data::DecimateStacked(StackColumns(tau), n, kOrder, factor, num_threads, y, error)) {
+    model.Regressor(q, qd, qdd, x, kept_rows);
+  } else if (!DecimatedRegressor(model, q, qd, qdd, factor, num_threads, kept_rows, x, error)) {
     return false;
+  }
+  if (tau.size() > 0) {
+    Eigen::VectorXd y_all = StackColumns(tau);
+    if (factor > 1) {
+      Eigen::VectorXd y_decimated;
+      if (!data::DecimateStacked(y_all, n, kOrder, factor, num_threads, &y_decimated, error)) {
+        return false;
+      }
+      y_all = std::move(y_decimated);
+    }
+    *y = kept_rows == nullptr ? std::move(y_all) : data::KeepRows(y_all, *kept_rows);
   }
   return true;
 }
@@ -518,14 +524,9 @@ bool AssembleSystem(const IdimModel& model, const Eigen::MatrixXd& tau_in,
     system->y = all_rows ? std::move(y) : data::KeepRows(y, system->kept_rows);
     return true;
   }
-  Eigen::MatrixXd x;
-  Eigen::VectorXd y;
-  if (!StackDecimate(model, q, qd, qdd, tau_measured, factor, options.num_threads, &x, &y, error)) {
-    return false;
-  }
-  system->x = all_rows ? std::move(x) : data::KeepRows(x, system->kept_rows);
-  system->y = all_rows ? std::move(y) : data::KeepRows(y, system->kept_rows);
-  return true;
+  // The kept rows are decimated straight into X (never the whole decimated stack beside them).
+  return StackDecimate(model, q, qd, qdd, tau_measured, factor, options.num_threads,
+                       all_rows ? nullptr : &system->kept_rows, &system->x, &system->y, error);
 }
 
 // Step 1 on a uniform record.
@@ -730,23 +731,11 @@ bool ProcessLikeSystem(const IdimModel& model, const IdimSystem& system, const E
     // it already has the shape): the full-rate stack is never formed.
     model.Regressor(q, qd, qdd, x, all ? nullptr : &rows);
   } else {
-    // Decimated block by block (DecimatedRegressor): the full-rate regressor is never formed.
-    Eigen::MatrixXd decimated;
-    if (!DecimatedRegressor(model, q, qd, qdd, factor, system.options.num_threads, &decimated,
-                            error)) {
+    // Decimated block by block (DecimatedRegressor): the full-rate regressor is never formed,
+    // and the kept rows go straight into x (its storage reused when it already has the shape).
+    if (!DecimatedRegressor(model, q, qd, qdd, factor, system.options.num_threads,
+                            all ? nullptr : &rows, x, error)) {
       return false;
-    }
-    // Column by column (same result as data::KeepRows, cache-friendly for ~200 000 rows); x's
-    // storage is reused when it already has the shape.
-    x->resize(static_cast<Eigen::Index>(rows.size()), decimated.cols());
-    for (Eigen::Index c = 0; c < decimated.cols(); ++c) {
-      const double* in = decimated.col(c).data();
-      double* out = x->col(c).data();
-      if (all) {
-        std::copy(in, in + decimated.rows(), out);
-      } else {
-        for (size_t i = 0; i < rows.size(); ++i) out[i] = in[rows[i]];
-      }
     }
   }
   if (tau_stacked != nullptr) {
@@ -1289,17 +1278,16 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
   ls_options.column_names = model.names();
   ls_options.row_blocks = system.blocks;
   const int b = model.num_parameters();
-  // A streamed X (IdimPreprocessingOptions::stream_regressor) passes to LS, the fast IV path and
-  // the HAC covariances in pieces formed from the states; WLS and the common IV path form it
-  // whole (`formed`).
+  // A streamed X (IdimPreprocessingOptions::stream_regressor) passes to LS, WLS, the fast IV path
+  // and the HAC covariances in pieces formed from the states; the common IV path forms it whole
+  // (`formed`).
   const bool streamed = system.streamed;
   const auto x_rows = [&](const HacRowConsumer& consume, std::string* why) {
     return ForEachSystemPiece(model, system, consume, why);
   };
   Eigen::MatrixXd formed;
-  if (streamed &&
-      (options.estimator == IdimEstimator::kWeightedLeastSquares ||
-       (options.estimator == IdimEstimator::kInstrumentalVariables && options.iv_common_path))) {
+  if (streamed && options.estimator == IdimEstimator::kInstrumentalVariables &&
+      options.iv_common_path) {
     if (!FormSystemRegressor(model, system, &formed, error)) return false;
   }
   const Eigen::MatrixXd& x = streamed ? formed : system.x;
@@ -1309,7 +1297,8 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
                              : SolveLeastSquares(system.x, system.y, ls_options);
       break;
     case IdimEstimator::kWeightedLeastSquares:
-      result->fit = SolveWeightedLeastSquares(x, system.y, ls_options);
+      result->fit = streamed ? SolveWeightedLeastSquaresFromRows(x_rows, b, system.y, ls_options)
+                             : SolveWeightedLeastSquares(system.x, system.y, ls_options);
       break;
     case IdimEstimator::kInstrumentalVariables: {
       if (auxiliary == nullptr) {
@@ -1472,6 +1461,39 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
         break;
       case IdimEstimator::kWeightedLeastSquares: {
         // Z = W X, formed piece by piece rather than as a weighted copy of X.
+        if (streamed) {
+          const auto weigh_rows = [&](Eigen::Index first_row,
+                                      const Eigen::Ref<const Eigen::MatrixXd>& piece,
+                                      Eigen::MatrixXd* weighted) {
+            *weighted = piece;
+            for (Eigen::Index r = 0; r < piece.rows(); ++r) {
+              const double sigma =
+                  result->fit.block_sigma[system.blocks.BlockOf(static_cast<int>(first_row + r))];
+              weighted->row(r) /= sigma * sigma;
+            }
+          };
+          Eigen::MatrixXd ztx = Eigen::MatrixXd::Zero(b, b);
+          Eigen::MatrixXd weighted;
+          if (!x_rows(
+                  [&](Eigen::Index first_row, const Eigen::Ref<const Eigen::MatrixXd>& piece) {
+                    weigh_rows(first_row, piece, &weighted);
+                    ztx.noalias() += weighted.transpose() * piece;
+                  },
+                  error)) {
+            return false;
+          }
+          result->hac = ComputeHacCovarianceFromRows(
+              [&](const HacRowConsumer& consume, std::string* why) {
+                return x_rows(
+                    [&](Eigen::Index first_row, const Eigen::Ref<const Eigen::MatrixXd>& piece) {
+                      weigh_rows(first_row, piece, &weighted);
+                      consume(first_row, weighted);
+                    },
+                    why);
+              },
+              ztx, result->fit.residual, system.blocks, options.hac_lags);
+          break;
+        }
         constexpr Eigen::Index kPiece = 4096;
         const Eigen::Index rows = x.rows();
         Eigen::MatrixXd piece;

@@ -46,11 +46,13 @@
 //     instead (each block of columns decimated whole) evaluated the regressor once per block.
 //   - an undecimated system (R = 1, up to n·Ns rows) with stream_regressor holds its states
 //     (3 · Ns × n) instead of X, and every user forms X's rows 2 048 samples at a time: LS by a
-//     tall-skinny QR over the pieces (solvers::SolveLeastSquaresFromRows), the fast IV path from
+//     tall-skinny QR over the pieces (solvers::SolveLeastSquaresFromRows), WLS by per-joint
+//     tall-skinny QRs for σ_j and one of the weighted rows (SolveWeightedLeastSquaresFromRows;
+//     4 passes, and 1 + the HAC's for Z = W X), the fast IV path from
 //     the instruments' products with X's rows formed beside the instruments' (one more
 //     regressor evaluation per products pass) and the residuals' sums of squares per joint from
 //     X's block products (y_jᵀy_j − 2θᵀX_jᵀy_j + θᵀX_jᵀX_jθ), the HAC covariances from pieces
-//     (ComputeHacCovarianceFromRows). WLS and the common IV path form X whole. The extra
+//     (ComputeHacCovarianceFromRows). The common IV path forms X whole. The extra
 //     regressor evaluations cost CPU (IDIM-IV conv. on the undecimated 7 s TX40 record, 17
 //     iterations: +0.4–1.5 s of 11–14 s), so a caller streams only long records (tx40_study:
 //     X above 256 MB).
@@ -175,7 +177,8 @@ struct IdimSystem {
   // X is not held (options.stream_regressor, R = 1): its kept rows are formed from q, qd, qdd
   // (which must then be kept) 2 048 samples at a time, by IdimModel::Regressor exactly as the
   // held X (same values). Passes over X, each one regressor evaluation of the record: LS 4
-  // (tall-skinny QR, residual, XᵀX and the rows of the HAC covariance), IV fast path one per
+  // (tall-skinny QR, residual, XᵀX and the rows of the HAC covariance), WLS 6 (per-joint QRs,
+  // their residuals, weighted QR, residual, ZᵀX, the HAC's rows), IV fast path one per
   // instrument products (beside the instruments' rows, ProcessLikeSystemProducts) plus 2 (block
   // products, final residual). Use ForEachSystemPiece, SystemTimes or FormSystemRegressor
   // rather than x.

@@ -429,6 +429,48 @@ LinearLeastSquaresSummary SolveLeastSquares(const Eigen::MatrixXd& X, const Eige
   return summary;
 }
 
+namespace {
+
+// The b × b triangular factor R and the head of Qᵀy of a tall-skinny Householder QR fed piece
+// by piece (each piece stacked under the factor so far), as SolveLeastSquaresFromRows forms it.
+struct TallSkinnyQr {
+  explicit TallSkinnyQr(Eigen::Index b) : factor(0, b), head(0) {}
+  void Add(const Eigen::Ref<const Eigen::MatrixXd>& piece,
+           const Eigen::Ref<const Eigen::VectorXd>& rhs) {
+    const Eigen::Index b = factor.cols();
+    stacked.resize(factor.rows() + piece.rows(), b);
+    stacked << factor, piece;
+    const Eigen::HouseholderQR<Eigen::MatrixXd> qr(stacked);
+    const Eigen::Index kept = std::min<Eigen::Index>(b, stacked.rows());
+    factor = qr.matrixQR().topRows(kept).triangularView<Eigen::Upper>();
+    stacked_rhs.resize(stacked.rows());
+    stacked_rhs << head, rhs;
+    stacked_rhs.applyOnTheLeft(qr.householderQ().adjoint());
+    head = stacked_rhs.head(kept);
+  }
+  Eigen::MatrixXd factor;
+  Eigen::VectorXd head;
+  Eigen::MatrixXd stacked;
+  Eigen::VectorXd stacked_rhs;
+};
+
+// Calls visit(block, first_row, rows) for the runs of consecutive rows of one block in
+// [first_row, first_row + count).
+template <typename Visit>
+void ForEachBlockRun(const RowBlocks& blocks, Eigen::Index first_row, Eigen::Index count,
+                     const Visit& visit) {
+  Eigen::Index start = 0;
+  while (start < count) {
+    const int block = blocks.BlockOf(static_cast<int>(first_row + start));
+    Eigen::Index end = start + 1;
+    while (end < count && blocks.BlockOf(static_cast<int>(first_row + end)) == block) ++end;
+    visit(block, start, end - start);
+    start = end;
+  }
+}
+
+}  // namespace
+
 LinearLeastSquaresSummary SolveLeastSquaresFromRows(const RowSource& x_rows, int b,
                                                     const Eigen::VectorXd& y,
                                                     const LinearLeastSquaresOptions& options) {
@@ -455,10 +497,7 @@ LinearLeastSquaresSummary SolveLeastSquaresFromRows(const RowSource& x_rows, int
     return summary;
   }
   // Tall-skinny QR over the pieces, as SolvePivoted over its blocks of rows.
-  Eigen::MatrixXd factor(0, b);
-  Eigen::VectorXd head(0);
-  Eigen::MatrixXd stacked;
-  Eigen::VectorXd stacked_rhs;
+  TallSkinnyQr qr(b);
   Eigen::Index seen = 0;
   bool finite = y.allFinite();
   const bool formed = x_rows(
@@ -467,15 +506,7 @@ LinearLeastSquaresSummary SolveLeastSquaresFromRows(const RowSource& x_rows, int
             << "X rows: a piece outside " << rows << " × " << b;
         finite = finite && piece.allFinite();
         seen += piece.rows();
-        stacked.resize(factor.rows() + piece.rows(), b);
-        stacked << factor, piece;
-        const Eigen::HouseholderQR<Eigen::MatrixXd> qr(stacked);
-        const Eigen::Index kept = std::min<Eigen::Index>(b, stacked.rows());
-        factor = qr.matrixQR().topRows(kept).triangularView<Eigen::Upper>();
-        stacked_rhs.resize(stacked.rows());
-        stacked_rhs << head, y.segment(first_row, piece.rows());
-        stacked_rhs.applyOnTheLeft(qr.householderQ().adjoint());
-        head = stacked_rhs.head(kept);
+        qr.Add(piece, y.segment(first_row, piece.rows()));
       },
       &why);
   if (!formed) {
@@ -487,7 +518,7 @@ LinearLeastSquaresSummary SolveLeastSquaresFromRows(const RowSource& x_rows, int
     summary.message = "X or y contains NaN or Inf";
     return summary;
   }
-  const PivotedSolution solution = SolvePivoted(factor, &head, options);
+  const PivotedSolution solution = SolvePivoted(qr.factor, &qr.head, options);
   summary.theta = solution.theta;
   summary.iterations = 1;
   summary.residual = y;
@@ -602,6 +633,191 @@ LinearLeastSquaresSummary SolveWeightedLeastSquares(const Eigen::MatrixXd& X,
   summary.iterations = 1;
   const double weighted_residual2 = (y_weighted - X_weighted * solution.theta).squaredNorm();
   FillResidualDiagnostics(X, y, blocks, &summary);
+  AcceptSolution(solution, weighted_residual2 / (rows - solution.rank), options, &summary);
+  summary.block_sigma = sigma;
+  if (summary.success) summary.message = "weighted by per-block sigma, pivoted Householder QR";
+  summary.time_s = SecondsSince(start);
+  return summary;
+}
+
+LinearLeastSquaresSummary SolveWeightedLeastSquaresFromRows(
+    const RowSource& x_rows, int b, const Eigen::VectorXd& y,
+    const LinearLeastSquaresOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  LinearLeastSquaresSummary summary;
+  summary.method = "WLS (QR)";
+  const Eigen::Index rows = y.size();
+  CHECK_GT(b, 0) << "X has no columns";
+  summary.num_rows = static_cast<int>(rows);
+  summary.num_parameters = b;
+  std::string why;
+  if (!options.IsValid(&why) || !options.row_blocks.IsValid(static_cast<int>(rows), &why)) {
+    summary.message = "invalid options: " + why;
+    return summary;
+  }
+  if (!options.column_names.empty() && static_cast<int>(options.column_names.size()) != b) {
+    summary.message = "column_names has " + std::to_string(options.column_names.size()) +
+                      " names for " + std::to_string(b) + " columns";
+    return summary;
+  }
+  if (rows <= b) {
+    summary.message = "needs more rows than parameters: " + std::to_string(rows) + " rows for " +
+                      std::to_string(b) + " parameters";
+    return summary;
+  }
+  const RowBlocks& blocks = options.row_blocks;
+  const int num_blocks = blocks.num_blocks();
+  std::vector<Eigen::Index> block_rows(num_blocks, 0);
+  for (Eigen::Index i = 0; i < rows; ++i) ++block_rows[blocks.BlockOf(static_cast<int>(i))];
+  bool finite = y.allFinite();
+  auto fail = [&](const std::string& message) {
+    summary.message = message;
+    return summary;
+  };
+
+  // σ_j as SolveWeightedLeastSquares forms it, from passes over the rows.
+  Eigen::VectorXd sigma(num_blocks);
+  if (options.block_sigma_estimate == BlockSigmaEstimate::kGlobalResidual) {
+    const LinearLeastSquaresSummary ordinary = SolveLeastSquaresFromRows(x_rows, b, y, options);
+    if (!ordinary.success) return fail("ordinary LS for the weights failed: " + ordinary.message);
+    const double dof_factor = static_cast<double>(rows) / static_cast<double>(rows - b);
+    Eigen::VectorXd sum_squares = Eigen::VectorXd::Zero(num_blocks);
+    for (Eigen::Index i = 0; i < rows; ++i) {
+      sum_squares(blocks.BlockOf(static_cast<int>(i))) +=
+          ordinary.residual(i) * ordinary.residual(i);
+    }
+    for (int j = 0; j < num_blocks; ++j) {
+      const double n_j = static_cast<double>(block_rows[j]);
+      sigma(j) = n_j > 0 ? std::sqrt(sum_squares(j) / n_j * dof_factor) : kNaN;
+    }
+  } else {
+    // Gautier: LS on joint j's own rows and the columns that appear in them. A tall-skinny QR per
+    // block over all b columns keeps the columns that are zero in the block's rows exactly zero
+    // in its factor (a Householder reflection maps a zero column to zero), so the factor's other
+    // columns are the triangular reduction of the block's own subsystem.
+    std::vector<TallSkinnyQr> qr(num_blocks, TallSkinnyQr(b));
+    std::vector<std::vector<bool>> appears(num_blocks, std::vector<bool>(b, false));
+    if (!x_rows(
+            [&](Eigen::Index first_row, const Eigen::Ref<const Eigen::MatrixXd>& piece) {
+              CHECK(piece.cols() == b && first_row >= 0 && first_row + piece.rows() <= rows)
+                  << "X rows: a piece outside " << rows << " × " << b;
+              finite = finite && piece.allFinite();
+              ForEachBlockRun(blocks, first_row, piece.rows(),
+                              [&](int j, Eigen::Index offset, Eigen::Index count) {
+                                const auto run = piece.middleRows(offset, count);
+                                for (Eigen::Index c = 0; c < b; ++c) {
+                                  if (!appears[j][c] && (run.col(c).array() != 0.0).any()) {
+                                    appears[j][c] = true;
+                                  }
+                                }
+                                qr[j].Add(run, y.segment(first_row + offset, count));
+                              });
+            },
+            &why)) {
+      return fail("X rows: " + why);
+    }
+    if (!finite) return fail("X or y contains NaN or Inf");
+    // θ_j over all b columns (zero where a column does not appear), then the residuals' sums of
+    // squares by one more pass.
+    std::vector<Eigen::VectorXd> theta_j(num_blocks, Eigen::VectorXd::Zero(b));
+    std::vector<int> rank_j(num_blocks, 0);
+    for (int j = 0; j < num_blocks; ++j) {
+      std::vector<int> columns;
+      for (int c = 0; c < b; ++c) {
+        if (appears[j][c]) columns.push_back(c);
+      }
+      if (block_rows[j] == 0 || columns.empty()) continue;
+      Eigen::MatrixXd factor_j(qr[j].factor.rows(), columns.size());
+      for (size_t c = 0; c < columns.size(); ++c) factor_j.col(c) = qr[j].factor.col(columns[c]);
+      LinearLeastSquaresOptions block_options;
+      block_options.rank_tolerance = options.rank_tolerance;
+      block_options.compute_condition_number = false;
+      const PivotedSolution block_solution = SolvePivoted(factor_j, &qr[j].head, block_options);
+      rank_j[j] = block_solution.rank;
+      for (size_t c = 0; c < columns.size(); ++c) {
+        theta_j[j](columns[c]) = block_solution.theta(c);
+      }
+    }
+    qr.clear();
+    Eigen::VectorXd sum_squares = Eigen::VectorXd::Zero(num_blocks);
+    Eigen::VectorXd residual;
+    if (!x_rows(
+            [&](Eigen::Index first_row, const Eigen::Ref<const Eigen::MatrixXd>& piece) {
+              ForEachBlockRun(blocks, first_row, piece.rows(),
+                              [&](int j, Eigen::Index offset, Eigen::Index count) {
+                                residual = y.segment(first_row + offset, count);
+                                residual.noalias() -= piece.middleRows(offset, count) * theta_j[j];
+                                sum_squares(j) += residual.squaredNorm();
+                              });
+            },
+            &why)) {
+      return fail("X rows: " + why);
+    }
+    for (int j = 0; j < num_blocks; ++j) {
+      if (block_rows[j] == 0) {  // a joint without measured rows carries no weight
+        sigma(j) = kNaN;
+        continue;
+      }
+      const Eigen::Index dof = block_rows[j] - rank_j[j];
+      if (dof <= 0) {
+        return fail(blocks.BlockName(j) + " has " + std::to_string(block_rows[j]) + " rows for " +
+                    std::to_string(rank_j[j]) +
+                    " independent columns: its sigma cannot be estimated");
+      }
+      sigma(j) = std::sqrt(sum_squares(j) / static_cast<double>(dof));
+    }
+  }
+  for (int j = 0; j < num_blocks; ++j) {
+    if (!(sigma(j) > 0.0) && block_rows[j] > 0) {
+      std::ostringstream message;
+      message << "sigma of " << blocks.BlockName(j) << " is " << sigma(j)
+              << " (a perfect fit): weights 1/sigma are undefined";
+      return fail(message.str());
+    }
+  }
+
+  // The weighted solve: rows of block j divided by σ_j, piece by piece.
+  TallSkinnyQr weighted(b);
+  Eigen::MatrixXd piece_weighted;
+  Eigen::VectorXd y_weighted;
+  Eigen::Index seen = 0;
+  if (!x_rows(
+          [&](Eigen::Index first_row, const Eigen::Ref<const Eigen::MatrixXd>& piece) {
+            CHECK(piece.cols() == b && first_row >= 0 && first_row + piece.rows() <= rows)
+                << "X rows: a piece outside " << rows << " × " << b;
+            finite = finite && piece.allFinite();
+            seen += piece.rows();
+            piece_weighted = piece;
+            y_weighted = y.segment(first_row, piece.rows());
+            for (Eigen::Index r = 0; r < piece.rows(); ++r) {
+              const double weight = 1.0 / sigma(blocks.BlockOf(static_cast<int>(first_row + r)));
+              piece_weighted.row(r) *= weight;
+              y_weighted(r) *= weight;
+            }
+            weighted.Add(piece_weighted, y_weighted);
+          },
+          &why)) {
+    return fail("X rows: " + why);
+  }
+  CHECK_EQ(seen, rows) << "X rows: the pieces hold " << seen << " rows, expected " << rows;
+  if (!finite) return fail("X or y contains NaN or Inf");
+  const PivotedSolution solution = SolvePivoted(weighted.factor, &weighted.head, options);
+  summary.theta = solution.theta;
+  summary.iterations = 1;
+  summary.residual = y;
+  if (!x_rows(
+          [&](Eigen::Index first_row, const Eigen::Ref<const Eigen::MatrixXd>& piece) {
+            summary.residual.segment(first_row, piece.rows()).noalias() -= piece * summary.theta;
+          },
+          &why)) {
+    return fail("X rows: " + why);
+  }
+  double weighted_residual2 = 0.0;
+  for (Eigen::Index i = 0; i < rows; ++i) {
+    const double r = summary.residual(i) / sigma(blocks.BlockOf(static_cast<int>(i)));
+    weighted_residual2 += r * r;
+  }
+  FillResidualNorms(y, blocks, &summary);
   AcceptSolution(solution, weighted_residual2 / (rows - solution.rank), options, &summary);
   summary.block_sigma = sigma;
   if (summary.success) summary.message = "weighted by per-block sigma, pivoted Householder QR";

@@ -158,6 +158,15 @@ LinearLeastSquaresSummary SolveWeightedLeastSquares(const Eigen::MatrixXd& X,
                                                     const Eigen::VectorXd& y,
                                                     const LinearLeastSquaresOptions& options);
 
+// SolveWeightedLeastSquares for an X (y.size() × b) that is not held (RowSource above): σ_j from
+// per-block tall-skinny QRs of the rows (kBlockSubsystem: one pass, then one for the block
+// residuals) or from SolveLeastSquaresFromRows (kGlobalResidual), then the weighted rows through
+// one more tall-skinny QR and one pass for the residual. Same estimate, σ_j, covariance and
+// diagnostics up to round-off; memory O(blocks · b²) besides y and the residual.
+LinearLeastSquaresSummary SolveWeightedLeastSquaresFromRows(
+    const RowSource& x_rows, int b, const Eigen::VectorXd& y,
+    const LinearLeastSquaresOptions& options);
+
 // The same ordinary LS cast as a ceres::Problem: parameter block θ (b), residual blocks of
 // options.ceres_rows_per_residual_block rows r = X_rows θ − y_rows with the analytic Jacobian
 // X_rows, Levenberg–Marquardt with a huge initial trust region (one Gauss–Newton step solves a

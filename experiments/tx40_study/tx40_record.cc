@@ -61,7 +61,8 @@ bool SmoothedReference(const Eigen::MatrixXd& q, double fs, double cutoff_hz,
     qd_ref.col(j) = data::CentralDifference(smoothed, 1.0 / fs);
     qdd_ref.col(j) = data::CentralSecondDifference(smoothed, 1.0 / fs);
   }
-  *reference = std::make_unique<solvers::SampledTrajectory>(q_ref, qd_ref, qdd_ref, fs);
+  *reference = std::make_unique<solvers::SampledTrajectory>(std::move(q_ref), std::move(qd_ref),
+                                                            std::move(qdd_ref), fs);
   return true;
 }
 
@@ -258,28 +259,34 @@ int LoadRecord(const Settings& settings, const models::SerialRobot& robot,
     // Controller angles are the q of models::MakeTx40 (its geometry holds the DH zero offsets
     // q2 − pi/2, q3 + pi/2), so no offset is applied here.
     models::Tx40MotorToJoint(motor_positions, motor_torques, &q_measured, &tau_measured);
+    motor_positions.resize(0, 0);  // the joint-side record replaces them (96 MB at 10⁶ samples)
+    motor_torques.resize(0, 0);
     if (!settings.reference_csv.empty()) {
       Eigen::MatrixXd motor_reference, q_ref, unused;
       if (!ReadSixColumns(settings.reference_csv, "reference_csv", &motor_reference, error)) {
         return 2;
       }
-      if (motor_reference.rows() != motor_positions.rows()) {
+      if (motor_reference.rows() != q_measured.rows()) {
         *error = settings.reference_csv + " has " + std::to_string(motor_reference.rows()) +
-                 " data rows, the positions " + std::to_string(motor_positions.rows());
+                 " data rows, the positions " + std::to_string(q_measured.rows());
         return 2;
       }
       stage.Add();
       models::Tx40MotorToJoint(motor_reference, motor_reference, &q_ref, &unused);
+      motor_reference.resize(0, 0);
+      unused.resize(0, 0);
       Eigen::MatrixXd qd_ref(q_ref.rows(), 6), qdd_ref(q_ref.rows(), 6);
       for (int j = 0; j < 6; ++j) {
         qd_ref.col(j) = data::CentralDifference(q_ref.col(j), 1.0 / fs);
         qdd_ref.col(j) = data::CentralSecondDifference(q_ref.col(j), 1.0 / fs);
       }
-      reference = std::make_unique<solvers::SampledTrajectory>(q_ref, qd_ref, qdd_ref, fs);
       controller.control_rate_hz = fs;
       controller.gains =
           data::TunePidGains(robot, q_ref.row(0).transpose(), settings.pid_bandwidth_hz);
       controller.duration_s = (q_ref.rows() - 1) / fs;
+      // Moved, not copied: 3 × Ns × 6 doubles (144 MB for 10⁶ samples).
+      reference = std::make_unique<solvers::SampledTrajectory>(std::move(q_ref), std::move(qd_ref),
+                                                               std::move(qdd_ref), fs);
       record->iv_reference = "the reference of " + settings.reference_csv;
     } else if (settings.substitute_reference) {
       // No reference trajectory: a well-tuned controller tracks its reference closely, so the

@@ -229,6 +229,48 @@ TEST(BlockDecimatorTest, EqualsWholeRecordDecimation) {
   EXPECT_FALSE(decimator.Init(2, 1000, 0, 1, &error));
 }
 
+// SetOutput: the 6 series as 3 columns of a stack of 2 series each, all rows or only some, go
+// straight into the caller's matrix with the values decimated() holds (bitwise), on a record of
+// one buffer and on one of several; a matrix of that shape keeps its storage.
+TEST(BlockDecimatorTest, OutputIntoKeptRowsOfAStackEqualsTheDecimatedSeries) {
+  std::string error;
+  for (const auto& [factor, ns] : std::vector<std::pair<int, int>>{{13, 3000}, {13, 140000}}) {
+    const Eigen::MatrixXd series = BlockTestSeries(ns);
+    BlockDecimator reference;
+    ASSERT_TRUE(reference.Init(6, ns, factor, 1, &error)) << error;
+    for (int fed = 0; fed < ns; fed += 2048) {
+      reference.Feed(series.middleRows(fed, std::min(2048, ns - fed)));
+    }
+    const Eigen::MatrixXd& expected = reference.decimated();
+    const int nd = DecimatedLength(ns, factor);
+    std::vector<int> some;  // rows of the stack of 2 · nd: a gap at the start, every 3rd, the end
+    for (int r = 5; r < 2 * nd; r += 3) some.push_back(r);
+    if (some.back() != 2 * nd - 1) some.push_back(2 * nd - 1);
+    for (const std::vector<int>* kept : std::vector<const std::vector<int>*>{nullptr, &some}) {
+      BlockDecimator decimator;
+      ASSERT_TRUE(decimator.Init(6, ns, factor, 2, &error)) << error;
+      const int rows = kept == nullptr ? 2 * nd : static_cast<int>(kept->size());
+      Eigen::MatrixXd output = Eigen::MatrixXd::Constant(rows, 3, 7.0);
+      const double* storage = output.data();
+      decimator.SetOutput(&output, 2, kept);
+      for (int fed = 0; fed < ns; fed += 2048) {
+        decimator.Feed(series.middleRows(fed, std::min(2048, ns - fed)));
+      }
+      ASSERT_EQ(output.rows(), rows);
+      ASSERT_EQ(output.cols(), 3);
+      EXPECT_EQ(output.data(), storage);
+      for (int c = 0; c < 3; ++c) {
+        for (int p = 0; p < rows; ++p) {
+          const int r = kept == nullptr ? p : (*kept)[p];
+          ASSERT_EQ(output(p, c), expected(r % nd, 2 * c + r / nd))
+              << "R " << factor << " Ns " << ns << " column " << c << " row " << r;
+        }
+      }
+    }
+    EXPECT_GT(expected.cwiseAbs().maxCoeff(), 0.0);
+  }
+}
+
 TEST(SignalDecimateTest, ParallelColumnsEqualSerialDecimation) {
   const Eigen::VectorXd x = Reference("decimate_input_2013.csv").col(0);
   Eigen::MatrixXd signals(x.size(), 5);

@@ -241,6 +241,51 @@ TEST(WeightedLeastSquaresTest, EstimatesPerJointSigmaAndEqualsExplicitRowScaling
   EXPECT_LT(wls.standard_deviation(0), 0.7 * ls.standard_deviation(0));
 }
 
+// X handed over in pieces of 700 rows (pieces that straddle joints), last piece first.
+RowSource PiecesOf(const Eigen::MatrixXd& X) {
+  return [&X](const RowPieceConsumer& consume, std::string*) {
+    constexpr Eigen::Index kPiece = 700;
+    for (Eigen::Index start = (X.rows() - 1) / kPiece * kPiece; start >= 0; start -= kPiece) {
+      consume(start, X.middleRows(start, std::min(kPiece, X.rows() - start)));
+    }
+    return true;
+  };
+}
+
+TEST(WeightedLeastSquaresTest, FromRowsEqualsTheHeldSolve) {
+  // 9 000 rows: the held solve reduces X by its own tall-skinny QR in blocks of 4 096 rows;
+  // column 3 is zero in joint 1's rows (its subsystem leaves it out).
+  const Problem p = MakeProblem(3000, Eigen::Vector3d(0.05, 1.0, 0.2), 11);
+  for (BlockSigmaEstimate estimate :
+       {BlockSigmaEstimate::kBlockSubsystem, BlockSigmaEstimate::kGlobalResidual}) {
+    LinearLeastSquaresOptions options = OptionsFor(p);
+    options.block_sigma_estimate = estimate;
+    const LinearLeastSquaresSummary held = SolveWeightedLeastSquares(p.X, p.y, options);
+    const LinearLeastSquaresSummary rows =
+        SolveWeightedLeastSquaresFromRows(PiecesOf(p.X), 5, p.y, options);
+    ASSERT_TRUE(held.success && rows.success) << rows.message;
+    EXPECT_EQ(rows.method, held.method);
+    EXPECT_EQ(rows.rank, held.rank);
+    EXPECT_LT(Relative(rows.block_sigma, held.block_sigma), 1e-13);
+    EXPECT_LT(Relative(rows.theta, held.theta), 1e-12);
+    EXPECT_LT(Relative(rows.standard_deviation, held.standard_deviation), 1e-12);
+    EXPECT_LT(Relative(rows.covariance, held.covariance), 1e-12);
+    EXPECT_LT(Relative(rows.residual, held.residual), 1e-12);
+    EXPECT_LT(Relative(rows.block_rms, held.block_rms), 1e-12);
+    EXPECT_NEAR(rows.sigma2, held.sigma2, 1e-12 * held.sigma2);
+    EXPECT_NEAR(rows.condition_number, held.condition_number, 1e-10 * held.condition_number);
+  }
+  // Rows that cannot be formed: no estimate, the source's message.
+  const LinearLeastSquaresSummary failed = SolveWeightedLeastSquaresFromRows(
+      [](const RowPieceConsumer&, std::string* error) {
+        *error = "states released";
+        return false;
+      },
+      5, p.y, OptionsFor(p));
+  EXPECT_FALSE(failed.success);
+  EXPECT_EQ(failed.message, "X rows: states released");
+}
+
 TEST(InstrumentalVariablesTest, InstrumentsEqualToRegressorsReproduceLeastSquares) {
   Problem p = MakeProblem(300, Eigen::Vector3d(0.2, 0.2, 0.2), 6);
   LinearLeastSquaresOptions options;

@@ -486,6 +486,39 @@ TEST(IdimTest, StreamedRegressorGivesTheEstimatesOfTheHeldOne) {
   }
 }
 
+// Gautier's WLS on a streamed X: per-joint σ, estimates, covariance and HAC of the held one.
+TEST(IdimTest, StreamedRegressorGivesTheWlsEstimatesOfTheHeldOne) {
+  const Fixture& f = GetFixture();
+  IdimPreprocessingOptions options =
+      KnowledgePreprocessing(PriorKnowledge::kNone, IdimDifferentiator::kIrw1, 5000.0);
+  options.select_samples = true;
+  options.selection.velocity_threshold = Eigen::VectorXd::Constant(1, 0.05);
+  IdimSystem held, streamed;
+  std::string error;
+  ASSERT_TRUE(BuildIdimSystem(f.model, f.q_measured, f.tau_measured, options, &held, &error));
+  options.stream_regressor = true;
+  ASSERT_TRUE(BuildIdimSystem(f.model, f.q_measured, f.tau_measured, options, &streamed, &error));
+  ASSERT_TRUE(streamed.streamed);
+  ASSERT_EQ(streamed.x.rows(), 0);
+  IdimRunOptions run;
+  run.estimator = IdimEstimator::kWeightedLeastSquares;
+  IdimResult a, b;
+  ASSERT_TRUE(RunIdim(f.model, held, run, f.theta0, nullptr, &a, &error)) << error;
+  ASSERT_TRUE(RunIdim(f.model, streamed, run, f.theta0, nullptr, &b, &error)) << error;
+  const auto relative = [](const Eigen::MatrixXd& x, const Eigen::MatrixXd& reference) {
+    return (x - reference).norm() / reference.norm();
+  };
+  ASSERT_EQ(a.fit.block_sigma.size(), 6);
+  EXPECT_LE(relative(b.fit.block_sigma, a.fit.block_sigma), 1e-12);
+  EXPECT_LE(relative(b.fit.theta, a.fit.theta), 1e-12);
+  EXPECT_LE(relative(b.fit.standard_deviation, a.fit.standard_deviation), 1e-12);
+  EXPECT_LE(relative(b.fit.covariance, a.fit.covariance), 1e-12);
+  EXPECT_LE(relative(b.fit.residual, a.fit.residual), 1e-12);
+  EXPECT_NEAR(b.fit.condition_number, a.fit.condition_number, 1e-10 * a.fit.condition_number);
+  ASSERT_TRUE(a.hac.success && b.hac.success) << b.hac.message;
+  EXPECT_LE(relative(b.hac.covariance, a.hac.covariance), 1e-10);
+}
+
 // No knowledge: IDIM-IV IRWSM1 converges (and IDIM-LS without filters is unusable).
 TEST(IdimAcceptanceTest, NoKnowledgeIvIrwsm1Converges) {
   const Fixture& f = GetFixture();

@@ -67,6 +67,36 @@ TEST(Tx40ExperimentTest, ShortDefaultExperiment) {
   EXPECT_EQ(experiment.simulator_options.control_rate_hz, 5000.0);
 }
 
+// The condition numbers, formed from the base regressor in chunks of samples and (normalised) in
+// place, equal solvers::ConditionNumber of the whole base regressor bitwise (2.5 s: 1 251 samples
+// of every 10th, two chunks).
+TEST(Tx40ExperimentTest, ChunkedConditionNumbersEqualTheWholeRegressors) {
+  Tx40ExperimentOptions options;
+  options.duration_s = 2.5;
+  Tx40Experiment experiment;
+  std::string error;
+  ASSERT_TRUE(SimulateTx40Experiment(options, &experiment, &error)) << error;
+  const RobotSimulation& sim = experiment.simulation;
+  const int every = options.condition_decimation;
+  const int decimated = static_cast<int>((sim.time.size() + every - 1) / every);
+  ASSERT_GT(decimated, 1024);
+  Eigen::MatrixXd q(decimated, 6), qd(decimated, 6), qdd(decimated, 6);
+  for (int k = 0; k < decimated; ++k) {
+    q.row(k) = sim.q.row(k * every);
+    qd.row(k) = sim.qd.row(k * every);
+    qdd.row(k) = sim.qdd.row(k * every);
+  }
+  models::Tx40Options tx40_options;
+  tx40_options.coupling_form = options.coupling_form;
+  const models::SerialRobot robot = models::MakeTx40(tx40_options);
+  Eigen::MatrixXd x, x_base;
+  robot.StackedRegressor(q, qd, qdd, &x);
+  experiment.base.SelectColumns(x, &x_base);
+  EXPECT_EQ(experiment.base_regressor_condition, solvers::ConditionNumber(x_base, false));
+  EXPECT_EQ(experiment.base_regressor_condition_normalised, solvers::ConditionNumber(x_base, true));
+  EXPECT_GT(experiment.base_regressor_condition, 1.0);
+}
+
 // The realistic imperfections: options checked; the motor torques are multiples of the LSB; the
 // friction the model does not carry changes the applied torques (same seed, same reference) and
 // the excess vanishes when switched off; the IV auxiliary options never carry it.
