@@ -469,6 +469,42 @@ void ForEachBlockRun(const RowBlocks& blocks, Eigen::Index first_row, Eigen::Ind
   }
 }
 
+// The checks and counts shared by the solves over pieces of rows: false, with the summary's
+// message, when the options, the column names or the number of rows do not fit b columns.
+bool StartRowsSolve(int b, Eigen::Index rows, const LinearLeastSquaresOptions& options,
+                    LinearLeastSquaresSummary* summary) {
+  CHECK_GT(b, 0) << "X has no columns";
+  summary->num_rows = static_cast<int>(rows);
+  summary->num_parameters = b;
+  std::string why;
+  if (!options.IsValid(&why) || !options.row_blocks.IsValid(static_cast<int>(rows), &why)) {
+    summary->message = "invalid options: " + why;
+    return false;
+  }
+  if (!options.column_names.empty() && static_cast<int>(options.column_names.size()) != b) {
+    summary->message = "column_names has " + std::to_string(options.column_names.size()) +
+                       " names for " + std::to_string(b) + " columns";
+    return false;
+  }
+  if (rows <= b) {
+    summary->message = "needs more rows than parameters: " + std::to_string(rows) + " rows for " +
+                       std::to_string(b) + " parameters";
+    return false;
+  }
+  return true;
+}
+
+// residual = y − X theta, X's rows from `x_rows` (one more pass over the pieces).
+bool ResidualFromRows(const RowSource& x_rows, const Eigen::VectorXd& y,
+                      const Eigen::VectorXd& theta, Eigen::VectorXd* residual, std::string* why) {
+  *residual = y;
+  return x_rows(
+      [&](Eigen::Index first_row, const Eigen::Ref<const Eigen::MatrixXd>& piece) {
+        residual->segment(first_row, piece.rows()).noalias() -= piece * theta;
+      },
+      why);
+}
+
 }  // namespace
 
 LinearLeastSquaresSummary SolveLeastSquaresFromRows(const RowSource& x_rows, int b,
@@ -478,24 +514,8 @@ LinearLeastSquaresSummary SolveLeastSquaresFromRows(const RowSource& x_rows, int
   LinearLeastSquaresSummary summary;
   summary.method = "LS (QR)";
   const Eigen::Index rows = y.size();
-  CHECK_GT(b, 0) << "X has no columns";
-  summary.num_rows = static_cast<int>(rows);
-  summary.num_parameters = b;
+  if (!StartRowsSolve(b, rows, options, &summary)) return summary;
   std::string why;
-  if (!options.IsValid(&why) || !options.row_blocks.IsValid(static_cast<int>(rows), &why)) {
-    summary.message = "invalid options: " + why;
-    return summary;
-  }
-  if (!options.column_names.empty() && static_cast<int>(options.column_names.size()) != b) {
-    summary.message = "column_names has " + std::to_string(options.column_names.size()) +
-                      " names for " + std::to_string(b) + " columns";
-    return summary;
-  }
-  if (rows <= b) {
-    summary.message = "needs more rows than parameters: " + std::to_string(rows) + " rows for " +
-                      std::to_string(b) + " parameters";
-    return summary;
-  }
   // Tall-skinny QR over the pieces, as SolvePivoted over its blocks of rows.
   TallSkinnyQr qr(b);
   Eigen::Index seen = 0;
@@ -521,12 +541,7 @@ LinearLeastSquaresSummary SolveLeastSquaresFromRows(const RowSource& x_rows, int
   const PivotedSolution solution = SolvePivoted(qr.factor, &qr.head, options);
   summary.theta = solution.theta;
   summary.iterations = 1;
-  summary.residual = y;
-  if (!x_rows(
-          [&](Eigen::Index first_row, const Eigen::Ref<const Eigen::MatrixXd>& piece) {
-            summary.residual.segment(first_row, piece.rows()).noalias() -= piece * summary.theta;
-          },
-          &why)) {
+  if (!ResidualFromRows(x_rows, y, summary.theta, &summary.residual, &why)) {
     summary.message = "X rows: " + why;
     return summary;
   }
@@ -647,24 +662,8 @@ LinearLeastSquaresSummary SolveWeightedLeastSquaresFromRows(
   LinearLeastSquaresSummary summary;
   summary.method = "WLS (QR)";
   const Eigen::Index rows = y.size();
-  CHECK_GT(b, 0) << "X has no columns";
-  summary.num_rows = static_cast<int>(rows);
-  summary.num_parameters = b;
+  if (!StartRowsSolve(b, rows, options, &summary)) return summary;
   std::string why;
-  if (!options.IsValid(&why) || !options.row_blocks.IsValid(static_cast<int>(rows), &why)) {
-    summary.message = "invalid options: " + why;
-    return summary;
-  }
-  if (!options.column_names.empty() && static_cast<int>(options.column_names.size()) != b) {
-    summary.message = "column_names has " + std::to_string(options.column_names.size()) +
-                      " names for " + std::to_string(b) + " columns";
-    return summary;
-  }
-  if (rows <= b) {
-    summary.message = "needs more rows than parameters: " + std::to_string(rows) + " rows for " +
-                      std::to_string(b) + " parameters";
-    return summary;
-  }
   const RowBlocks& blocks = options.row_blocks;
   const int num_blocks = blocks.num_blocks();
   std::vector<Eigen::Index> block_rows(num_blocks, 0);
@@ -804,12 +803,7 @@ LinearLeastSquaresSummary SolveWeightedLeastSquaresFromRows(
   const PivotedSolution solution = SolvePivoted(weighted.factor, &weighted.head, options);
   summary.theta = solution.theta;
   summary.iterations = 1;
-  summary.residual = y;
-  if (!x_rows(
-          [&](Eigen::Index first_row, const Eigen::Ref<const Eigen::MatrixXd>& piece) {
-            summary.residual.segment(first_row, piece.rows()).noalias() -= piece * summary.theta;
-          },
-          &why)) {
+  if (!ResidualFromRows(x_rows, y, summary.theta, &summary.residual, &why)) {
     return fail("X rows: " + why);
   }
   double weighted_residual2 = 0.0;
