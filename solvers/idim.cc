@@ -892,15 +892,12 @@ bool SystemTimes(const IdimModel& model, const IdimSystem& system, const Eigen::
 
 namespace {
 
-// Adds a piece of instruments (system rows first_row …) and X's same rows to the packed
-// products.
-void AddToProducts(Eigen::Index first_row, const Eigen::Ref<const Eigen::MatrixXd>& piece,
-                   const Eigen::Ref<const Eigen::MatrixXd>& x_piece, const Eigen::VectorXd& y,
-                   const RowBlocks& blocks, Eigen::MatrixXd* products) {
-  const Eigen::Index b = x_piece.cols();
+// Adds a piece of instruments (system rows first_row …) to the Gram blocks Z_jᵀZ_j of the
+// packed products (their lower triangles).
+void AddToGrams(Eigen::Index first_row, const Eigen::Ref<const Eigen::MatrixXd>& piece,
+                const RowBlocks& blocks, Eigen::MatrixXd* products) {
+  const Eigen::Index b = piece.cols();
   const Eigen::Index rows = piece.rows();
-  products->leftCols(b).noalias() += piece.transpose() * x_piece;
-  products->col(b).noalias() += piece.transpose() * y.segment(first_row, rows);
   // Z_jᵀZ_j over runs of consecutive rows of one block (the joint-major stacks: one run).
   for (Eigen::Index start = 0; start < rows;) {
     const int block = blocks.BlockOf(static_cast<int>(first_row + start));
@@ -913,6 +910,19 @@ void AddToProducts(Eigen::Index first_row, const Eigen::Ref<const Eigen::MatrixX
   }
 }
 
+// Adds a piece of instruments (system rows first_row …) and X's same rows to the packed
+// products; the Gram blocks only `with_grams` (they feed only the covariance of the final
+// estimate, eq. 8, so the IV iteration forms them once, for its last instruments).
+void AddToProducts(Eigen::Index first_row, const Eigen::Ref<const Eigen::MatrixXd>& piece,
+                   const Eigen::Ref<const Eigen::MatrixXd>& x_piece, const Eigen::VectorXd& y,
+                   const RowBlocks& blocks, bool with_grams, Eigen::MatrixXd* products) {
+  const Eigen::Index b = x_piece.cols();
+  const Eigen::Index rows = piece.rows();
+  products->leftCols(b).noalias() += piece.transpose() * x_piece;
+  products->col(b).noalias() += piece.transpose() * y.segment(first_row, rows);
+  if (with_grams) AddToGrams(first_row, piece, blocks, products);
+}
+
 // Fills the upper triangles of the Gram blocks (accumulated in their lower triangles).
 void SymmetrizeProducts(Eigen::Index b, int num_blocks, Eigen::MatrixXd* products) {
   for (int j = 0; j < num_blocks; ++j) {
@@ -923,22 +933,25 @@ void SymmetrizeProducts(Eigen::Index b, int num_blocks, Eigen::MatrixXd* product
 
 }  // namespace
 
-Eigen::MatrixXd IdimIvProducts(const Eigen::MatrixXd& z, const Eigen::MatrixXd& x,
-                               const Eigen::VectorXd& y, const RowBlocks& blocks) {
+namespace {
+
+// IdimIvProducts, the Gram blocks only `with_grams` (zero otherwise).
+Eigen::MatrixXd PackProducts(const Eigen::MatrixXd& z, const Eigen::MatrixXd& x,
+                             const Eigen::VectorXd& y, const RowBlocks& blocks, bool with_grams) {
   CHECK(z.rows() == x.rows() && z.cols() == x.cols() && y.size() == x.rows())
       << "IV: expected Z, X of equal shape and y with their rows";
   const Eigen::Index b = x.cols();
   const int num_blocks = blocks.num_blocks();
   Eigen::MatrixXd products = Eigen::MatrixXd::Zero(b, b + 1 + num_blocks * b);
-  AddToProducts(0, z, x, y, blocks, &products);
+  AddToProducts(0, z, x, y, blocks, with_grams, &products);
   SymmetrizeProducts(b, num_blocks, &products);
   return products;
 }
 
-bool ProcessLikeSystemProducts(const IdimModel& model, const IdimSystem& system,
-                               const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd,
-                               const Eigen::MatrixXd& qdd, Eigen::MatrixXd* products,
-                               std::string* error) {
+// ProcessLikeSystemProducts, the Gram blocks only `with_grams` (zero otherwise).
+bool LikeSystemProducts(const IdimModel& model, const IdimSystem& system, const Eigen::MatrixXd& q,
+                        const Eigen::MatrixXd& qd, const Eigen::MatrixXd& qdd, bool with_grams,
+                        Eigen::MatrixXd* products, std::string* error) {
   CHECK(products != nullptr);
   const Eigen::Index b = system.x.cols();
   const int num_blocks = system.blocks.num_blocks();
@@ -949,19 +962,34 @@ bool ProcessLikeSystemProducts(const IdimModel& model, const IdimSystem& system,
     ForEachKeptRowPiece(model, system, q, qd, qdd, /*with_system_rows=*/true,
                         [&](Eigen::Index first_row, const Eigen::Ref<const Eigen::MatrixXd>& z,
                             const Eigen::Ref<const Eigen::MatrixXd>& x) {
-                          AddToProducts(first_row, z, x, system.y, system.blocks, products);
+                          AddToProducts(first_row, z, x, system.y, system.blocks, with_grams,
+                                        products);
                         });
   } else if (!ForEachInstrumentPiece(
                  model, system, q, qd, qdd,
                  [&](Eigen::Index first_row, const Eigen::Ref<const Eigen::MatrixXd>& piece) {
                    AddToProducts(first_row, piece, system.x.middleRows(first_row, piece.rows()),
-                                 system.y, system.blocks, products);
+                                 system.y, system.blocks, with_grams, products);
                  },
                  error)) {
     return false;
   }
   SymmetrizeProducts(b, num_blocks, products);
   return true;
+}
+
+}  // namespace
+
+Eigen::MatrixXd IdimIvProducts(const Eigen::MatrixXd& z, const Eigen::MatrixXd& x,
+                               const Eigen::VectorXd& y, const RowBlocks& blocks) {
+  return PackProducts(z, x, y, blocks, /*with_grams=*/true);
+}
+
+bool ProcessLikeSystemProducts(const IdimModel& model, const IdimSystem& system,
+                               const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd,
+                               const Eigen::MatrixXd& qdd, Eigen::MatrixXd* products,
+                               std::string* error) {
+  return LikeSystemProducts(model, system, q, qd, qdd, /*with_grams=*/true, products, error);
 }
 
 // ---- SampledTrajectory ----
@@ -1167,12 +1195,45 @@ bool ComputeBlockGrams(const IdimModel& model, const IdimSystem& system, BlockGr
   return true;
 }
 
+// The covariance of eq. 8, P = (Σ_j Z_jᵀZ_j / Λ_jj)^{-1}, from the Gram blocks of the packed
+// products and Λ (summary->error_covariance, set by the solve); completes the summary of a
+// solve made without it. False (summary->success = false, message) when Σ_j Z_jᵀZ_j / Λ_jj is
+// not positive definite.
+bool FinishIvCovariance(const Eigen::MatrixXd& products, LinearLeastSquaresSummary* summary) {
+  const Eigen::Index b = products.rows();
+  const int num_blocks = static_cast<int>(summary->error_covariance.rows());
+  Eigen::VectorXd weight(num_blocks);
+  for (int j = 0; j < num_blocks; ++j) {
+    const double lambda = summary->error_covariance(j, j);
+    weight[j] = lambda > 0.0 ? 1.0 / lambda : 0.0;
+  }
+  // Σ_j Z_jᵀ Z_j / Λ_jj from the blocks' Gram matrices.
+  Eigen::MatrixXd information = Eigen::MatrixXd::Zero(b, b);
+  for (int j = 0; j < num_blocks; ++j) {
+    information += weight[j] * products.middleCols(b + 1 + j * b, b);
+  }
+  const Eigen::LLT<Eigen::MatrixXd> llt(information);
+  if (llt.info() != Eigen::Success) {
+    summary->success = false;
+    summary->message = "IV: Zᵀ W Z is not positive definite (instruments rank deficient)";
+    return false;
+  }
+  summary->covariance = llt.solve(Eigen::MatrixXd::Identity(b, b));
+  summary->standard_deviation = summary->covariance.diagonal().cwiseSqrt();
+  summary->relative_std_percent =
+      100.0 * summary->standard_deviation.cwiseQuotient(summary->theta.cwiseAbs());
+  return true;
+}
+
 // SolveIdimIvFromProducts with X held (x) or streamed (grams; then no residual vector: the
-// caller forms it once for the final estimate).
+// caller forms it once for the final estimate). Without `covariance` the Gram blocks of the
+// products are not read (they may be zero) and the summary has no covariance: an IV iteration's
+// solve, completed by FinishIvCovariance for the final estimate only.
 LinearLeastSquaresSummary SolveIvFromProductsCore(const Eigen::MatrixXd& products,
                                                   const Eigen::MatrixXd* x, const BlockGrams* grams,
                                                   const Eigen::VectorXd& y, const RowBlocks& blocks,
-                                                  double condition_number_x) {
+                                                  double condition_number_x,
+                                                  bool covariance = true) {
   const Eigen::Index x_cols = products.rows();
   CHECK((x != nullptr) != (grams != nullptr)) << "IV: X or its block products";
   CHECK(products.cols() == x_cols * (1 + blocks.num_blocks()) + 1 &&
@@ -1224,29 +1285,14 @@ LinearLeastSquaresSummary SolveIvFromProductsCore(const Eigen::MatrixXd& product
   summary.block_rms.resize(num_blocks);
   summary.block_sigma.resize(num_blocks);
   summary.error_covariance = Eigen::MatrixXd::Zero(num_blocks, num_blocks);
-  Eigen::VectorXd weight(num_blocks);
   for (int j = 0; j < num_blocks; ++j) {
     const double mean_square = counts[j] > 0 ? sum_squares[j] / counts[j] : 0.0;
     summary.block_rms[j] = std::sqrt(mean_square);
     const double lambda = mean_square * rows / static_cast<double>(rows - b);
     summary.error_covariance(j, j) = lambda;
     summary.block_sigma[j] = std::sqrt(lambda);
-    weight[j] = lambda > 0.0 ? 1.0 / lambda : 0.0;
   }
-  // Σ_j Z_jᵀ Z_j / Λ_jj from the blocks' Gram matrices.
-  Eigen::MatrixXd information = Eigen::MatrixXd::Zero(b, b);
-  for (int j = 0; j < num_blocks; ++j) {
-    information += weight[j] * products.middleCols(b + 1 + j * b, b);
-  }
-  const Eigen::LLT<Eigen::MatrixXd> llt(information);
-  if (llt.info() != Eigen::Success) {
-    summary.message = "IV: Zᵀ W Z is not positive definite (instruments rank deficient)";
-    return summary;
-  }
-  summary.covariance = llt.solve(Eigen::MatrixXd::Identity(b, b));
-  summary.standard_deviation = summary.covariance.diagonal().cwiseSqrt();
-  summary.relative_std_percent =
-      100.0 * summary.standard_deviation.cwiseQuotient(summary.theta.cwiseAbs());
+  if (covariance && !FinishIvCovariance(products, &summary)) return summary;
   summary.condition_number = condition_number_x;
   summary.success = true;
   summary.message = "IV by normal products";
@@ -1274,6 +1320,14 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
   // simulation they come from (undecimated system).
   Eigen::MatrixXd instruments;
   std::shared_ptr<const data::RobotSimulation> instrument_simulation;
+  // IV (fast path): the iteration's solves leave out the covariance of eq. 8, whose Gram blocks
+  // Z_jᵀZ_j (a third of the products' cost) are formed once below, for the instruments of the
+  // final estimate, into `final_grams` (packed like the products) — in the HAC covariance's pass
+  // over those instruments when there is one.
+  bool covariance_pending = false;
+  bool instruments_as_products = false;
+  bool grams_formed = false;
+  Eigen::MatrixXd final_grams;
   LinearLeastSquaresOptions ls_options;
   ls_options.column_names = model.names();
   ls_options.row_blocks = system.blocks;
@@ -1318,6 +1372,7 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
       // the full-rate regressor they come from and are held whole (forming them again would
       // repeat the decimation filter).
       const bool products = !options.iv_common_path && system.options.decimation_factor == 1;
+      instruments_as_products = products;
       // The iteration asks for the torques of a new estimate before its instruments
       // (IvIterationOptions::torques_first): the last simulation is kept for the instruments.
       std::shared_ptr<const data::RobotSimulation> last_simulation;
@@ -1349,7 +1404,8 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
           return ProcessLikeSystem(model, system, sim->q, sim->qd, qdd, sim->tau, z, tau_s, why);
         }
         instrument_simulation = sim;
-        return ProcessLikeSystemProducts(model, system, sim->q, sim->qd, qdd, z, why) &&
+        return LikeSystemProducts(model, system, sim->q, sim->qd, qdd, /*with_grams=*/false, z,
+                                  why) &&
                ProcessLikeSystem(model, system, sim->q, sim->qd, qdd, sim->tau, nullptr, tau_s,
                                  why);
       };
@@ -1378,13 +1434,20 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
       }
       IvIterationOptions iv_options = options.iv;
       iv_options.torques_first = true;
+      // Without the covariance (FinishIvCovariance below, for the final estimate only): the
+      // iteration reads θ and the residual.
       const IvSolve solve = [&](const Eigen::MatrixXd& z) {
         if (streamed) {
-          return SolveIvFromProductsCore(z, nullptr, &grams, system.y, system.blocks, condition);
+          return SolveIvFromProductsCore(z, nullptr, &grams, system.y, system.blocks, condition,
+                                         /*covariance=*/false);
         }
-        return products
-                   ? SolveIdimIvFromProducts(z, system.x, system.y, system.blocks, condition)
-                   : SolveIdimIvNormalProducts(z, system.x, system.y, system.blocks, condition);
+        if (products) {
+          return SolveIvFromProductsCore(z, &system.x, nullptr, system.y, system.blocks, condition,
+                                         /*covariance=*/false);
+        }
+        return SolveIvFromProductsCore(
+            PackProducts(z, system.x, system.y, system.blocks, /*with_grams=*/false), &system.x,
+            nullptr, system.y, system.blocks, condition, /*covariance=*/false);
       };
       const IvIterationSummary iv =
           options.iv_common_path
@@ -1413,6 +1476,21 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
           }
           fit.block_rms[j] = count > 0 ? std::sqrt(sum / count) : 0.0;
         }
+      }
+      if (!options.iv_common_path && iv.estimate.success) {
+        covariance_pending = true;
+        // The instruments of the final estimate (those of θ^(it−1) for θ^it) are the iteration's
+        // last ones unless a later simulation replaced them; then they are formed again.
+        const bool held = products ? instruments.rows() == b && instrument_simulation != nullptr
+                                   : instruments.rows() == system.y.size();
+        if (!held) {
+          Eigen::VectorXd unused;
+          if (!generator(iv.theta_history[iv.theta_history.size() - 2], &instruments, &unused,
+                         error)) {
+            return false;
+          }
+        }
+        final_grams = Eigen::MatrixXd::Zero(b, b + 1 + system.blocks.num_blocks() * b);
       }
       result->converged = iv.converged;
       result->stalled = iv.stalled;
@@ -1539,14 +1617,52 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
         }
         const Eigen::MatrixXd qdd =
             MotionAccelerations(instrument_simulation->qd, system.options.sample_rate_hz);
+        // The same pass forms the Gram blocks of the covariance of eq. 8 (the pieces are those
+        // of the iteration's products, so the blocks are bitwise the same).
         result->hac = ComputeHacCovarianceFromRows(
             [&](const HacRowConsumer& consume, std::string* why) {
-              return ForEachInstrumentPiece(model, system, instrument_simulation->q,
-                                            instrument_simulation->qd, qdd, consume, why);
+              const bool add_grams = covariance_pending && !grams_formed;
+              const bool ok = ForEachInstrumentPiece(
+                  model, system, instrument_simulation->q, instrument_simulation->qd, qdd,
+                  [&](Eigen::Index first_row, const Eigen::Ref<const Eigen::MatrixXd>& piece) {
+                    if (add_grams) AddToGrams(first_row, piece, system.blocks, &final_grams);
+                    consume(first_row, piece);
+                  },
+                  why);
+              if (add_grams) {
+                if (ok) {
+                  grams_formed = true;
+                } else {
+                  final_grams.setZero();
+                }
+              }
+              return ok;
             },
             instruments.leftCols(b), result->fit.residual, system.blocks, options.hac_lags);
         break;
       }
+    }
+  }
+  if (covariance_pending) {
+    // The covariance of eq. 8 from the Gram blocks of the final instruments.
+    if (!grams_formed && !instruments_as_products) {
+      AddToGrams(0, instruments, system.blocks, &final_grams);
+    } else if (!grams_formed) {
+      const Eigen::MatrixXd qdd =
+          MotionAccelerations(instrument_simulation->qd, system.options.sample_rate_hz);
+      if (!ForEachInstrumentPiece(
+              model, system, instrument_simulation->q, instrument_simulation->qd, qdd,
+              [&](Eigen::Index first_row, const Eigen::Ref<const Eigen::MatrixXd>& piece) {
+                AddToGrams(first_row, piece, system.blocks, &final_grams);
+              },
+              error)) {
+        return false;
+      }
+    }
+    SymmetrizeProducts(b, system.blocks.num_blocks(), &final_grams);
+    if (!FinishIvCovariance(final_grams, &result->fit)) {
+      *error = "IDIM-IV: " + result->fit.message;
+      return false;
     }
   }
   result->success = true;

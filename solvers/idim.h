@@ -32,6 +32,11 @@
 // accelerations are the central differences of the simulated velocities (MotionAccelerations),
 // not the recorded sample-instant values, which Coulomb chatter corrupts.
 // Every run also reports a HAC covariance (residual_analysis.h) next to eq. 8 / σ²(XᵀX)^{-1}.
+// On the fast IV path the iteration's solves read only ZᵀX and Zᵀy (θ, residual, Λ): the Gram
+// blocks Z_jᵀZ_j of eq. 8's covariance are formed once, for the instruments of the final
+// estimate (in the HAC covariance's pass over them), bitwise those a solve would form; so a
+// Σ_j Z_jᵀZ_j / Λ_jj that is not positive definite fails the run at its end, not an
+// intermediate iteration.
 //
 // Memory, linear in the record with small constants (b = 55 columns, n = 6 joints of the TX40:
 // n·b·8 bytes = 2.6 kB per sample of a full-rate regressor, 2.6 GB for 10⁶ samples):

@@ -343,6 +343,73 @@ TEST(IdimTest, FastIvPathAgreesWithCommonPath) {
   // little by the Coulomb sign switches of the auxiliary simulation).
 }
 
+// The IV iteration forms the Gram blocks Z_jᵀZ_j of the covariance (Brunot et al. (2018) eq. 8)
+// once, for the instruments of the final estimate, rather than at every solve: the covariance
+// of a run equals that of the fast solve on the instruments of the estimate it stopped at
+// (those of θ^0 after one iteration, of θ^1 after two), formed independently; with and without
+// the HAC covariance (whose pass over the instruments then forms the blocks) it is bitwise the
+// same. Decimated (instruments held whole: bitwise the solve's) and undecimated (products
+// accumulated piece by piece, against the whole instruments: to round-off).
+TEST(IdimTest, IvCovarianceFormedOnceEqualsThatOfTheFinalInstruments) {
+  const Fixture& f = GetFixture();
+  ClosedLoopAuxiliaryModel auxiliary(f.reference.get(), f.controller, /*cache_capacity=*/4,
+                                     /*motion_only=*/true);
+  for (PriorKnowledge knowledge : {PriorKnowledge::kGood, PriorKnowledge::kNone}) {
+    const IdimSystem system = Build(knowledge, IdimDifferentiator::kConventional);
+    const bool decimated = system.options.decimation_factor > 1;
+    const std::string name = PriorKnowledgeName(knowledge);
+    IdimRunOptions run;
+    run.estimator = IdimEstimator::kInstrumentalVariables;
+    std::string error;
+    Eigen::VectorXd theta_start = f.theta0;
+    for (int iterations : {1, 2}) {
+      run.iv.max_iterations = iterations;
+      run.hac = true;
+      IdimResult with_hac, without_hac;
+      ASSERT_TRUE(RunIdim(f.model, system, run, f.theta0, &auxiliary, &with_hac, &error)) << error;
+      ASSERT_EQ(with_hac.iterations, iterations) << name;
+      ASSERT_TRUE(with_hac.hac.success) << with_hac.hac.message;
+      // The independent solve on the instruments of the last estimate's θ^(it−1).
+      std::shared_ptr<const data::RobotSimulation> sim;
+      ASSERT_TRUE(auxiliary.Simulate(f.model, theta_start, &sim, &error)) << error;
+      const Eigen::MatrixXd qdd = MotionAccelerations(sim->qd, 5000.0);
+      Eigen::MatrixXd z;
+      ASSERT_TRUE(ProcessLikeSystem(f.model, system, sim->q, sim->qd, qdd, Eigen::MatrixXd(), &z,
+                                    nullptr, &error))
+          << error;
+      const LinearLeastSquaresSummary direct = SolveIdimIvNormalProducts(
+          z, system.x, system.y, system.blocks, with_hac.fit.condition_number);
+      ASSERT_TRUE(direct.success) << direct.message;
+      ASSERT_EQ(with_hac.fit.covariance.rows(), direct.covariance.rows()) << name;
+      if (decimated) {
+        EXPECT_EQ((with_hac.fit.theta - direct.theta).cwiseAbs().maxCoeff(), 0.0) << name;
+        EXPECT_EQ((with_hac.fit.covariance - direct.covariance).cwiseAbs().maxCoeff(), 0.0)
+            << name << ", " << iterations << " iterations";
+      } else {
+        EXPECT_LE((with_hac.fit.theta - direct.theta).norm(), 1e-9 * direct.theta.norm()) << name;
+        EXPECT_LE((with_hac.fit.covariance - direct.covariance).norm(),
+                  1e-9 * direct.covariance.norm())
+            << name << ", " << iterations << " iterations";
+      }
+      EXPECT_EQ((with_hac.fit.standard_deviation - with_hac.fit.covariance.diagonal().cwiseSqrt())
+                    .cwiseAbs()
+                    .maxCoeff(),
+                0.0);
+      if (iterations == 2) {
+        run.hac = false;
+        ASSERT_TRUE(RunIdim(f.model, system, run, f.theta0, &auxiliary, &without_hac, &error))
+            << error;
+        EXPECT_FALSE(without_hac.hac.success);
+        EXPECT_EQ((without_hac.fit.theta - with_hac.fit.theta).cwiseAbs().maxCoeff(), 0.0) << name;
+        EXPECT_EQ((without_hac.fit.covariance - with_hac.fit.covariance).cwiseAbs().maxCoeff(),
+                  0.0)
+            << name;
+      }
+      theta_start = with_hac.fit.theta;
+    }
+  }
+}
+
 // Acceptance, good prior knowledge: every essential parameter's true value within 3
 // standard deviations of each method's estimate — with the σ of σ²(XᵀX)^{-1} / Brunot et al. (2018)
 // eq. 8 AND with the HAC σ. Measured on this 5 s record (build/bin/tx40_bias
