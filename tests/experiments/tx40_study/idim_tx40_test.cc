@@ -401,8 +401,8 @@ TEST(IdimTest, IvCovarianceFormedOnceEqualsThatOfTheFinalInstruments) {
             << error;
         EXPECT_FALSE(without_hac.hac.success);
         EXPECT_EQ((without_hac.fit.theta - with_hac.fit.theta).cwiseAbs().maxCoeff(), 0.0) << name;
-        EXPECT_EQ((without_hac.fit.covariance - with_hac.fit.covariance).cwiseAbs().maxCoeff(),
-                  0.0) << name;
+        EXPECT_EQ((without_hac.fit.covariance - with_hac.fit.covariance).cwiseAbs().maxCoeff(), 0.0)
+            << name;
       }
       theta_start = with_hac.fit.theta;
     }
