@@ -10,8 +10,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <utility>
 
 #include "dynid/data/signal.h"
@@ -1108,6 +1111,68 @@ bool ClosedLoopAuxiliaryModel::Simulate(const IdimModel& model, const Eigen::Vec
   return ok;
 }
 
+struct ClosedLoopAuxiliaryModel::Shared {
+  Eigen::VectorXd theta;
+  int factor = 0;
+  double sample_rate_hz = 0.0;
+  std::once_flag formed;
+  bool ok = false;
+  std::string error;
+  std::shared_ptr<const Eigen::MatrixXd> instruments;
+};
+
+bool ClosedLoopAuxiliaryModel::SharedDecimatedInstruments(
+    const IdimModel& model, const IdimSystem& system, const Eigen::VectorXd& theta,
+    std::shared_ptr<const Eigen::MatrixXd>* instruments, std::string* error) {
+  CHECK(instruments != nullptr);
+  instruments->reset();
+  const int factor = system.options.decimation_factor;
+  const double rate = system.options.sample_rate_hz;
+  if (factor <= 1) return true;
+  std::shared_ptr<const data::RobotSimulation> simulation;
+  std::shared_ptr<Shared> entry;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& cached : cache_) {
+      if (cached.first.size() == theta.size() && cached.first == theta) simulation = cached.second;
+    }
+    if (simulation == nullptr) return true;
+    // The 7 s TX40 record: 1 MB (R = 100) and 7 MB (R = 13); a 10⁶-sample record's R = 13
+    // instruments (200 MB) are not kept.
+    constexpr int64_t kMaxBytes = int64_t{64} << 20;
+    const int64_t rows = int64_t{model.num_joints()} *
+                         data::DecimatedLength(static_cast<int>(simulation->q.rows()), factor);
+    if (rows * model.num_parameters() * int64_t{8} > kMaxBytes) return true;
+    for (const std::shared_ptr<Shared>& candidate : shared_) {
+      if (candidate->factor == factor && candidate->sample_rate_hz == rate &&
+          candidate->theta.size() == theta.size() && candidate->theta == theta) {
+        entry = candidate;
+      }
+    }
+    if (entry == nullptr) {
+      entry = std::make_shared<Shared>();
+      entry->theta = theta;
+      entry->factor = factor;
+      entry->sample_rate_hz = rate;
+      shared_.push_back(entry);
+    }
+  }
+  // Formed by the first caller; another one asking meanwhile waits for it.
+  std::call_once(entry->formed, [&] {
+    auto z = std::make_shared<Eigen::MatrixXd>();
+    const Eigen::MatrixXd qdd = MotionAccelerations(simulation->qd, rate);
+    entry->ok = DecimatedRegressor(model, simulation->q, simulation->qd, qdd, factor,
+                                   system.options.num_threads, nullptr, z.get(), &entry->error);
+    entry->instruments = std::move(z);
+  });
+  if (!entry->ok) {
+    *error = entry->error;
+    return false;
+  }
+  *instruments = entry->instruments;
+  return true;
+}
+
 bool ClosedLoopAuxiliaryModel::SimulateUncached(
     const IdimModel& model, const Eigen::VectorXd& theta,
     std::shared_ptr<const data::RobotSimulation>* simulation, std::string* error) const {
@@ -1399,6 +1464,29 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
         // where a Coulomb term chatters (a motor held by friction while its joints move, e.g.
         // q5' = −q6' for motor 6) the latter are not the accelerations of the motion, and the
         // decimation filter carries them into the kept rows.
+        if (!products) {
+          // Instruments shared with the runs on other systems of this decimation (θ^0): the
+          // kept rows of this system.
+          std::shared_ptr<const Eigen::MatrixXd> shared;
+          if (!auxiliary->SharedDecimatedInstruments(model, system, theta, &shared, why)) {
+            return false;
+          }
+          if (shared != nullptr) {
+            // The torques (and the check of the simulation's length) first.
+            if (!ProcessLikeSystem(model, system, sim->q, sim->qd, sim->qd, sim->tau, nullptr,
+                                   tau_s, why)) {
+              return false;
+            }
+            const std::vector<int>& rows = system.kept_rows;
+            z->resize(static_cast<Eigen::Index>(rows.size()), shared->cols());
+            for (Eigen::Index c = 0; c < shared->cols(); ++c) {
+              const double* in = shared->col(c).data();
+              double* out = z->col(c).data();
+              for (size_t p = 0; p < rows.size(); ++p) out[p] = in[rows[p]];
+            }
+            return true;
+          }
+        }
         const Eigen::MatrixXd qdd = MotionAccelerations(sim->qd, system.options.sample_rate_hz);
         if (!products) {
           return ProcessLikeSystem(model, system, sim->q, sim->qd, qdd, sim->tau, z, tau_s, why);

@@ -280,6 +280,17 @@ class ClosedLoopAuxiliaryModel {
   bool Simulate(const IdimModel& model, const Eigen::VectorXd& theta,
                 std::shared_ptr<const data::RobotSimulation>* simulation, std::string* error);
   int num_simulations() const;
+  // The instruments ProcessLikeSystem forms for a decimated system (R > 1) at θ, all
+  // n·DecimatedLength(Ns, R) rows before the selection, formed once per (θ, R, sample rate) and
+  // shared: runs on systems of the same decimation that start from the same θ^0 (tx40_study: the
+  // three differentiators of a knowledge level) take their kept rows from them (bitwise the
+  // rows ProcessLikeSystem forms). Only for a θ whose simulation is cached and instruments of at
+  // most 64 MB (a few thousand rows per joint; the undecimated or long records form theirs per
+  // system); otherwise *instruments is null. Kept as long as this object.
+  bool SharedDecimatedInstruments(const IdimModel& model, const IdimSystem& system,
+                                  const Eigen::VectorXd& theta,
+                                  std::shared_ptr<const Eigen::MatrixXd>* instruments,
+                                  std::string* error);
 
  private:
   // One simulation, no cache.
@@ -297,6 +308,8 @@ class ClosedLoopAuxiliaryModel {
   std::vector<std::pair<Eigen::VectorXd, std::shared_ptr<const data::RobotSimulation>>> cache_;
   std::vector<std::shared_ptr<Pending>> pending_;
   int num_simulations_ = 0;
+  struct Shared;  // decimated instruments of a cached simulation
+  std::vector<std::shared_ptr<Shared>> shared_;
 };
 
 enum class IdimEstimator { kLeastSquares, kWeightedLeastSquares, kInstrumentalVariables };

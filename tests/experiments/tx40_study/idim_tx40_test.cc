@@ -409,6 +409,74 @@ TEST(IdimTest, IvCovarianceFormedOnceEqualsThatOfTheFinalInstruments) {
   }
 }
 
+// The decimated instruments of θ^0 formed once and shared by the runs on systems of the same
+// decimation (ClosedLoopAuxiliaryModel::SharedDecimatedInstruments): each system's kept rows of
+// them are bitwise the instruments ProcessLikeSystem forms for it, and an IV run with them is
+// bitwise the run of an auxiliary model that shares nothing (no cached simulation).
+TEST(IdimTest, SharedFirstInstrumentsEqualIndependentOnes) {
+  const Fixture& f = GetFixture();
+  ClosedLoopAuxiliaryModel sharing(f.reference.get(), f.controller, /*cache_capacity=*/1,
+                                   /*motion_only=*/true);
+  ClosedLoopAuxiliaryModel alone(f.reference.get(), f.controller, /*cache_capacity=*/0,
+                                 /*motion_only=*/true);
+  std::string error;
+  const IdimSystem conventional = Build(PriorKnowledge::kPoor, IdimDifferentiator::kConventional);
+  std::shared_ptr<const Eigen::MatrixXd> shared;
+  // Not before θ^0 is simulated (cached), nor for another θ, nor without decimation.
+  ASSERT_TRUE(sharing.SharedDecimatedInstruments(f.model, conventional, f.theta0, &shared, &error));
+  EXPECT_EQ(shared, nullptr);
+  std::shared_ptr<const data::RobotSimulation> sim;
+  ASSERT_TRUE(sharing.Simulate(f.model, f.theta0, &sim, &error)) << error;
+  ASSERT_TRUE(
+      sharing.SharedDecimatedInstruments(f.model, conventional, f.theta_true, &shared, &error));
+  EXPECT_EQ(shared, nullptr);
+  const IdimSystem undecimated = Build(PriorKnowledge::kNone, IdimDifferentiator::kConventional);
+  ASSERT_TRUE(sharing.SharedDecimatedInstruments(f.model, undecimated, f.theta0, &shared, &error));
+  EXPECT_EQ(shared, nullptr);
+  // Another differentiator and a selection with other rows (a higher velocity threshold).
+  IdimPreprocessingOptions options =
+      KnowledgePreprocessing(PriorKnowledge::kPoor, IdimDifferentiator::kIrw1, 5000.0);
+  options.select_samples = true;
+  options.selection.velocity_threshold = Eigen::VectorXd::Constant(1, 0.2);
+  IdimSystem irw1;
+  ASSERT_TRUE(BuildIdimSystem(f.model, f.q_measured, f.tau_measured, options, &irw1, &error))
+      << error;
+  ASSERT_LT(irw1.kept_rows.size(), conventional.kept_rows.size());
+  const Eigen::MatrixXd qdd = MotionAccelerations(sim->qd, 5000.0);
+  const Eigen::MatrixXd* first = nullptr;
+  const std::vector<const IdimSystem*> systems = {&conventional, &irw1};
+  for (const IdimSystem* system : systems) {
+    ASSERT_TRUE(sharing.SharedDecimatedInstruments(f.model, *system, f.theta0, &shared, &error))
+        << error;
+    ASSERT_NE(shared, nullptr);
+    if (first == nullptr) first = shared.get();
+    EXPECT_EQ(shared.get(), first);  // formed once
+    ASSERT_EQ(shared->rows(), 6 * system->num_samples);
+    Eigen::MatrixXd z;
+    ASSERT_TRUE(ProcessLikeSystem(f.model, *system, sim->q, sim->qd, qdd, Eigen::MatrixXd(), &z,
+                                  nullptr, &error))
+        << error;
+    ASSERT_EQ(z.rows(), static_cast<Eigen::Index>(system->kept_rows.size()));
+    double largest = 0.0;
+    for (size_t p = 0; p < system->kept_rows.size(); ++p) {
+      largest =
+          std::max(largest, (z.row(p) - shared->row(system->kept_rows[p])).cwiseAbs().maxCoeff());
+    }
+    EXPECT_EQ(largest, 0.0);
+  }
+  IdimRunOptions run;
+  run.estimator = IdimEstimator::kInstrumentalVariables;
+  run.iv.max_iterations = 2;
+  IdimResult with_sharing, without;
+  ASSERT_TRUE(RunIdim(f.model, irw1, run, f.theta0, &sharing, &with_sharing, &error)) << error;
+  ASSERT_TRUE(RunIdim(f.model, irw1, run, f.theta0, &alone, &without, &error)) << error;
+  EXPECT_EQ((with_sharing.fit.theta - without.fit.theta).cwiseAbs().maxCoeff(), 0.0);
+  EXPECT_EQ((with_sharing.fit.covariance - without.fit.covariance).cwiseAbs().maxCoeff(), 0.0);
+  EXPECT_EQ(with_sharing.torque_change, without.torque_change);
+  ASSERT_TRUE(with_sharing.hac.success && without.hac.success);
+  EXPECT_EQ((with_sharing.hac.covariance - without.hac.covariance).cwiseAbs().maxCoeff(), 0.0);
+}
+
 // Acceptance, good prior knowledge: every essential parameter's true value within 3
 // standard deviations of each method's estimate — with the σ of σ²(XᵀX)^{-1} / Brunot et al. (2018)
 // eq. 8 AND with the HAC σ. Measured on this 5 s record (build/bin/tx40_bias
