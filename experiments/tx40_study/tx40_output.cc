@@ -414,175 +414,259 @@ void BuildTables(const Settings& settings, const solvers::IdimModel& model, cons
   *estimates = estimates_csv.str();
 }
 
-bool WriteOutputs(const Settings& settings, const solvers::IdimModel& model, const Record& record,
-                  const Runs& runs, const std::string& markdown, const std::string& estimates,
-                  const Elapsed& elapsed, nlohmann::json* summary_out, std::string* error) {
-  const bool real = settings.real;
-  const int threads = settings.threads;
-  const std::vector<dynid::experiments::PriorKnowledge>& levels = settings.levels;
+namespace {
+
+// The per-scenario CSVs of knowledge level `level` written into the stage, and its figures
+// appended to `figures` (with settings.figures); nothing for a level without a successful run.
+bool LevelCsvsAndFigures(const Settings& settings, const solvers::IdimModel& model,
+                         const Record& record, const Runs& runs,
+                         dynid::experiments::PriorKnowledge level, const data::OutputStage& stage,
+                         std::vector<std::pair<data::Figure, std::string>>* figures,
+                         std::string* error) {
   const Eigen::VectorXd& theta_true = record.theta_true;
-  const Tx40Experiment& experiment = record.experiment;
   const std::vector<solvers::IdimSystem>& systems = runs.systems;
   const std::vector<Job>& jobs = runs.jobs;
-  nlohmann::json& summary = *summary_out;
-  std::mutex print_mutex;
-  data::OutputStage stage;
-  if (!stage.Open(settings.out_dir, error) || !stage.WriteText("tables.md", markdown, error) ||
-      !stage.WriteText("estimates.csv", estimates, error)) {
+  const std::string scenario = dynid::experiments::PriorKnowledgeName(level);
+  std::vector<const Job*> level_jobs;
+  for (const Job& job : jobs) {
+    if (job.knowledge == level && job.ok) level_jobs.push_back(&job);
+  }
+  if (level_jobs.empty()) return true;
+  // Measured vs estimated torques of the first IV IRWSM1 run (else the first run).
+  const Job* shown = level_jobs[0];
+  for (const Job* job : level_jobs) {
+    if (job->method.key == "idim_iv_irwsm1") shown = job;
+  }
+  const solvers::IdimSystem& system = systems[shown->system];
+  const int ns = system.num_samples;
+  // At most ~2500 plotted samples per joint (undecimated records: every stride-th sample).
+  const int stride = TorqueStride(ns);
+  const int shown_samples = (ns + stride - 1) / stride;
+  Eigen::MatrixXd torque_table = Eigen::MatrixXd::Constant(shown_samples, 1 + 18, std::nan(""));
+  std::vector<std::string> header = {"t"};
+  for (int k = 0; k < shown_samples; ++k) {
+    torque_table(k, 0) = k * stride / system.sample_rate_hz;
+  }
+  for (int j = 0; j < 6; ++j) {
+    for (const char* what : {"measured", "estimated", "residual"}) {
+      header.push_back(std::string(what) + "_" + std::to_string(j + 1));
+    }
+  }
+  // The rows the run kept for this figure (its system's matrices may have been released).
+  for (const TorqueSample& row : shown->torques) {
+    const int j = row.joint;
+    const int k = row.sample / stride;
+    torque_table(k, 1 + 3 * j) = row.measured;
+    torque_table(k, 2 + 3 * j) = row.estimated;
+    torque_table(k, 3 + 3 * j) = row.measured - row.estimated;
+  }
+  // Residual autocorrelation per joint and method.
+  const int lags =
+      static_cast<int>(level_jobs[0]->result.whiteness.blocks[0].autocorrelation.size());
+  Eigen::MatrixXd acf(lags, 1 + 6 * level_jobs.size());
+  std::vector<std::string> acf_header = {"lag"};
+  for (int k = 0; k < lags; ++k) acf(k, 0) = k;
+  for (size_t m = 0; m < level_jobs.size(); ++m) {
+    for (int j = 0; j < 6; ++j) {
+      acf_header.push_back(level_jobs[m]->method.key + "_joint" + std::to_string(j + 1));
+      acf.col(1 + 6 * m + j) = level_jobs[m]->result.whiteness.blocks[j].autocorrelation;
+    }
+  }
+  // Estimates normalised by the truth (or by the first method's estimate on real data), ±3σ.
+  // The figure shows the 28 essential parameters (the first rows); estimates.csv has all.
+  const int b =
+      std::min<int>(model.num_parameters(), static_cast<int>(models::Tx40EssentialNames().size()));
+  Eigen::MatrixXd est(b, 1 + 2 * level_jobs.size());
+  std::vector<std::string> est_header = {"index"};
+  for (int i = 0; i < b; ++i) est(i, 0) = i + 1;
+  for (size_t m = 0; m < level_jobs.size(); ++m) {
+    est_header.push_back(level_jobs[m]->method.key + "_ratio");
+    est_header.push_back(level_jobs[m]->method.key + "_3sigma");
+    for (int i = 0; i < b; ++i) {
+      const double scale =
+          std::abs(theta_true.size() ? theta_true[i] : level_jobs[0]->result.fit.theta[i]);
+      est(i, 1 + 2 * m) = level_jobs[m]->result.fit.theta[i] / (scale > 0 ? scale : 1.0) *
+                          (theta_true.size() && theta_true[i] < 0 ? -1.0 : 1.0);
+      est(i, 2 + 2 * m) =
+          3.0 * level_jobs[m]->result.fit.standard_deviation[i] / (scale > 0 ? scale : 1.0);
+    }
+  }
+  const std::string torques_name = "torques_" + scenario + ".csv";
+  const std::string acf_name = "autocorrelation_" + scenario + ".csv";
+  const std::string est_name = "estimates_" + scenario + ".csv";
+  if (!data::WriteCsv(stage.Path(torques_name), header, torque_table, error) ||
+      !data::WriteCsv(stage.Path(acf_name), acf_header, acf, error) ||
+      !data::WriteCsv(stage.Path(est_name), est_header, est, error)) {
     return false;
   }
-  std::vector<std::pair<data::Figure, std::string>> figures;
-  for (dynid::experiments::PriorKnowledge level : levels) {
-    const std::string scenario = dynid::experiments::PriorKnowledgeName(level);
-    std::vector<const Job*> level_jobs;
-    for (const Job& job : jobs) {
-      if (job.knowledge == level && job.ok) level_jobs.push_back(&job);
-    }
-    if (level_jobs.empty()) continue;
-    // Measured vs estimated torques of the first IV IRWSM1 run (else the first run).
-    const Job* shown = level_jobs[0];
-    for (const Job* job : level_jobs) {
-      if (job->method.key == "idim_iv_irwsm1") shown = job;
-    }
-    const solvers::IdimSystem& system = systems[shown->system];
-    const int ns = system.num_samples;
-    // At most ~2500 plotted samples per joint (undecimated records: every stride-th sample).
-    const int stride = TorqueStride(ns);
-    const int shown_samples = (ns + stride - 1) / stride;
-    Eigen::MatrixXd torque_table = Eigen::MatrixXd::Constant(shown_samples, 1 + 18, std::nan(""));
-    std::vector<std::string> header = {"t"};
-    for (int k = 0; k < shown_samples; ++k) {
-      torque_table(k, 0) = k * stride / system.sample_rate_hz;
-    }
-    for (int j = 0; j < 6; ++j) {
-      for (const char* what : {"measured", "estimated", "residual"}) {
-        header.push_back(std::string(what) + "_" + std::to_string(j + 1));
-      }
-    }
-    // The rows the run kept for this figure (its system's matrices may have been released).
-    for (const TorqueSample& row : shown->torques) {
-      const int j = row.joint;
-      const int k = row.sample / stride;
-      torque_table(k, 1 + 3 * j) = row.measured;
-      torque_table(k, 2 + 3 * j) = row.estimated;
-      torque_table(k, 3 + 3 * j) = row.measured - row.estimated;
-    }
-    // Residual autocorrelation per joint and method.
-    const int lags =
-        static_cast<int>(level_jobs[0]->result.whiteness.blocks[0].autocorrelation.size());
-    Eigen::MatrixXd acf(lags, 1 + 6 * level_jobs.size());
-    std::vector<std::string> acf_header = {"lag"};
-    for (int k = 0; k < lags; ++k) acf(k, 0) = k;
-    for (size_t m = 0; m < level_jobs.size(); ++m) {
-      for (int j = 0; j < 6; ++j) {
-        acf_header.push_back(level_jobs[m]->method.key + "_joint" + std::to_string(j + 1));
-        acf.col(1 + 6 * m + j) = level_jobs[m]->result.whiteness.blocks[j].autocorrelation;
-      }
-    }
-    // Estimates normalised by the truth (or by the first method's estimate on real data), ±3σ.
-    // The figure shows the 28 essential parameters (the first rows); estimates.csv has all.
-    const int b = std::min<int>(model.num_parameters(),
-                                static_cast<int>(models::Tx40EssentialNames().size()));
-    Eigen::MatrixXd est(b, 1 + 2 * level_jobs.size());
-    std::vector<std::string> est_header = {"index"};
-    for (int i = 0; i < b; ++i) est(i, 0) = i + 1;
-    for (size_t m = 0; m < level_jobs.size(); ++m) {
-      est_header.push_back(level_jobs[m]->method.key + "_ratio");
-      est_header.push_back(level_jobs[m]->method.key + "_3sigma");
-      for (int i = 0; i < b; ++i) {
-        const double scale =
-            std::abs(theta_true.size() ? theta_true[i] : level_jobs[0]->result.fit.theta[i]);
-        est(i, 1 + 2 * m) = level_jobs[m]->result.fit.theta[i] / (scale > 0 ? scale : 1.0) *
-                            (theta_true.size() && theta_true[i] < 0 ? -1.0 : 1.0);
-        est(i, 2 + 2 * m) =
-            3.0 * level_jobs[m]->result.fit.standard_deviation[i] / (scale > 0 ? scale : 1.0);
-      }
-    }
-    const std::string torques_name = "torques_" + scenario + ".csv";
-    const std::string acf_name = "autocorrelation_" + scenario + ".csv";
-    const std::string est_name = "estimates_" + scenario + ".csv";
-    if (!data::WriteCsv(stage.Path(torques_name), header, torque_table, error) ||
-        !data::WriteCsv(stage.Path(acf_name), acf_header, acf, error) ||
-        !data::WriteCsv(stage.Path(est_name), est_header, est, error)) {
-      return false;
-    }
-    if (!settings.figures) continue;
-    data::Figure torques;
-    torques.title =
-        shown->method.label + ", " + scenario +
-        " knowledge: measured vs estimated (decimated) joint torques and residuals" +
-        (stride > 1 ? " (every " + std::to_string(stride) + "th sample shown)" : std::string());
-    torques.columns = 2;
-    torques.width_in = 14.0;
-    for (int j = 0; j < 6; ++j) {
-      const std::string s = std::to_string(j + 1);
-      data::Panel panel{"joint " + s, "t [s]", "N m", {}, {}};
-      panel.series.push_back(data::LineSeries(torques_name, "t", "measured_" + s, "measured"));
-      panel.series.push_back(data::LineSeries(torques_name, "t", "estimated_" + s, "X θ"));
-      panel.series.push_back(data::LineSeries(torques_name, "t", "residual_" + s, "residual"));
-      torques.panels.push_back(panel);
-    }
-    figures.push_back({torques, "torques_" + scenario});
-    data::Figure autocorrelation;
-    autocorrelation.title = "Residual autocorrelation, " + scenario +
-                            " knowledge (dashed: ±1.96/√N of the first method)";
-    autocorrelation.columns = 2;
-    autocorrelation.width_in = 14.0;
-    for (int j = 0; j < 6; ++j) {
-      data::Panel panel{"joint " + std::to_string(j + 1), "lag", "r", {}, {}};
-      const double bound = level_jobs[0]->result.whiteness.blocks[j].bound;
-      panel.hlines = {bound, -bound};
-      for (const Job* job : level_jobs) {
-        panel.series.push_back(data::LineSeries(acf_name, "lag",
-                                                job->method.key + "_joint" + std::to_string(j + 1),
-                                                job->method.label));
-      }
-      autocorrelation.panels.push_back(panel);
-    }
-    figures.push_back({autocorrelation, "autocorrelation_" + scenario});
-    data::Figure estimates;
-    estimates.title = "Essential parameters: estimate / |true| with ±3σ bars, " + scenario +
-                      " knowledge (1 = true value; order of Table 2)";
-    estimates.width_in = 14.0;
-    estimates.panel_height_in = 4.0;
-    data::Panel panel{"",
-                      "parameter index",
-                      theta_true.size() ? "estimate / true" : "estimate / first method",
-                      {},
-                      {}};
-    panel.hlines = {1.0};
-    for (const Job* job : level_jobs) {
-      data::Series series;
-      series.csv = est_name;
-      series.x = "index";
-      series.y = job->method.key + "_ratio";
-      series.lower = job->method.key + "_3sigma";
-      series.upper = job->method.key + "_3sigma";
-      series.style = "errorbar";
-      series.label = job->method.label;
-      panel.series.push_back(series);
-    }
-    estimates.panels.push_back(panel);
-    figures.push_back({estimates, "estimates_" + scenario});
+  if (!settings.figures) return true;
+  data::Figure torques;
+  torques.title =
+      shown->method.label + ", " + scenario +
+      " knowledge: measured vs estimated (decimated) joint torques and residuals" +
+      (stride > 1 ? " (every " + std::to_string(stride) + "th sample shown)" : std::string());
+  torques.columns = 2;
+  torques.width_in = 14.0;
+  for (int j = 0; j < 6; ++j) {
+    const std::string s = std::to_string(j + 1);
+    data::Panel panel{"joint " + s, "t [s]", "N m", {}, {}};
+    panel.series.push_back(data::LineSeries(torques_name, "t", "measured_" + s, "measured"));
+    panel.series.push_back(data::LineSeries(torques_name, "t", "estimated_" + s, "X θ"));
+    panel.series.push_back(data::LineSeries(torques_name, "t", "residual_" + s, "residual"));
+    torques.panels.push_back(panel);
   }
-  // One renderer process draws the figures one after the other; the worker threads prepare the
-  // next figure's data meanwhile. A figure that fails fails the run; the first failure is
-  // reported.
-  std::string figure_error;
-  cli::Stage drawing("figures", static_cast<int64_t>(figures.size()));
-  data::ParallelFor(0, static_cast<int>(figures.size()), threads, [&](int i) {
-    std::string why;
-    if (!data::RenderFigure(figures[i].first, stage.Path(""), figures[i].second, &why)) {
-      std::lock_guard<std::mutex> lock(print_mutex);
-      if (figure_error.empty()) figure_error = why;
+  figures->push_back({torques, "torques_" + scenario});
+  data::Figure autocorrelation;
+  autocorrelation.title =
+      "Residual autocorrelation, " + scenario + " knowledge (dashed: ±1.96/√N of the first method)";
+  autocorrelation.columns = 2;
+  autocorrelation.width_in = 14.0;
+  for (int j = 0; j < 6; ++j) {
+    data::Panel panel{"joint " + std::to_string(j + 1), "lag", "r", {}, {}};
+    const double bound = level_jobs[0]->result.whiteness.blocks[j].bound;
+    panel.hlines = {bound, -bound};
+    for (const Job* job : level_jobs) {
+      panel.series.push_back(data::LineSeries(
+          acf_name, "lag", job->method.key + "_joint" + std::to_string(j + 1), job->method.label));
     }
-    drawing.Add();
-  });
-  if (!figure_error.empty()) {
-    *error = figure_error;
+    autocorrelation.panels.push_back(panel);
+  }
+  figures->push_back({autocorrelation, "autocorrelation_" + scenario});
+  data::Figure estimates;
+  estimates.title = "Essential parameters: estimate / |true| with ±3σ bars, " + scenario +
+                    " knowledge (1 = true value; order of Table 2)";
+  estimates.width_in = 14.0;
+  estimates.panel_height_in = 4.0;
+  data::Panel panel{"",
+                    "parameter index",
+                    theta_true.size() ? "estimate / true" : "estimate / first method",
+                    {},
+                    {}};
+  panel.hlines = {1.0};
+  for (const Job* job : level_jobs) {
+    data::Series series;
+    series.csv = est_name;
+    series.x = "index";
+    series.y = job->method.key + "_ratio";
+    series.lower = job->method.key + "_3sigma";
+    series.upper = job->method.key + "_3sigma";
+    series.style = "errorbar";
+    series.label = job->method.label;
+    panel.series.push_back(series);
+  }
+  estimates.panels.push_back(panel);
+  figures->push_back({estimates, "estimates_" + scenario});
+  return true;
+}
+
+}  // namespace
+
+LevelOutputs::LevelOutputs(const Settings& settings, const solvers::IdimModel& model,
+                           const Record& record, const Runs& runs)
+    : settings_(settings), model_(model), record_(record), runs_(runs) {
+  const size_t num_levels = settings.levels.size();
+  remaining_.assign(num_levels, 0);
+  queued_.assign(num_levels, false);
+  for (const Job& job : runs.jobs) {
+    for (size_t l = 0; l < num_levels; ++l) {
+      if (settings.levels[l] == job.knowledge) ++remaining_[l];
+    }
+  }
+  thread_ = std::thread([this] { Work(); });
+}
+
+LevelOutputs::~LevelOutputs() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+    queue_.clear();
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void LevelOutputs::RunDone(const Job& job) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (size_t l = 0; l < settings_.levels.size(); ++l) {
+    if (settings_.levels[l] != job.knowledge || --remaining_[l] > 0 || queued_[l]) continue;
+    queued_[l] = true;
+    queue_.push_back(static_cast<int>(l));
+  }
+  wake_.notify_all();
+}
+
+void LevelOutputs::Work() {
+  for (;;) {
+    int level = -1;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return !queue_.empty() || stopping_; });
+      if (queue_.empty()) return;
+      level = queue_.front();
+      queue_.erase(queue_.begin());
+      if (!error_.empty()) continue;
+    }
+    std::string why;
+    bool ok = opened_ || stage_.Open(settings_.out_dir, &why);
+    opened_ = opened_ || ok;
+    std::vector<std::pair<data::Figure, std::string>> figures;
+    ok = ok && LevelCsvsAndFigures(settings_, model_, record_, runs_, settings_.levels[level],
+                                   stage_, &figures, &why);
+    // One renderer process draws the figures one after the other.
+    for (size_t i = 0; ok && i < figures.size(); ++i) {
+      ok = data::RenderFigure(figures[i].first, stage_.Path(""), figures[i].second, &why);
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (drawing_ != nullptr) drawing_->Add();
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!ok && error_.empty()) error_ = why;
+  }
+}
+
+bool LevelOutputs::Finish(std::string* error) {
+  int pending = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (size_t l = 0; l < queued_.size(); ++l) {
+      if (!queued_[l]) {
+        queued_[l] = true;
+        queue_.push_back(static_cast<int>(l));
+      }
+    }
+    pending = static_cast<int>(queue_.size());
+  }
+  // The figures still to draw (3 per level with a successful run).
+  cli::Stage drawing("figures", settings_.figures ? 3 * pending : 0);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (settings_.figures) drawing_ = &drawing;
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+  drawing_ = nullptr;
+  if (!error_.empty()) {
+    *error = error_;
     return false;
   }
   drawing.End();
+  return opened_ || stage_.Open(settings_.out_dir, error);
+}
+
+bool WriteOutputs(const Settings& settings, const solvers::IdimModel& /*model*/,
+                  const Record& record, const Runs& /*runs*/, const std::string& markdown,
+                  const std::string& estimates, const Elapsed& elapsed, LevelOutputs* levels,
+                  nlohmann::json* summary_out, std::string* error) {
+  const bool real = settings.real;
+  const Tx40Experiment& experiment = record.experiment;
+  nlohmann::json& summary = *summary_out;
+  // The per-scenario CSVs and figures of the levels not written during the runs.
+  if (!levels->Finish(error)) return false;
+  data::OutputStage& stage = levels->stage();
+  if (!stage.WriteText("tables.md", markdown, error) ||
+      !stage.WriteText("estimates.csv", estimates, error)) {
+    return false;
+  }
   if (!real && settings.write_measurements) {
     const data::RobotSimulation& sim = experiment.simulation;
     const std::vector<std::string> motor = {"m1", "m2", "m3", "m4", "m5", "m6"};

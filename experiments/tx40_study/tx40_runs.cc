@@ -250,6 +250,7 @@ bool RunJobs(const Settings& settings, const models::SerialRobot& robot,
       malloc_trim(0);  // freed blocks below glibc's mmap threshold go back too
     }
     ++done;
+    if (runs->job_done) runs->job_done(job);
     if (settings.quiet) return;
     std::printf("  [%5.1f s] %2d/%zu %-20s %-4s: %s\n", elapsed(), done.load(), jobs.size(),
                 job.method.label.c_str(), dynid::experiments::PriorKnowledgeName(job.knowledge),

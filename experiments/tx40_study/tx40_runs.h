@@ -58,6 +58,10 @@ struct Runs {
   std::vector<SystemKey> system_keys;
   std::vector<solvers::IdimSystem> systems;
   std::vector<Job> jobs;
+  // Called by RunJobs on the worker thread as each job has finished (job and result final; its
+  // system's matrices may be released), e.g. to write a knowledge level's outputs while the
+  // other levels compute. May be empty.
+  std::function<void(const Job& job)> job_done;
 };
 
 // Seconds since the program started (for the progress lines).

@@ -113,6 +113,10 @@ int main(int argc, char** argv) {
   // The pre-processed systems, then every method at every knowledge level.
   study::Runs runs;
   study::PlanJobs(settings, &runs);
+  // Each knowledge level's CSVs and figures as soon as its runs are done (the renderer draws
+  // them while the other levels compute).
+  study::LevelOutputs level_outputs(settings, model, record, runs);
+  runs.job_done = [&](const study::Job& job) { level_outputs.RunDone(job); };
   if (!study::RunJobs(settings, robot, model, record, elapsed, &runs, &error)) {
     return Fail(1, error);
   }
@@ -144,8 +148,8 @@ int main(int argc, char** argv) {
   study::BuildTables(settings, model, record, runs,
                      settings.guard_comparison ? &guard_runs : nullptr, compute_seconds,
                      settings.real ? nullptr : &coverage, &markdown, &estimates, &summary);
-  if (!study::WriteOutputs(settings, model, record, runs, markdown, estimates, elapsed, &summary,
-                           &error)) {
+  if (!study::WriteOutputs(settings, model, record, runs, markdown, estimates, elapsed,
+                           &level_outputs, &summary, &error)) {
     return Fail(1, error);
   }
   std::printf(
