@@ -208,6 +208,28 @@ awk -F, -v OFS=, '{ t = $1; $1 = $2; $2 = t; print }' "$pos" > "$work/swapped.cs
 cmp -s "$work/real/estimates.csv" "$work/swapped/estimates.csv" ||
   fail "swapped motor columns changed the estimates"
 
+# Figures: each knowledge level's CSVs and figures are written into the output stage as soon as
+# its runs are done (while the other levels compute) and committed with the rest; a renderer
+# that fails fails the run, which then leaves nothing in the out_dir.
+"$binary" --out_dir="$work/fig" --duration_s=5 --knowledge=good,poor \
+  --methods=idim_ls_conventional > "$work/log" 2>&1 ||
+  fail "run with figures exited non-zero: $(tail -3 "$work/log")"
+for level in good poor; do
+  for f in "torques_$level.png" "autocorrelation_$level.png" "estimates_$level.png" \
+           "torques_$level.csv" "estimates_$level.figure.json"; do
+    [[ -s "$work/fig/$f" ]] || fail "run with figures did not write $f"
+  done
+done
+[[ -z "$(find "$work/fig" -mindepth 1 -type d)" ]] || fail "run with figures left a staging folder"
+if DYNID_PYTHON=/bin/false "$binary" --out_dir="$work/nofig" --duration_s=5 \
+  --knowledge=good,poor --methods=idim_ls_conventional > "$work/log" 2>&1; then
+  fail "a failing renderer did not fail the run"
+fi
+grep -q "figure '[a-z_]*' not rendered" "$work/log" ||
+  fail "a failing renderer is not reported: $(tail -1 "$work/log")"
+[[ -z "$(ls -A "$work/nofig" 2>/dev/null)" ]] ||
+  fail "the run with a failing renderer left files: $(ls -A "$work/nofig")"
+
 if (( failures )); then
   echo "$failures failure(s)"
   exit 1
