@@ -169,6 +169,198 @@ struct IntervalResidual {
   double measurement_[L];
 };
 
+// The first-order hold's interval cost of the shape problem with its Jacobian by hand: the same
+// residuals as IntervalResidual<L> with the spring block (the same operations in the same order,
+// so the same values), and derivatives by the chain rule instead of 13-dimensional Jets through
+// the RK4 map. The hold's correction e0, e1 depends on the nodes only through Δ and x3 − x4 at
+// both ends and on [c, b, K]: 7-dimensional Jets through HoldCorrection. The RK4 map's tangent
+// with respect to (x_k, the corrected tau_K at both ends) is propagated through the stages with
+// the model's analytic ∂f/∂x and ∂f/∂tau_K (TwoMassTransmission::StateJacobians).
+template <int L>
+class FirstOrderHoldShapeIntervalCost : public ceres::SizedCostFunction<5 + L, 5, 5, 3> {
+ public:
+  using Tangent = Eigen::Matrix<double, 4, 6>;  // ∂x / ∂(x_k, tau_start, tau_end)
+  using Row = Eigen::Matrix<double, 1, 6>;
+
+  FirstOrderHoldShapeIntervalCost(const models::TwoMassTransmission& model, double h, int steps,
+                                  double u, const Eigen::Vector4d& dynamics_sqrt_weight,
+                                  double tau_sqrt_weight, double measurement_sqrt_weight,
+                                  const Eigen::VectorXd& y)
+      : model_(model),
+        step_(h / steps),
+        steps_(steps),
+        input_(u),
+        dynamics_sqrt_weight_(dynamics_sqrt_weight),
+        tau_sqrt_weight_(tau_sqrt_weight),
+        measurement_sqrt_weight_(measurement_sqrt_weight) {
+    for (int j = 0; j < L; ++j) measurement_[j] = y(j);
+  }
+
+  bool Evaluate(double const* const* parameters, double* residuals,
+                double** jacobians) const override {
+    const double* node = parameters[0];
+    const double* next = parameters[1];
+    const double* spring = parameters[2];
+    // The correction, with derivatives in (Δ_k, x3 − x4 at k, Δ_{k+1}, x3 − x4 at k+1, c, b, K).
+    using Jet = ceres::Jet<double, 7>;
+    Jet e0, e1;
+    Correction(node, next, spring, &e0, &e1);
+    const double tau0 = node[4] + e0.a, tau1 = next[4] + e1.a;
+
+    // RK4 steps with tau_K linear from tau0 to tau1 (as IntervalResidual::Evaluate).
+    Eigen::Vector4d x(node[0], node[1], node[2], node[3]);
+    const bool tangent = jacobians != nullptr;
+    Tangent D = Tangent::Zero();  // ∂x / ∂(x_k, tau0, tau1)
+    if (tangent) D.leftCols<4>().setIdentity();
+    const double slope = (tau1 - tau0) / double(steps_);
+    for (int i = 0; i < steps_; ++i) {
+      const double tau_start = tau0 + double(i) * slope;
+      Row d_start = Row::Zero(), d_end = Row::Zero();
+      d_start(4) = 1.0 - double(i) / steps_;
+      d_start(5) = double(i) / steps_;
+      d_end(4) = 1.0 - double(i + 1) / steps_;
+      d_end(5) = double(i + 1) / steps_;
+      Step(x, tau_start, tau_start + slope, d_start, d_end, tangent, &x, &D);
+    }
+
+    for (int j = 0; j < 4; ++j) residuals[j] = dynamics_sqrt_weight_(j) * (next[j] - x(j));
+    residuals[4] = tau_sqrt_weight_ * (next[4] - node[4]);
+    for (int j = 0; j < L; ++j) {
+      residuals[5 + j] = measurement_sqrt_weight_ * (next[2 + j] - measurement_[j]);
+    }
+    if (!tangent) return true;
+
+    // tau0 = tau_k + e0, tau1 = tau_{k+1} + e1; the residuals' x is the RK4 map's end state.
+    const Eigen::Vector4d d_tau0 = D.col(4), d_tau1 = D.col(5);
+    // ∂(end state)/∂ of the correction's 7 variables.
+    Eigen::Matrix<double, 4, 7> d_corr;
+    for (int v = 0; v < 7; ++v) d_corr.col(v) = d_tau0 * e0.v(v) + d_tau1 * e1.v(v);
+    using Jacobian = Eigen::Matrix<double, 5 + L, 5, Eigen::RowMajor>;
+    if (jacobians[0] != nullptr) {
+      Eigen::Map<Jacobian> J(jacobians[0]);
+      J.setZero();
+      Eigen::Matrix<double, 4, 5> d_x = Eigen::Matrix<double, 4, 5>::Zero();
+      d_x.leftCols<4>() = D.leftCols<4>();
+      d_x.col(0) += d_corr.col(0);
+      d_x.col(1) -= d_corr.col(0);
+      d_x.col(2) += d_corr.col(1);
+      d_x.col(3) -= d_corr.col(1);
+      d_x.col(4) = d_tau0;
+      J.template topRows<4>() = -(dynamics_sqrt_weight_.asDiagonal() * d_x);
+      J(4, 4) = -tau_sqrt_weight_;
+    }
+    if (jacobians[1] != nullptr) {
+      Eigen::Map<Jacobian> J(jacobians[1]);
+      J.setZero();
+      Eigen::Matrix<double, 4, 5> d_x = Eigen::Matrix<double, 4, 5>::Zero();
+      d_x.col(0) = d_corr.col(2);
+      d_x.col(1) = -d_corr.col(2);
+      d_x.col(2) = d_corr.col(3);
+      d_x.col(3) = -d_corr.col(3);
+      d_x.col(4) = d_tau1;
+      J.template topRows<4>() = -(dynamics_sqrt_weight_.asDiagonal() * d_x);
+      for (int j = 0; j < 4; ++j) J(j, j) += dynamics_sqrt_weight_(j);
+      J(4, 4) = tau_sqrt_weight_;
+      for (int j = 0; j < L; ++j) J(5 + j, 2 + j) = measurement_sqrt_weight_;
+    }
+    if (jacobians[2] != nullptr) {
+      Eigen::Map<Eigen::Matrix<double, 5 + L, 3, Eigen::RowMajor>> J(jacobians[2]);
+      J.setZero();
+      J.template topRows<4>() = -(dynamics_sqrt_weight_.asDiagonal() * d_corr.rightCols<3>());
+    }
+    return true;
+  }
+
+ private:
+  // HoldCorrection with derivatives. Where no corner lies between Δ_k and Δ_{k+1} (most
+  // intervals) its moments are those of the cubic itself, in closed form: 0 in the gap, and in
+  // contact (g = K (p − corner), M0 = K (∫p − corner), M1 = K (∫σp − corner / 2), with
+  // ∫p = (Δ_k + Δ_{k+1}) / 2 + (s_k − s_{k+1}) / 12, ∫σp = 0.15 Δ_k + 0.35 Δ_{k+1} + s_k / 30 −
+  // s_{k+1} / 20, s = h (x3 − x4))
+  //   e0 = K (0.1 (Δ_k − Δ_{k+1}) + 2 s_k / 15 − s_{k+1} / 30),
+  //   e1 = K (0.1 (Δ_{k+1} − Δ_k) + s_k / 30 − 2 s_{k+1} / 15),
+  // independent of c and b. Across a corner: HoldCorrection on 7-dimensional Jets.
+  template <class Jet>
+  void Correction(const double* node, const double* next, const double* spring, Jet* e0,
+                  Jet* e1) const {
+    const double h = step_ * steps_;
+    const double d0 = node[0] - node[1], d1 = next[0] - next[1];
+    const double half = spring[1] * 0.5;
+    const double corners[2] = {spring[0] - half, spring[0] + half};
+    bool crossing = false;
+    for (double corner : corners) crossing = crossing || (corner - d0) * (corner - d1) < 0.0;
+    if (!crossing) {
+      // The side of the gap at Δ_k, as HoldCorrection decides it without breaks.
+      const double x = d0 - spring[0];
+      if (!(x > half) && !(x < -half)) {
+        *e0 = Jet(0.0);
+        *e1 = Jet(0.0);
+        return;
+      }
+      const double s0 = (node[2] - node[3]) * h, s1 = (next[2] - next[3]) * h;
+      const double k = spring[2];
+      const double f0 = 0.1 * (d0 - d1) + s0 * (2.0 / 15.0) - s1 * (1.0 / 30.0);
+      const double f1 = 0.1 * (d1 - d0) + s0 * (1.0 / 30.0) - s1 * (2.0 / 15.0);
+      *e0 = Jet(k * f0);
+      *e1 = Jet(k * f1);
+      // Variables: Δ_k, x3 − x4 at k, Δ_{k+1}, x3 − x4 at k+1, c, b, K.
+      e0->v << 0.1 * k, k * h * (2.0 / 15.0), -0.1 * k, -k * h * (1.0 / 30.0), 0.0, 0.0, f0;
+      e1->v << -0.1 * k, k * h * (1.0 / 30.0), 0.1 * k, -k * h * (2.0 / 15.0), 0.0, 0.0, f1;
+      return;
+    }
+    const Jet zero(0.0);
+    const Jet node_jet[4] = {Jet(d0, 0), zero, Jet(node[2] - node[3], 1), zero};
+    const Jet next_jet[4] = {Jet(d1, 2), zero, Jet(next[2] - next[3], 3), zero};
+    const Jet spring_jet[3] = {Jet(spring[0], 4), Jet(spring[1], 5), Jet(spring[2], 6)};
+    HoldCorrection(node_jet, next_jet, spring_jet, h, e0, e1);
+  }
+
+  // One RK4 step of TransmissionRk4StepLinearTau (the same expressions) and, with `tangent`, its
+  // tangent: D ← ∂(x_next)/∂(x_k, tau0, tau1) given D = ∂x/∂(…) and the rows of tau_start and
+  // tau_end.
+  void Step(const Eigen::Vector4d& x0, double tau_start, double tau_end, const Row& d_start,
+            const Row& d_end, bool tangent, Eigen::Vector4d* x_next, Tangent* D) const {
+    using State = Eigen::Vector4d;
+    const double h = step_;
+    const double u = input_;
+    const double tau_mid = (tau_start + tau_end) * 0.5;
+    State k1, k2, k3, k4;
+    model_.StateDerivative(x0.data(), u, tau_start, k1.data());
+    const State x1 = x0 + k1 * (0.5 * h);
+    model_.StateDerivative(x1.data(), u, tau_mid, k2.data());
+    const State x2 = x0 + k2 * (0.5 * h);
+    model_.StateDerivative(x2.data(), u, tau_mid, k3.data());
+    const State x3 = x0 + k3 * h;
+    model_.StateDerivative(x3.data(), u, tau_end, k4.data());
+    const State end = x0 + (k1 + k2 * 2.0 + k3 * 2.0 + k4) * (h / 6.0);
+    if (tangent) {
+      const Row d_mid = (d_start + d_end) * 0.5;
+      Eigen::Matrix4d A;
+      Eigen::Vector4d b;
+      const Tangent D0 = *D;
+      model_.StateJacobians(x0, &A, &b);
+      const Tangent K1 = A * D0 + b * d_start;
+      model_.StateJacobians(x1, &A, &b);
+      const Tangent K2 = A * (D0 + K1 * (0.5 * h)) + b * d_mid;
+      model_.StateJacobians(x2, &A, &b);
+      const Tangent K3 = A * (D0 + K2 * (0.5 * h)) + b * d_mid;
+      model_.StateJacobians(x3, &A, &b);
+      const Tangent K4 = A * (D0 + K3 * h) + b * d_end;
+      *D = D0 + (K1 + K2 * 2.0 + K3 * 2.0 + K4) * (h / 6.0);
+    }
+    *x_next = end;
+  }
+
+  models::TwoMassTransmission model_;
+  double step_;
+  int steps_;
+  double input_;
+  Eigen::Vector4d dynamics_sqrt_weight_;
+  double tau_sqrt_weight_;
+  double measurement_sqrt_weight_;
+  double measurement_[L];
+};
+
 // Node 0: prior and the first measurement. Linear, so the Jacobian is written by hand.
 class InitialCost : public ceres::SizedCostFunction<ceres::DYNAMIC, 5> {
  public:
@@ -217,11 +409,23 @@ Eigen::Vector4d DynamicsSqrtWeight(const BacklashSmootherProblemOptions& options
 ceres::CostFunction* MakeIntervalCost(const models::TwoMassTransmission& model,
                                       const BacklashSmootherProblemOptions& options, double h,
                                       double input, const Eigen::VectorXd& next_measurement,
-                                      double tau_sqrt_weight, bool with_spring = false) {
+                                      double tau_sqrt_weight, bool with_spring = false,
+                                      bool automatic = false) {
   const Eigen::Vector4d w_x = DynamicsSqrtWeight(options, h);
   const double w_y = 1.0 / std::sqrt(options.measurement_variance);
   const int steps = options.rk4_steps_per_sample;
   const bool first_order = options.tau_hold == TauHold::kFirstOrder;
+  if (with_spring && !automatic) {
+    CHECK(first_order) << "the corner correction belongs to the first-order hold";
+    if (next_measurement.size() == 1) {
+      return new FirstOrderHoldShapeIntervalCost<1>(model, h, steps, input, w_x, tau_sqrt_weight,
+                                                    w_y, next_measurement);
+    }
+    CHECK_EQ(next_measurement.size(), 2)
+        << "expected 1 or 2 measurements, got " << next_measurement.size();
+    return new FirstOrderHoldShapeIntervalCost<2>(model, h, steps, input, w_x, tau_sqrt_weight, w_y,
+                                                  next_measurement);
+  }
   if (with_spring) {
     CHECK(first_order) << "the corner correction belongs to the first-order hold";
     if (next_measurement.size() == 1) {
@@ -507,6 +711,15 @@ ceres::CostFunction* CreateBacklashShapeIntervalCost(const models::TwoMassTransm
   CHECK(options.tau_hold == TauHold::kFirstOrder)
       << "the shape problem's interval cost with the spring block is the first-order hold's";
   return MakeIntervalCost(model, options, sample_period_s, input, next_measurement, 0.0, true);
+}
+
+ceres::CostFunction* CreateBacklashShapeIntervalCostWithAutomaticDerivatives(
+    const models::TwoMassTransmission& model, const BacklashSmootherProblemOptions& options,
+    double sample_period_s, double input, const Eigen::VectorXd& next_measurement) {
+  CHECK(options.tau_hold == TauHold::kFirstOrder)
+      << "the shape problem's interval cost with the spring block is the first-order hold's";
+  return MakeIntervalCost(model, options, sample_period_s, input, next_measurement, 0.0, true,
+                          true);
 }
 
 ceres::CostFunction* CreateBacklashInitialCost(const BacklashSmootherProblemOptions& options,

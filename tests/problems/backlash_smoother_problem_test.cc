@@ -140,7 +140,7 @@ TEST(BacklashSmootherProblemTest, ShapeCostsPassTheGradientChecker) {
   }
 }
 
-// The first-order hold's interval cost of the shape problem (automatic derivatives through the
+// The first-order hold's interval cost of the shape problem (its Jacobian by hand through the
 // RK4 map and the hold's correction, which depends on the nodes and on [c, b, K]): in the gap, in
 // contact on both flanks, across one corner in both directions of travel, and across both corners
 // of a narrow gap in one interval; one and two measured velocities, one and two RK4 steps.
@@ -220,6 +220,91 @@ TEST(BacklashSmootherProblemTest, FirstOrderHoldShapeIntervalCostPassesTheGradie
   ASSERT_TRUE(with_spring->Evaluate(three, r1, nullptr));
   ASSERT_TRUE(without->Evaluate(two, r2, nullptr));
   for (int i = 0; i < 4; ++i) EXPECT_DOUBLE_EQ(r1[i], r2[i]) << i;
+}
+
+// The hand-written Jacobian of the first-order hold's shape interval cost against automatic
+// derivatives through the same residual (the former implementation): residuals to round-off,
+// Jacobians to 1e-10 of each row's scale, in the gap, in contact (closed-form correction), across
+// corners (Jets through the correction), at motor velocities where the Coulomb friction's atan
+// bends, for both simulations' models, one and two measured velocities, one to three RK4 steps.
+TEST(BacklashSmootherProblemTest, FirstOrderHoldShapeIntervalCostMatchesAutomaticDerivatives) {
+  std::mt19937_64 generator(23);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  BacklashSmootherProblemOptions options;
+  options.tau_hold = TauHold::kFirstOrder;
+  options.state_noise_intensity << 0.0, 0.0, 1000.0, 0.0;
+  options.measurement_variance = 1.0;
+  struct Point {
+    double d0, d1, v0, v1, backlash;
+  };
+  const std::vector<Point> points = {
+      {0.0, 0.002, 2.0, 2.1, 0.2},       {0.15, 0.152, 2.0, 1.9, 0.2},
+      {-0.15, -0.153, -3.0, -2.8, 0.2},  {0.109, 0.112, 3.0, 2.9, 0.2},
+      {0.112, 0.109, -3.0, -3.1, 0.2},   {-0.0895, -0.0915, -2.0, -2.1, 0.2},
+      {0.0085, 0.0115, 3.0, 3.0, 0.001}, {0.3, 0.3, 0.0, 0.0, 0.2},
+  };
+  int checked = 0;
+  for (const auto& parameters :
+       {models::HovlandSimulation1Parameters(), models::HovlandSimulation2Parameters()}) {
+    const models::TwoMassTransmission model(parameters);
+    for (int steps : {1, 2, 3}) {
+      options.rk4_steps_per_sample = steps;
+      for (int l : {1, 2}) {
+        const Eigen::VectorXd y = Eigen::VectorXd::Constant(l, 0.3);
+        std::unique_ptr<ceres::CostFunction> by_hand(
+            CreateBacklashShapeIntervalCost(model, options, 1e-3, 0.7, y));
+        std::unique_ptr<ceres::CostFunction> automatic(
+            CreateBacklashShapeIntervalCostWithAutomaticDerivatives(model, options, 1e-3, 0.7, y));
+        ASSERT_EQ(by_hand->num_residuals(), automatic->num_residuals());
+        ASSERT_EQ(by_hand->parameter_block_sizes(), automatic->parameter_block_sizes());
+        const int m = by_hand->num_residuals();
+        for (const Point& p : points) {
+          for (double motor_velocity : {0.5, 0.002, -0.01}) {
+            double spring[3] = {0.01, p.backlash, 37.0 + 10.0 * uniform(generator)};
+            double a[5] = {0.4 + p.d0, 0.4, motor_velocity + p.v0, motor_velocity,
+                           1.0 + uniform(generator)};
+            double b[5] = {0.4 + p.d1, 0.4, motor_velocity + p.v1, motor_velocity,
+                           1.1 + uniform(generator)};
+            const double* blocks[3] = {a, b, spring};
+            std::vector<double> r_hand(m), r_auto(m);
+            std::vector<std::vector<double>> j_hand(3), j_auto(3);
+            const int sizes[3] = {5, 5, 3};
+            double* jh[3];
+            double* ja[3];
+            for (int block = 0; block < 3; ++block) {
+              j_hand[block].assign(m * sizes[block], 0.0);
+              j_auto[block].assign(m * sizes[block], 0.0);
+              jh[block] = j_hand[block].data();
+              ja[block] = j_auto[block].data();
+            }
+            ASSERT_TRUE(by_hand->Evaluate(blocks, r_hand.data(), jh));
+            ASSERT_TRUE(automatic->Evaluate(blocks, r_auto.data(), ja));
+            for (int i = 0; i < m; ++i) {
+              EXPECT_NEAR(r_hand[i], r_auto[i], 1e-12 * (1.0 + std::abs(r_auto[i]))) << i;
+            }
+            for (int row = 0; row < m; ++row) {
+              double scale = 1.0;
+              for (int block = 0; block < 3; ++block) {
+                for (int col = 0; col < sizes[block]; ++col) {
+                  scale = std::max(scale, std::abs(j_auto[block][row * sizes[block] + col]));
+                }
+              }
+              for (int block = 0; block < 3; ++block) {
+                for (int col = 0; col < sizes[block]; ++col) {
+                  const int i = row * sizes[block] + col;
+                  EXPECT_NEAR(j_hand[block][i], j_auto[block][i], 1e-10 * scale)
+                      << "steps " << steps << " l " << l << " Δ " << p.d0 << " → " << p.d1 << " x4 "
+                      << motor_velocity << " block " << block << " row " << row << " col " << col;
+                }
+              }
+            }
+            ++checked;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 2 * 3 * 2 * 8 * 3);
 }
 
 TEST(BacklashSmootherProblemTest, StructureAndResidualsAtTheTruth) {
