@@ -162,6 +162,11 @@ def series_from_csv(spec, base):
             if path not in cache:
                 cache[path] = read_columns(path)
             cols = cache[path]
+            rows = series.get("rows")  # [first, count] (count < 0: to the end)
+            if rows:
+                first, count = int(rows[0]), int(rows[1])
+                end = None if count < 0 else first + count
+                cols = {name: values[first:end] for name, values in cols.items()}
             x, y = cols[series["x"]], cols[series["y"]]
             lower, upper = series.get("lower"), series.get("upper")
             if series.get("style") == "errorbar":
@@ -439,7 +444,7 @@ def _numeric(values):
 
 def _plain(panel, drawn):
     if (panel.get("log_x") or panel.get("log_y") or panel.get("symlog_threshold")
-            or panel.get("x_tick_rotation_deg")):
+            or panel.get("x_tick_rotation_deg") or panel.get("invert_y")):
         return False
     return all(_numeric(data["x"]) and _numeric(data["y"]) for data in drawn)
 
@@ -498,6 +503,13 @@ def render(spec, drawn_panels, out_path):
                     ax.fill_between(x, lo, hi, alpha=alpha, lw=0)
             for level in panel.get("hlines", []):
                 ax.axhline(level, color="k", ls="--", lw=0.7)
+            for lo, hi in panel.get("vspans", []):
+                ax.axvspan(lo, hi, color="tab:green", alpha=0.15, lw=0)
+            for level in panel.get("vlines", []):
+                ax.axvline(level, color="k", ls="--", lw=0.7)
+            if panel.get("invert_y"):
+                # Categories top-down in the order of the rows (matplotlib counts up from 0).
+                ax.invert_yaxis()
             if panel.get("log_y"):
                 ax.set_yscale("log")
             if panel.get("symlog_threshold"):
