@@ -380,8 +380,8 @@ data::Figure CoverageFigure(const std::vector<CoverageRow>& rows, const std::str
     }
     char counts[80];
     std::snprintf(counts, sizeof(counts), "%d of %d calibrated", calibrated, group.count);
-    const std::string range = "rows " + std::to_string(group.first + 1) + "-" +
-                              std::to_string(group.first + group.count);
+    const std::string range =
+        "rows " + std::to_string(group.first + 1) + "-" + std::to_string(group.first + group.count);
     const std::string name =
         group.one_group ? (first.scenario.empty() ? "" : first.scenario + " ") + first.estimator
                         : "";

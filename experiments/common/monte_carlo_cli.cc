@@ -136,7 +136,8 @@ SettingsFlag SplitSettingsFlag(const std::string& flag) {
 // same runs: the same flags, with equal values, except that a file named by both with a content
 // tag is compared by its content (size and checksum) and not by its path. A line written before
 // files were tagged compares the path as given.
-bool SameRunFlags(const std::vector<std::string>& measured, const std::vector<std::string>& current) {
+bool SameRunFlags(const std::vector<std::string>& measured,
+                  const std::vector<std::string>& current) {
   if (measured.size() != current.size()) return false;
   std::map<std::string, SettingsFlag> by_name;
   for (const std::string& flag : measured) {

@@ -409,8 +409,8 @@ std::string CoverageConsoleLines(const QuotedCoverage& coverage,
         SummarizeQuotedCoverage(coverage, estimator, parameters, kConsoleWorstIntervals);
     if (summary.with_interval == 0) continue;
     char line[160];
-    std::snprintf(line, sizeof(line), "  %-7s %d of %d calibrated, median coverage %.2f",
-                  estimator, summary.calibrated, summary.with_interval, summary.median_coverage);
+    std::snprintf(line, sizeof(line), "  %-7s %d of %d calibrated, median coverage %.2f", estimator,
+                  summary.calibrated, summary.with_interval, summary.median_coverage);
     out += line;
     if (summary.too_few_runs > 0) {
       out += " (" + std::to_string(summary.too_few_runs) + " over too few runs to judge)";
@@ -423,8 +423,8 @@ std::string CoverageConsoleLines(const QuotedCoverage& coverage,
                       summary.worst_coverage[i]);
         out += cell;
       }
-      const int others = summary.with_interval - summary.calibrated -
-                         static_cast<int>(summary.worst.size());
+      const int others =
+          summary.with_interval - summary.calibrated - static_cast<int>(summary.worst.size());
       if (others > 0) out += " (+" + std::to_string(others) + " more NOT calibrated)";
     }
     out += "\n";
@@ -452,8 +452,8 @@ nlohmann::json CoverageSummaryJson(const QuotedCoverage& coverage,
       entry[parameter] = item;
     }
     if (!entry.empty()) estimators[estimator] = entry;
-    const EstimatorCoverage summary = SummarizeQuotedCoverage(
-        coverage, estimator, parameters, static_cast<int>(parameters.size()));
+    const EstimatorCoverage summary = SummarizeQuotedCoverage(coverage, estimator, parameters,
+                                                              static_cast<int>(parameters.size()));
     if (summary.with_interval == 0) continue;
     nlohmann::json worst = nlohmann::json::array();
     for (std::size_t i = 0; i < summary.worst.size(); ++i) {
@@ -462,14 +462,13 @@ nlohmann::json CoverageSummaryJson(const QuotedCoverage& coverage,
                                            ? nlohmann::json(summary.worst_coverage[i])
                                            : nlohmann::json()}});
     }
-    per_estimator[estimator] = {
-        {"parameters_with_interval", summary.with_interval},
-        {"calibrated", summary.calibrated},
-        {"too_few_runs", summary.too_few_runs},
-        {"median_coverage_95", std::isfinite(summary.median_coverage)
-                                   ? nlohmann::json(summary.median_coverage)
-                                   : nlohmann::json()},
-        {"not_calibrated_lowest_first", worst}};
+    per_estimator[estimator] = {{"parameters_with_interval", summary.with_interval},
+                                {"calibrated", summary.calibrated},
+                                {"too_few_runs", summary.too_few_runs},
+                                {"median_coverage_95", std::isfinite(summary.median_coverage)
+                                                           ? nlohmann::json(summary.median_coverage)
+                                                           : nlohmann::json()},
+                                {"not_calibrated_lowest_first", worst}};
   }
   out["estimators"] = estimators;
   out["per_estimator"] = per_estimator;
