@@ -56,17 +56,17 @@ struct Panel {
   std::string ylabel;
   std::vector<Series> series;
   std::vector<double> hlines;  // horizontal reference lines (e.g. ±1.96/sqrt(N))
-  std::vector<double> vlines;  // vertical reference lines
-  // Shaded ranges of the abscissa [lo, hi] (e.g. an acceptance band).
-  std::vector<std::pair<double, double>> vspans;
-  // Categories (text values) on the ordinate listed top-down in the order of the rows.
-  bool invert_y = false;
   bool log_y = false;
   bool log_x = false;
   double x_tick_rotation_deg = 0.0;  // rotates the abscissa's tick labels (long category names)
   // > 0: symmetric-log ordinate, linear within ±threshold (values of many magnitudes and both
   // signs, e.g. a robot's parameters side by side).
   double symlog_threshold = 0.0;
+  std::vector<double> vlines = {};  // vertical reference lines
+  // Shaded ranges of the abscissa [lo, hi] (e.g. an acceptance band).
+  std::vector<std::pair<double, double>> vspans = {};
+  // Categories (text values) on the ordinate listed top-down in the order of the rows.
+  bool invert_y = false;
 };
 
 struct Figure {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -369,17 +370,23 @@ data::Figure CoverageFigure(const std::vector<CoverageRow>& rows, const std::str
     }
   }
   // About 0.14 in per category (7-point tick labels), 1.3 in for the title and the x axis; a
-  // panel is 2.7 in wide beside its category names (about 0.06 in per character).
+  // panel is 2.7 in wide beside its category names (about 0.06 in per character), and at least
+  // as wide as its title (9 points: about 0.07 in per character).
   figure.panel_height_in = std::max(2.2, 1.3 + 0.14 * most_rows);
-  figure.width_in = figure.columns * (2.7 + 0.3 + 0.06 * static_cast<double>(longest));
+  std::size_t longest_title = 1;  // set below
   for (const CoveragePanelRows& group : groups) {
     const CoverageRow& first = rows[group.first];
-    int calibrated = 0;
+    int calibrated = 0, with_interval = 0;
     for (int i = group.first; i < group.first + group.count; ++i) {
       calibrated += rows[i].calibrated ? 1 : 0;
+      with_interval += rows[i].with_interval > 0 ? 1 : 0;
     }
-    char counts[80];
-    std::snprintf(counts, sizeof(counts), "%d of %d calibrated", calibrated, group.count);
+    char counts[120];
+    std::snprintf(counts, sizeof(counts), "%d of %d calibrated", calibrated, with_interval);
+    if (with_interval < group.count) {
+      std::snprintf(counts + std::strlen(counts), sizeof(counts) - std::strlen(counts),
+                    ", %d without interval", group.count - with_interval);
+    }
     const std::string range =
         "rows " + std::to_string(group.first + 1) + "-" + std::to_string(group.first + group.count);
     const std::string name =
@@ -401,14 +408,17 @@ data::Figure CoverageFigure(const std::vector<CoverageRow>& rows, const std::str
     coverage.vlines = {0.95};
     coverage.invert_y = true;
     data::Panel z;
-    z.title = (name.empty() ? range : name) + ": z = (estimate − truth) / σ";
+    z.title = (name.empty() ? range + ": " : std::string()) + "z = (estimate − truth) / σ";
     z.xlabel = "honest σ: z std 1, z mean 0 (dashed)";
     z.series = {series("z_std", "z std"), series("z_mean", "z mean")};
     z.vlines = {0.0, 1.0};
     z.invert_y = true;
+    longest_title = std::max({longest_title, coverage.title.size(), z.title.size()});
     figure.panels.push_back(coverage);
     figure.panels.push_back(z);
   }
+  figure.width_in = figure.columns * std::max(3.0 + 0.06 * static_cast<double>(longest),
+                                              0.3 + 0.07 * static_cast<double>(longest_title));
   return figure;
 }
 

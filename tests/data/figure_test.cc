@@ -1,5 +1,8 @@
 #include "dynid/data/figure.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -8,9 +11,6 @@
 #include <limits>
 #include <string>
 #include <vector>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "dynid/data/runtime_files.h"
 
