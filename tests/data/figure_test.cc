@@ -1,8 +1,5 @@
 #include "dynid/data/figure.h"
 
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -11,6 +8,9 @@
 #include <limits>
 #include <string>
 #include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 
 #include "dynid/data/runtime_files.h"
 
