@@ -63,6 +63,12 @@ nlohmann::json ToJson(const Figure& figure) {
     // Only when set, so that the specs of figures without it stay as they were.
     if (panel.x_tick_rotation_deg != 0.0) p["x_tick_rotation_deg"] = panel.x_tick_rotation_deg;
     if (panel.symlog_threshold > 0.0) p["symlog_threshold"] = panel.symlog_threshold;
+    if (!panel.vlines.empty()) p["vlines"] = panel.vlines;
+    if (!panel.vspans.empty()) {
+      p["vspans"] = nlohmann::json::array();
+      for (const auto& [lo, hi] : panel.vspans) p["vspans"].push_back({lo, hi});
+    }
+    if (panel.invert_y) p["invert_y"] = true;
     p["series"] = nlohmann::json::array();
     for (const Series& s : panel.series) {
       p["series"].push_back({{"csv", s.csv},
@@ -74,6 +80,9 @@ nlohmann::json ToJson(const Figure& figure) {
                              {"style", s.style},
                              {"error", s.error},
                              {"error_scale", s.error_scale}});
+      if (s.first_row != 0 || s.num_rows >= 0) {
+        p["series"].back()["rows"] = {s.first_row, s.num_rows};
+      }
     }
     json["panels"].push_back(p);
   }
@@ -258,6 +267,7 @@ bool LoadTable(const std::string& path, LoadedTable* table, std::string* error) 
 struct ResolvedColumn {
   StridedColumn numbers;
   const std::vector<std::string>* text = nullptr;
+  Eigen::Index first_text = 0;  // the column's first row in `text`
   Eigen::Index rows = 0;
 };
 
@@ -326,7 +336,9 @@ class RequestArrays {
     if (column.text != nullptr) {
       std::vector<std::string> text;
       text.reserve(kept.size());
-      for (const Eigen::Index k : kept) text.push_back((*column.text)[static_cast<size_t>(k)]);
+      for (const Eigen::Index k : kept) {
+        text.push_back((*column.text)[static_cast<size_t>(column.first_text + k)]);
+      }
       return AddText(std::move(text));
     }
     std::vector<double> values(kept.size());
@@ -336,7 +348,8 @@ class RequestArrays {
   // The first n samples of a column.
   int AddAll(const ResolvedColumn& column, Eigen::Index n) {
     if (column.text != nullptr) {
-      return AddText(std::vector<std::string>(column.text->begin(), column.text->begin() + n));
+      const auto begin = column.text->begin() + column.first_text;
+      return AddText(std::vector<std::string>(begin, begin + n));
     }
     std::vector<double> values(static_cast<size_t>(n));
     for (Eigen::Index k = 0; k < n; ++k) values[static_cast<size_t>(k)] = column.numbers[k];
@@ -362,12 +375,28 @@ bool BuildRequestData(const Figure& figure, ColumnFinder* finder, nlohmann::json
       ResolvedColumn x;
       ResolvedColumn y;
       if (!find(series.x, &x) || !find(series.y, &y)) return false;
-      const Eigen::Index n = std::min(x.rows, y.rows);
+      // A series of some rows: every column starts at first_row.
+      const Eigen::Index first = std::max<Eigen::Index>(0, series.first_row);
+      auto slice = [first](ResolvedColumn* column) {
+        if (first == 0) return;
+        column->rows = std::max<Eigen::Index>(0, column->rows - first);
+        if (column->text != nullptr) {
+          column->first_text = first;
+        } else if (column->numbers.data != nullptr) {
+          column->numbers.data += first * column->numbers.stride;
+        }
+      };
+      slice(&x);
+      slice(&y);
+      Eigen::Index n = std::min(x.rows, y.rows);
+      if (series.num_rows >= 0) n = std::min(n, series.num_rows);
       nlohmann::json data;
       const bool has_bounds = !series.lower.empty() && !series.upper.empty();
       ResolvedColumn lower;
       ResolvedColumn upper;
       if (has_bounds && (!find(series.lower, &lower) || !find(series.upper, &upper))) return false;
+      slice(&lower);
+      slice(&upper);
       if (series.style == "errorbar") {
         // Error bars: few points; every sample is drawn.
         data["x"] = arrays->AddAll(x, n);
@@ -387,6 +416,7 @@ bool BuildRequestData(const Figure& figure, ColumnFinder* finder, nlohmann::json
         ResolvedColumn spread;
         if (!series.error.empty()) {
           if (!find(series.error, &spread)) return false;
+          slice(&spread);
           if (spread.text == nullptr) {
             bands.push_back({y.numbers, y.numbers, spread.numbers, series.error_scale});
             alphas.push_back(0.3);

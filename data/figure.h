@@ -21,6 +21,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dynid/data/csv.h"
@@ -37,6 +38,10 @@ struct Series {
   std::string style = "line";  // "line", "points", "errorbar" (lower/upper = ±error columns)
   std::string error;           // optional band y ± error_scale * error (e.g. a std column)
   double error_scale = 2.0;
+  // Rows first_row .. first_row + num_rows − 1 of the table only (num_rows < 0: all rows from
+  // first_row), e.g. one group of a long table in a panel of its own.
+  Eigen::Index first_row = 0;
+  Eigen::Index num_rows = -1;
 };
 
 // Convenience constructors: a line (optionally with a ±2·error band) and a point cloud.
@@ -57,6 +62,11 @@ struct Panel {
   // > 0: symmetric-log ordinate, linear within ±threshold (values of many magnitudes and both
   // signs, e.g. a robot's parameters side by side).
   double symlog_threshold = 0.0;
+  std::vector<double> vlines = {};  // vertical reference lines
+  // Shaded ranges of the abscissa [lo, hi] (e.g. an acceptance band).
+  std::vector<std::pair<double, double>> vspans = {};
+  // Categories (text values) on the ordinate listed top-down in the order of the rows.
+  bool invert_y = false;
 };
 
 struct Figure {

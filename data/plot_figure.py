@@ -162,6 +162,11 @@ def series_from_csv(spec, base):
             if path not in cache:
                 cache[path] = read_columns(path)
             cols = cache[path]
+            rows = series.get("rows")  # [first, count] (count < 0: to the end)
+            if rows:
+                first, count = int(rows[0]), int(rows[1])
+                end = None if count < 0 else first + count
+                cols = {name: values[first:end] for name, values in cols.items()}
             x, y = cols[series["x"]], cols[series["y"]]
             lower, upper = series.get("lower"), series.get("upper")
             if series.get("style") == "errorbar":
@@ -278,6 +283,12 @@ def _add_grid(ax):
             transform=transform, zorder=axis.get_zorder()), autolim=False)
 
 
+def suptitle_y(height_pt):
+    """The suptitle's top in figure coordinates: matplotlib's 0.98 (2 % of the height below the
+    top), but at most 18 points below it, so that a tall figure has no wide empty band above."""
+    return 1.0 - min(0.02, 18.0 / height_pt)
+
+
 def layout(fig, axes, panels, spec, sizes):
     """Places the panels like matplotlib's tight_layout (panel decorations PAD_PT apart and from
     the figure's edge), but from the sizes of the texts each panel will draw instead of laying the
@@ -373,8 +384,9 @@ def layout(fig, axes, panels, spec, sizes):
     suptitle = spec.get("title") or ""
     title_top = 0.0
     if suptitle:
-        # The suptitle's top is 2 % of the height below the figure's top (matplotlib's y=0.98).
-        title_top = 0.02 * height_pt + text_pt(suptitle, STYLE["figure.titlesize"])[1]
+        # The suptitle's top is suptitle_y() below the figure's top.
+        title_top = (1.0 - suptitle_y(height_pt)) * height_pt + text_pt(
+            suptitle, STYLE["figure.titlesize"])[1]
 
     def margins():
         lm = PAD_PT + max(left[r][0] for r in range(nrows))
@@ -439,7 +451,7 @@ def _numeric(values):
 
 def _plain(panel, drawn):
     if (panel.get("log_x") or panel.get("log_y") or panel.get("symlog_threshold")
-            or panel.get("x_tick_rotation_deg")):
+            or panel.get("x_tick_rotation_deg") or panel.get("invert_y")):
         return False
     return all(_numeric(data["x"]) and _numeric(data["y"]) for data in drawn)
 
@@ -498,6 +510,13 @@ def render(spec, drawn_panels, out_path):
                     ax.fill_between(x, lo, hi, alpha=alpha, lw=0)
             for level in panel.get("hlines", []):
                 ax.axhline(level, color="k", ls="--", lw=0.7)
+            for lo, hi in panel.get("vspans", []):
+                ax.axvspan(lo, hi, color="tab:green", alpha=0.15, lw=0)
+            for level in panel.get("vlines", []):
+                ax.axvline(level, color="k", ls="--", lw=0.7)
+            if panel.get("invert_y"):
+                # Categories top-down in the order of the rows (matplotlib counts up from 0).
+                ax.invert_yaxis()
             if panel.get("log_y"):
                 ax.set_yscale("log")
             if panel.get("symlog_threshold"):
@@ -516,7 +535,7 @@ def render(spec, drawn_panels, out_path):
             if any(s.get("label") for s in panel["series"]):
                 legends.append(ax)
         if spec.get("title"):
-            fig.suptitle(spec["title"])
+            fig.suptitle(spec["title"], y=suptitle_y(fig.get_figheight() * 72.0))
         offsets = layout(fig, axes, panels, spec, _TextSizes(canvas.get_renderer()))
         if offsets is None:  # too small: drawn as it is, not kept
             offsets, plain = {}, False

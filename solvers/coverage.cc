@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -320,33 +321,104 @@ std::string CoverageLabel(const CoverageRow& row) {
   return text;
 }
 
-data::Figure CoverageFigure(const std::string& csv_name, const std::string& title) {
+std::vector<CoveragePanelRows> CoveragePanels(const std::vector<CoverageRow>& rows) {
+  // The groups: consecutive rows of one scenario and estimator.
+  std::vector<CoveragePanelRows> groups;
+  for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
+    if (i == 0 || rows[i].scenario != rows[i - 1].scenario ||
+        rows[i].estimator != rows[i - 1].estimator) {
+      groups.push_back({i, 0, true});
+    }
+    ++groups.back().count;
+  }
+  const int total = static_cast<int>(rows.size());
+  if (total == 0) return {};
+  // Small groups share a panel, packed in order toward an even number of rows per panel.
+  const int panels = (total + kMaxCoveragePanelRows - 1) / kMaxCoveragePanelRows;
+  const int target = (total + panels - 1) / panels;
+  std::vector<CoveragePanelRows> packed;
+  for (const CoveragePanelRows& group : groups) {
+    if (!packed.empty()) {
+      CoveragePanelRows& last = packed.back();
+      const int joined = last.count + group.count;
+      if (joined <= kMaxCoveragePanelRows &&
+          std::abs(joined - target) <= std::abs(last.count - target)) {
+        last.count = joined;
+        last.one_group = false;
+        continue;
+      }
+    }
+    packed.push_back(group);
+  }
+  return packed;
+}
+
+data::Figure CoverageFigure(const std::vector<CoverageRow>& rows, const std::string& csv_name,
+                            const std::string& title) {
+  const std::vector<CoveragePanelRows> groups = CoveragePanels(rows);
   data::Figure figure;
   figure.title = title;
-  figure.width_in = 10.0;
-  figure.panel_height_in = 4.5;
-  data::Series coverage = data::PointSeries(csv_name, "label", "coverage_95", "coverage");
-  coverage.style = "errorbar";  // markers large enough to read, no error bars
-  data::Panel coverage_panel;
-  coverage_panel.title =
-      "coverage of the reported 95 % intervals (dashed: 0.95 nominal, 0.85 "
-      "calibration threshold)";
-  coverage_panel.ylabel = "coverage";
-  coverage_panel.series = {coverage};
-  coverage_panel.hlines = {0.95, kMinCalibratedCoverage};
-  coverage_panel.x_tick_rotation_deg = 60.0;
-  data::Series z_std = data::PointSeries(csv_name, "label", "z_std", "z std");
-  z_std.style = "errorbar";
-  data::Series z_mean = data::PointSeries(csv_name, "label", "z_mean", "z mean");
-  z_mean.style = "errorbar";
-  data::Panel z_panel;
-  z_panel.title =
-      "z = (estimate − truth) / reported σ: spread and mean (dashed: 1 and 0, honest σ)";
-  z_panel.ylabel = "z";
-  z_panel.series = {z_std, z_mean};
-  z_panel.hlines = {1.0, 0.0};
-  z_panel.x_tick_rotation_deg = 60.0;
-  figure.panels = {coverage_panel, z_panel};
+  // Two panels per group (coverage, z-scores) side by side, two groups per grid row.
+  const int groups_per_row = groups.size() > 1 ? 2 : 1;
+  figure.columns = 2 * groups_per_row;
+  int most_rows = 1;
+  std::size_t longest = 1;  // characters of the longest category name
+  for (const CoveragePanelRows& group : groups) {
+    most_rows = std::max(most_rows, group.count);
+    for (int i = group.first; i < group.first + group.count; ++i) {
+      longest = std::max(longest, (group.one_group ? rows[i].parameter : RowLabel(rows[i])).size());
+    }
+  }
+  // About 0.14 in per category (7-point tick labels), 1.3 in for the title and the x axis; a
+  // panel is 2.7 in wide beside its category names (about 0.06 in per character), and at least
+  // as wide as its title (9 points: about 0.07 in per character).
+  figure.panel_height_in = std::max(2.2, 1.3 + 0.14 * most_rows);
+  std::size_t longest_title = 1;  // set below
+  for (const CoveragePanelRows& group : groups) {
+    const CoverageRow& first = rows[group.first];
+    int calibrated = 0, with_interval = 0;
+    for (int i = group.first; i < group.first + group.count; ++i) {
+      calibrated += rows[i].calibrated ? 1 : 0;
+      with_interval += rows[i].with_interval > 0 ? 1 : 0;
+    }
+    char counts[120];
+    std::snprintf(counts, sizeof(counts), "%d of %d calibrated", calibrated, with_interval);
+    if (with_interval < group.count) {
+      std::snprintf(counts + std::strlen(counts), sizeof(counts) - std::strlen(counts),
+                    ", %d without interval", group.count - with_interval);
+    }
+    const std::string range =
+        "rows " + std::to_string(group.first + 1) + "-" + std::to_string(group.first + group.count);
+    const std::string name =
+        group.one_group ? (first.scenario.empty() ? "" : first.scenario + " ") + first.estimator
+                        : "";
+    const std::string category = group.one_group ? "parameter" : "label";
+    auto series = [&](const std::string& column, const std::string& label) {
+      data::Series s = data::PointSeries(csv_name, column, category, label);
+      s.style = "errorbar";  // markers large enough to read, no error bars
+      s.first_row = group.first;
+      s.num_rows = group.count;
+      return s;
+    };
+    data::Panel coverage;
+    coverage.title = name.empty() ? std::string(counts) + " (" + range + ")" : name + ": " + counts;
+    coverage.xlabel = "coverage of 95 % intervals (green: calibrated)";
+    coverage.series = {series("coverage_95", "")};
+    coverage.vspans = {{kMinCalibratedCoverage, kMaxCalibratedCoverage}};
+    coverage.vlines = {0.95};
+    coverage.invert_y = true;
+    data::Panel z;
+    z.title = (name.empty() ? range + ": " : std::string()) + "z = (estimate − truth) / σ";
+    z.xlabel = "honest σ: z std 1, z mean 0 (dashed)";
+    z.series = {series("z_std", "z std"), series("z_mean", "z mean")};
+    z.vlines = {0.0, 1.0};
+    z.invert_y = true;
+    longest_title = std::max({longest_title, coverage.title.size(), z.title.size()});
+    figure.panels.push_back(coverage);
+    figure.panels.push_back(z);
+  }
+  figure.width_in = figure.columns * std::max(3.0 + 0.06 * static_cast<double>(longest),
+                                              0.3 + 0.07 * static_cast<double>(longest_title));
   return figure;
 }
 
@@ -386,8 +458,8 @@ bool WriteCoverageOutputs(const std::vector<MonteCarloRun>& runs,
                         error)) {
     return false;
   }
-  return !figures || data::RenderFigure(CoverageFigure("coverage.csv", title), stage->Path(""),
-                                        "coverage", error);
+  return !figures || data::RenderFigure(CoverageFigure(*rows, "coverage.csv", title),
+                                        stage->Path(""), "coverage", error);
 }
 
 }  // namespace dynid::solvers

@@ -112,9 +112,31 @@ std::string FormatCoverageTable(const std::vector<CoverageRow>& rows);
 // "coverage 0.96 over 50 runs (calibrated)" or "coverage 0.12 over 50 runs: NOT calibrated".
 std::string CoverageLabel(const CoverageRow& row);
 
-// The figure of `csv_name` (a coverage.csv in the figure's folder): coverage_95 per row with the
-// nominal 0.95 and the 0.85 threshold, and the z-scores' spread (z_std, 1 for honest σ) and mean.
-data::Figure CoverageFigure(const std::string& csv_name, const std::string& title);
+// Rows of coverage.csv drawn in one panel: rows first .. first + count − 1, one (scenario,
+// estimator) group when one_group (its parameters name the rows), else several small groups
+// (their labels "[scenario ]estimator parameter" name the rows).
+struct CoveragePanelRows {
+  int first = 0;
+  int count = 0;
+  bool one_group = true;
+};
+// Most rows in a panel of several groups (a group of more rows has its panel alone).
+inline constexpr int kMaxCoveragePanelRows = 60;
+
+// The panels of `rows` (in coverage.csv's order): each run of consecutive rows of one scenario
+// and estimator is a group; consecutive groups share a panel while that brings its rows closer to
+// an even share of at most kMaxCoveragePanelRows per panel.
+std::vector<CoveragePanelRows> CoveragePanels(const std::vector<CoverageRow>& rows);
+
+// The figure of `rows`, written as `csv_name` (a coverage.csv in the figure's folder). Per panel
+// of CoveragePanels, side by side: coverage_95 of every row (parameters top-down on the
+// ordinate), the calibrated band [0.85, 1] shaded and the nominal 0.95 dashed, its title the
+// group and how many of its intervals are calibrated; and the z-scores' spread and mean (z_std,
+// z_mean: 1 and 0 for honest σ, dashed). Two groups per row of panels; the figure's height grows
+// with the rows of the largest panel (about 0.14 in per row), so that every name stays readable
+// at any number of rows (57 parameters × 5 estimators: five panels of 57 rows).
+data::Figure CoverageFigure(const std::vector<CoverageRow>& rows, const std::string& csv_name,
+                            const std::string& title);
 
 // The rows as a JSON array of objects with the CSV's fields (NaN as null).
 nlohmann::json CoverageJson(const std::vector<CoverageRow>& rows);

@@ -5,6 +5,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
 #include <utility>
 
 #include "dynid/data/parallel_for.h"
@@ -75,8 +79,24 @@ std::string ProgramBaseName() {
   return name;
 }
 
+// What a settings line records of a file a flag names, after its path: "#bytes=N,fnv1a64=H"
+// (the size and data::HashHex of the content), so that a single run compares the data it reads
+// rather than the path it was given (relative paths depend on the working folder).
+const std::string kContentTag = "#bytes=";
+
+// The content tag of the regular file `path` ("" when it is not one or cannot be read).
+std::string FileContentTag(const std::string& path) {
+  std::error_code code;
+  if (path.empty() || !std::filesystem::is_regular_file(path, code)) return "";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  const std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return kContentTag + std::to_string(content.size()) + ",fnv1a64=" + data::HashHex(content);
+}
+
 // "--name=value" of every flag of the program (own and shared) whose value differs from its
-// default and that may change a run, except `ignored`; sorted.
+// default and that may change a run, except `ignored`; sorted. A string flag naming a regular
+// file has the file's content tag appended to its value ("--data=log.csv#bytes=...,fnv1a64=...").
 std::vector<std::string> RunChangingFlags(const std::vector<std::string>& ignored) {
   std::vector<gflags::CommandLineFlagInfo> flags;
   gflags::GetAllFlags(&flags);
@@ -87,10 +107,53 @@ std::vector<std::string> RunChangingFlags(const std::vector<std::string>& ignore
         std::find(ignored.begin(), ignored.end(), flag.name) != ignored.end()) {
       continue;
     }
-    settings.push_back("--" + flag.name + "=" + flag.current_value);
+    settings.push_back("--" + flag.name + "=" + flag.current_value +
+                       (flag.type == "string" ? FileContentTag(flag.current_value) : ""));
   }
   std::sort(settings.begin(), settings.end());
   return settings;
+}
+
+// One "--name=value[#bytes=...]" of a settings line, split.
+struct SettingsFlag {
+  std::string name, value, content;  // content: the tag, empty for other flags and older lines
+};
+
+SettingsFlag SplitSettingsFlag(const std::string& flag) {
+  SettingsFlag split;
+  const size_t equals = flag.find('=');
+  split.name = flag.substr(2, equals == std::string::npos ? std::string::npos : equals - 2);
+  split.value = equals == std::string::npos ? "" : flag.substr(equals + 1);
+  const size_t tag = split.value.rfind(kContentTag);
+  if (tag != std::string::npos) {
+    split.content = split.value.substr(tag);
+    split.value.erase(tag);
+  }
+  return split;
+}
+
+// Whether the flags `measured` (of a settings line) and `current` (of this run) describe the
+// same runs: the same flags, with equal values, except that a file named by both with a content
+// tag is compared by its content (size and checksum) and not by its path. A line written before
+// files were tagged compares the path as given.
+bool SameRunFlags(const std::vector<std::string>& measured,
+                  const std::vector<std::string>& current) {
+  if (measured.size() != current.size()) return false;
+  std::map<std::string, SettingsFlag> by_name;
+  for (const std::string& flag : measured) {
+    const SettingsFlag split = SplitSettingsFlag(flag);
+    by_name[split.name] = split;
+  }
+  for (const std::string& flag : current) {
+    const SettingsFlag now = SplitSettingsFlag(flag);
+    const auto found = by_name.find(now.name);
+    if (found == by_name.end()) return false;
+    const SettingsFlag& then = found->second;
+    const bool same = !then.content.empty() && !now.content.empty() ? then.content == now.content
+                                                                    : then.value == now.value;
+    if (!same) return false;
+  }
+  return true;
 }
 
 std::string Join(const std::vector<std::string>& items) {
@@ -232,7 +295,7 @@ bool SameMonteCarloSettings(const std::vector<std::string>& settings,
     }
     std::sort(measured.begin(), measured.end());
     const std::string program = line.substr(0, line.find(' '));
-    if (program == ProgramBaseName() && measured == current) {
+    if (program == ProgramBaseName() && SameRunFlags(measured, current)) {
       difference->clear();  // an earlier line of a joined file may have differed
       return true;
     }

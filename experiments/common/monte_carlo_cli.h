@@ -74,13 +74,19 @@ bool RunMonteCarloFromFlags(const std::string& out_dir, std::uint64_t first_seed
 
 // How this Monte Carlo runs, as one line: the program, --monte_carlo, --seed and every flag that
 // may change a run and is not at its default ("scara_study --monte_carlo=50 --seed=1
-// --duration_s=6").
+// --duration_s=6"). A string flag that names a regular file (a record, a robot description) has
+// the file's size and checksum appended to the path as given
+// ("--data=data/log.csv#bytes=812345,fnv1a64=<16 hex digits>", FNV-1a of the content).
 std::string MonteCarloSettings();
 
 // Whether one of `settings` (a coverage.csv's "# settings:" lines) describes a Monte Carlo of
 // this program at the flags of this run, leaving out `ignored` (flags of the single run that do
-// not change a Monte Carlo run, or that select rows of the file, such as a scenario). Otherwise
-// false with what differs in *difference.
+// not change a Monte Carlo run, or that select rows of the file, such as a scenario). Files are
+// compared by content: a file flag recorded with its size and checksum matches this run's file
+// of the same size and checksum wherever it lies and however its path is written (absolute,
+// relative to any working folder), and does not match a changed file at the same path. Lines
+// written without the checksums compare the path as given. Otherwise false with what differs in
+// *difference.
 bool SameMonteCarloSettings(const std::vector<std::string>& settings,
                             const std::vector<std::string>& ignored, std::string* difference);
 

@@ -334,7 +334,8 @@ int main(int argc, char** argv) {
     std::printf("IDIM-LS → nearest physically consistent estimate: Mahalanobis %.3g (σ units)\n",
                 results.ls_to_pc.mahalanobis);
   }
-  std::printf("%s", identify::CoverageConsoleLines(coverage, results.base.names).c_str());
+  std::printf("%s",
+              identify::CoverageConsoleLines(coverage, results.base.names, FLAGS_out_dir).c_str());
 
   identify::RunDescription run;
   run.robot_file = FLAGS_robot;

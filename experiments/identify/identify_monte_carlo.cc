@@ -11,6 +11,8 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <string>
+#include <utility>
 
 #include "dynid/data/output.h"
 #include "dynid/solvers/block_bootstrap.h"
@@ -365,34 +367,70 @@ std::string IntervalLabel(const solvers::CoverageRow* row) {
   return text;
 }
 
+EstimatorCoverage SummarizeQuotedCoverage(const QuotedCoverage& coverage,
+                                          const std::string& estimator,
+                                          const std::vector<std::string>& parameters,
+                                          int max_worst) {
+  EstimatorCoverage summary;
+  summary.estimator = estimator;
+  std::vector<double> coverages;
+  std::vector<std::pair<double, std::string>> not_calibrated;  // coverage, parameter
+  for (const std::string& parameter : parameters) {
+    const solvers::CoverageRow* row = QuotedRow(coverage, estimator, parameter);
+    if (row == nullptr || row->with_interval == 0) continue;
+    ++summary.with_interval;
+    coverages.push_back(row->coverage_95);
+    if (row->calibrated) {
+      ++summary.calibrated;
+    } else {
+      if (row->with_interval < solvers::kMinCalibrationRuns) ++summary.too_few_runs;
+      not_calibrated.emplace_back(row->coverage_95, parameter);
+    }
+  }
+  summary.median_coverage = Median(coverages);
+  // The lowest coverages first; equal ones in the parameters' order.
+  std::stable_sort(not_calibrated.begin(), not_calibrated.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (int i = 0; i < static_cast<int>(not_calibrated.size()) && i < max_worst; ++i) {
+    summary.worst.push_back(not_calibrated[i].second);
+    summary.worst_coverage.push_back(not_calibrated[i].first);
+  }
+  return summary;
+}
+
 std::string CoverageConsoleLines(const QuotedCoverage& coverage,
-                                 const std::vector<std::string>& parameters) {
+                                 const std::vector<std::string>& parameters,
+                                 const std::string& out_dir) {
   if (!coverage.withheld.empty()) return "  " + coverage.withheld + "\n";
   if (coverage.source.empty()) return "";
   std::string out = "measured coverage of the 95 % intervals (" + coverage.source + "):\n";
-  for (const char* estimator : {"ls", "ls_hac", "wls", "wls_hac", "pc", "iv", "iv_hac"}) {
-    int found = 0, calibrated = 0;
-    std::string bad;
-    for (const std::string& parameter : parameters) {
-      const solvers::CoverageRow* row = QuotedRow(coverage, estimator, parameter);
-      if (row == nullptr || row->with_interval == 0) continue;
-      ++found;
-      if (row->calibrated) {
-        ++calibrated;
-      } else {
-        char cell[64];
-        std::snprintf(cell, sizeof(cell), " %s %.2f", parameter.c_str(), row->coverage_95);
-        bad += cell;
-      }
-    }
-    if (found == 0) continue;
-    char line[96];
-    std::snprintf(line, sizeof(line), "  %-7s %d of %d intervals calibrated", estimator, calibrated,
-                  found);
+  for (const char* estimator : kQuotedEstimators) {
+    const EstimatorCoverage summary =
+        SummarizeQuotedCoverage(coverage, estimator, parameters, kConsoleWorstIntervals);
+    if (summary.with_interval == 0) continue;
+    char line[160];
+    std::snprintf(line, sizeof(line), "  %-7s %d of %d calibrated, median coverage %.2f", estimator,
+                  summary.calibrated, summary.with_interval, summary.median_coverage);
     out += line;
-    if (!bad.empty()) out += "; NOT calibrated (coverage):" + bad;
+    if (summary.too_few_runs > 0) {
+      out += " (" + std::to_string(summary.too_few_runs) + " over too few runs to judge)";
+    }
+    if (!summary.worst.empty()) {
+      out += "; lowest:";
+      for (std::size_t i = 0; i < summary.worst.size(); ++i) {
+        char cell[80];
+        std::snprintf(cell, sizeof(cell), "%s %s %.2f", i == 0 ? "" : ",", summary.worst[i].c_str(),
+                      summary.worst_coverage[i]);
+        out += cell;
+      }
+      const int others =
+          summary.with_interval - summary.calibrated - static_cast<int>(summary.worst.size());
+      if (others > 0) out += " (+" + std::to_string(others) + " more NOT calibrated)";
+    }
     out += "\n";
   }
+  out += "  every interval's label: " + out_dir + "/parameters.csv (coverage_label columns), " +
+         out_dir + "/summary.json (coverage)\n";
   return out;
 }
 
@@ -403,7 +441,8 @@ nlohmann::json CoverageSummaryJson(const QuotedCoverage& coverage,
   if (!coverage.withheld.empty()) out["note"] = coverage.withheld;
   if (coverage.source.empty()) return out;
   nlohmann::json estimators = nlohmann::json::object();
-  for (const char* estimator : {"ls", "ls_hac", "wls", "wls_hac", "pc", "iv", "iv_hac"}) {
+  nlohmann::json per_estimator = nlohmann::json::object();
+  for (const char* estimator : kQuotedEstimators) {
     nlohmann::json entry = nlohmann::json::object();
     for (const std::string& parameter : parameters) {
       const solvers::CoverageRow* row = QuotedRow(coverage, estimator, parameter);
@@ -413,8 +452,26 @@ nlohmann::json CoverageSummaryJson(const QuotedCoverage& coverage,
       entry[parameter] = item;
     }
     if (!entry.empty()) estimators[estimator] = entry;
+    const EstimatorCoverage summary = SummarizeQuotedCoverage(coverage, estimator, parameters,
+                                                              static_cast<int>(parameters.size()));
+    if (summary.with_interval == 0) continue;
+    nlohmann::json worst = nlohmann::json::array();
+    for (std::size_t i = 0; i < summary.worst.size(); ++i) {
+      worst.push_back({{"parameter", summary.worst[i]},
+                       {"coverage_95", std::isfinite(summary.worst_coverage[i])
+                                           ? nlohmann::json(summary.worst_coverage[i])
+                                           : nlohmann::json()}});
+    }
+    per_estimator[estimator] = {{"parameters_with_interval", summary.with_interval},
+                                {"calibrated", summary.calibrated},
+                                {"too_few_runs", summary.too_few_runs},
+                                {"median_coverage_95", std::isfinite(summary.median_coverage)
+                                                           ? nlohmann::json(summary.median_coverage)
+                                                           : nlohmann::json()},
+                                {"not_calibrated_lowest_first", worst}};
   }
   out["estimators"] = estimators;
+  out["per_estimator"] = per_estimator;
   return out;
 }
 

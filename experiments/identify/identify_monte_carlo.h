@@ -116,12 +116,41 @@ const solvers::CoverageRow* QuotedRow(const QuotedCoverage& coverage, const std:
 // over 8)", "no interval", or "coverage not measured".
 std::string IntervalLabel(const solvers::CoverageRow* row);
 
-// The console lines of a single run: per quoted estimator, how many parameters' intervals are
-// calibrated, and the NOT calibrated ones with their coverage. Empty without a file.
-std::string CoverageConsoleLines(const QuotedCoverage& coverage,
-                                 const std::vector<std::string>& parameters);
+// The estimators a single run quotes, in the order of its lines.
+inline constexpr const char* kQuotedEstimators[] = {"ls", "ls_hac", "wls",   "wls_hac",
+                                                    "pc", "iv",     "iv_hac"};
+// NOT calibrated intervals a console line names (the lowest coverages).
+inline constexpr int kConsoleWorstIntervals = 3;
 
-// summary.json's "coverage": source, note, per estimator and parameter the row and its label.
+// The quoted coverage of one estimator's intervals over `parameters`.
+struct EstimatorCoverage {
+  std::string estimator;
+  int with_interval = 0;  // parameters whose row has an interval
+  int calibrated = 0;
+  int too_few_runs = 0;          // not calibrated because of fewer than kMinCalibrationRuns
+  double median_coverage = 0.0;  // over the parameters with an interval (NaN for none)
+  // The NOT calibrated ones with the lowest coverage (at most max_worst), lowest first, equal
+  // coverages in the order of `parameters`.
+  std::vector<std::string> worst;
+  std::vector<double> worst_coverage;
+};
+EstimatorCoverage SummarizeQuotedCoverage(const QuotedCoverage& coverage,
+                                          const std::string& estimator,
+                                          const std::vector<std::string>& parameters,
+                                          int max_worst);
+
+// The console lines of a single run, one per quoted estimator (a summary, not the list: 57
+// parameters × 5 estimators do not read on a console): "ls 0 of 57 calibrated, median coverage
+// 0.50; lowest: off2 0.22, mx3r 0.22, fc2 0.26 (+54 more NOT calibrated)", then where every
+// interval's label is (parameters.csv and summary.json in `out_dir`). Empty without a file; the
+// reason when the file was withheld.
+std::string CoverageConsoleLines(const QuotedCoverage& coverage,
+                                 const std::vector<std::string>& parameters,
+                                 const std::string& out_dir);
+
+// summary.json's "coverage": source, note, per estimator and parameter the row and its label
+// ("estimators"), and per estimator the console's summary with every NOT calibrated parameter,
+// lowest coverage first ("per_estimator").
 nlohmann::json CoverageSummaryJson(const QuotedCoverage& coverage,
                                    const std::vector<std::string>& parameters);
 

@@ -12,6 +12,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "dynid/data/runtime_files.h"
+
 namespace dynid::data {
 namespace {
 
@@ -147,6 +149,75 @@ TEST(FigureTest, AKeptFigureDrawsWhatAFreshOneDraws) {
   EXPECT_EQ(PngSize(second), std::make_pair(880, 572));
   EXPECT_NE(first, second);
   EXPECT_TRUE(first == again) << "the kept figure drew differently from a fresh one";
+  fs::remove_all(directory);
+}
+
+// A series of some rows of a table (Series::first_row, num_rows) draws exactly what the same
+// series draws from a table of those rows alone, with text categories on the ordinate, both from
+// the program and when the figure's JSON is drawn again from the CSV files; the spec records the
+// rows, the vertical lines, the shaded range and the ordinate's direction.
+TEST(FigureTest, ASeriesOfSomeRowsDrawsThoseRows) {
+  if (!HaveMatplotlib()) GTEST_SKIP() << "python3 with matplotlib not found";
+  namespace fs = std::filesystem;
+  const fs::path directory = fs::path(::testing::TempDir()) / "dynid_figure_test_rows";
+  fs::remove_all(directory);
+  fs::create_directories(directory);
+  std::ofstream all((directory / "all.csv").string());
+  std::ofstream part((directory / "part.csv").string());
+  all << "# settings: a comment line\nname,value,z\n";
+  part << "name,value,z\n";
+  for (int k = 0; k < 10; ++k) {
+    const std::string row = "p" + std::to_string(k) + "," + std::to_string(0.1 * k) + "," +
+                            std::to_string(0.3 * k - 1.0) + "\n";
+    all << row;
+    if (k >= 3 && k < 7) part << row;
+  }
+  all.close();
+  part.close();
+  auto figure_of = [](const std::string& csv, Eigen::Index first, Eigen::Index count) {
+    Figure figure;
+    figure.title = "rows 4-7";
+    figure.columns = 2;
+    for (const char* column : {"value", "z"}) {
+      Panel panel;
+      panel.title = column;
+      panel.xlabel = column;
+      Series series = PointSeries(csv, column, "name", column);
+      series.style = "errorbar";
+      series.first_row = first;
+      series.num_rows = count;
+      panel.series = {series};
+      panel.vlines = {0.95};
+      panel.vspans = {{0.85, 1.0}};
+      panel.invert_y = true;
+      figure.panels.push_back(panel);
+    }
+    return figure;
+  };
+  std::string error;
+  ASSERT_TRUE(RenderFigure(figure_of("all.csv", 3, 4), directory.string(), "sliced", &error))
+      << error;
+  ASSERT_TRUE(RenderFigure(figure_of("part.csv", 0, -1), directory.string(), "whole", &error))
+      << error;
+  const std::string sliced = ReadBytes((directory / "sliced.png").string());
+  EXPECT_FALSE(sliced.empty());
+  EXPECT_TRUE(sliced == ReadBytes((directory / "whole.png").string()))
+      << "a series of rows 3..6 drew differently from a table of those rows";
+  const nlohmann::json spec = ToJson(figure_of("all.csv", 3, 4));
+  EXPECT_EQ(spec["panels"][0]["series"][0]["rows"], nlohmann::json({3, 4}));
+  EXPECT_EQ(spec["panels"][0]["vlines"], nlohmann::json({0.95}));
+  EXPECT_EQ(spec["panels"][0]["vspans"], nlohmann::json({{0.85, 1.0}}));
+  EXPECT_EQ(spec["panels"][0]["invert_y"], true);
+  EXPECT_FALSE(ToJson(figure_of("part.csv", 0, -1))["panels"][0]["series"][0].contains("rows"));
+  // Drawn again from the files by the script (its CSV reader slices the same rows).
+  std::string script;
+  ASSERT_TRUE(FindRuntimeFile("plot_figure.py", &script, &error)) << error;
+  const std::string command = "/usr/bin/python3 " + script + " " +
+                              (directory / "sliced.figure.json").string() + " " +
+                              (directory / "replayed.png").string();
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  EXPECT_TRUE(sliced == ReadBytes((directory / "replayed.png").string()))
+      << "the figure drawn from its JSON and CSV differs from the program's";
   fs::remove_all(directory);
 }
 

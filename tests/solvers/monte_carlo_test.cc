@@ -15,6 +15,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -464,6 +465,102 @@ TEST(MonteCarloTest, RanksShareThePendingRunsAndRankZeroGathersThem) {
   EXPECT_EQ(error, "another MPI rank failed");
   options.barrier = nullptr;
   EXPECT_FALSE(options.IsValid(&error));
+}
+
+// Rows of `groups` (scenario, estimator, parameters) as SummarizeCoverage orders them.
+std::vector<CoverageRow> GroupRows(
+    const std::vector<std::tuple<std::string, std::string, int>>& groups) {
+  std::vector<CoverageRow> rows;
+  for (const auto& [scenario, estimator, parameters] : groups) {
+    for (int p = 0; p < parameters; ++p) {
+      CoverageRow row;
+      row.scenario = scenario;
+      row.estimator = estimator;
+      row.parameter = "p" + std::to_string(p);
+      row.with_interval = 50;
+      row.coverage_95 = p % 3 == 0 ? 0.9 : 0.5;
+      row.calibrated = IsCalibrated(row.coverage_95, row.with_interval);
+      rows.push_back(row);
+    }
+  }
+  return rows;
+}
+
+// 57 parameters × 5 estimators (identify on the TIAGo record): one pair of panels per estimator,
+// each of its own 57 rows named by parameter, top-down, with the calibrated band and the 0.95
+// line; the figure grows with the rows (0.14 in each) instead of crowding 285 labels on one axis.
+TEST(MonteCarloTest, CoverageFigureOfManyRowsHasAPanelPerEstimator) {
+  std::vector<std::tuple<std::string, std::string, int>> groups;
+  for (const char* estimator : {"ls", "ls_hac", "wls", "wls_hac", "pc"}) {
+    groups.emplace_back("", estimator, 57);
+  }
+  const std::vector<CoverageRow> rows = GroupRows(groups);
+  const data::Figure figure = CoverageFigure(rows, "coverage.csv", "title");
+  ASSERT_EQ(figure.panels.size(), 10u);
+  EXPECT_EQ(figure.columns, 4);
+  EXPECT_GE(figure.panel_height_in, 0.14 * 57);
+  for (int g = 0; g < 5; ++g) {
+    const data::Panel& coverage = figure.panels[2 * g];
+    const data::Panel& z = figure.panels[2 * g + 1];
+    // 19 of 57 rows (p0, p3, ...) have coverage 0.9.
+    EXPECT_EQ(coverage.title, std::get<1>(groups[g]) + ": 19 of 57 calibrated");
+    ASSERT_EQ(coverage.series.size(), 1u);
+    const data::Series& series = coverage.series[0];
+    EXPECT_EQ(series.x, "coverage_95");
+    EXPECT_EQ(series.y, "parameter");
+    EXPECT_EQ(series.first_row, 57 * g);
+    EXPECT_EQ(series.num_rows, 57);
+    EXPECT_TRUE(coverage.invert_y);
+    ASSERT_EQ(coverage.vspans.size(), 1u);
+    EXPECT_EQ(coverage.vspans[0], std::make_pair(0.85, 1.0));
+    EXPECT_EQ(coverage.vlines, std::vector<double>({0.95}));
+    EXPECT_FALSE(coverage.xlabel.empty());
+    ASSERT_EQ(z.series.size(), 2u);
+    EXPECT_EQ(z.series[0].x, "z_std");
+    EXPECT_EQ(z.series[1].x, "z_mean");
+    EXPECT_EQ(z.series[1].first_row, 57 * g);
+  }
+  // Every series stays far below the renderer's 10⁴ points.
+  for (const data::Panel& panel : figure.panels) {
+    for (const data::Series& series : panel.series) {
+      EXPECT_LE(series.num_rows, data::kMaxFigurePoints);
+    }
+  }
+}
+
+// Small groups share panels (named by their labels), packed toward an even share of at most 60
+// rows: 17 estimators of 4 parameters (a SCARA Monte Carlo; p0, p3 calibrated) in two panels of
+// 36 and 32 rows; 11 groups of 2 (backlash) in one; one group of 100 rows keeps its panel alone.
+TEST(MonteCarloTest, CoveragePanelsPackSmallGroups) {
+  std::vector<std::tuple<std::string, std::string, int>> scara;
+  for (int e = 0; e < 17; ++e) scara.emplace_back("", "e" + std::to_string(e), 4);
+  const std::vector<CoveragePanelRows> two = CoveragePanels(GroupRows(scara));
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(two[0].first, 0);
+  EXPECT_EQ(two[0].count, 36);
+  EXPECT_EQ(two[1].first, 36);
+  EXPECT_EQ(two[1].count, 32);
+  EXPECT_FALSE(two[0].one_group);
+  const data::Figure figure = CoverageFigure(GroupRows(scara), "coverage.csv", "title");
+  ASSERT_EQ(figure.panels.size(), 4u);
+  EXPECT_EQ(figure.panels[0].series[0].y, "label");
+  EXPECT_EQ(figure.panels[0].title, "18 of 36 calibrated (rows 1-36)");
+
+  std::vector<std::tuple<std::string, std::string, int>> backlash;
+  for (const char* scenario : {"sim1", "sim2"}) {
+    for (int e = 0; e < 5; ++e) backlash.emplace_back(scenario, "e" + std::to_string(e), 2);
+  }
+  backlash.emplace_back("linear", "saekf", 2);
+  const std::vector<CoveragePanelRows> one = CoveragePanels(GroupRows(backlash));
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].count, 22);
+  EXPECT_EQ(CoverageFigure(GroupRows(backlash), "c.csv", "t").columns, 2);
+
+  const std::vector<CoveragePanelRows> large =
+      CoveragePanels(GroupRows({{"", "a", 3}, {"", "b", 100}, {"", "c", 3}}));
+  ASSERT_EQ(large.size(), 3u);
+  EXPECT_EQ(large[1].count, 100);
+  EXPECT_TRUE(large[1].one_group);
 }
 
 }  // namespace

@@ -6,7 +6,8 @@
 #     arm_1..arm_4 from currents, first 70 % identified, last 30 % validated): the validation
 #     errors meet the published comparison (least squares ≤ 0.40 / 0.18 / 0.27 / 0.30, pooled
 #     ≤ 0.20), the physically consistent fit is no worse than LS plus 10 %, and the report says
-#     the inertial parameters are not identifiable from this recording.
+#     the inertial parameters are not identifiable from this recording; run from another folder
+#     (absolute and relative paths) it quotes the shipped coverage, and not for a changed record.
 #  3. Bad flags, descriptions and records: exit 2, a message naming the file, line and column or
 #     the flag, nothing written.
 #  4. --monte_carlo, the parametric block bootstrap, on the turntable with noisy torques: the
@@ -14,7 +15,9 @@
 #     equal to a fresh one byte for byte; with white torque noise the classical σ are calibrated,
 #     with strongly coloured noise (AR(1), 0.98 per sample) they are not while the HAC σ cover
 #     better — and the i.i.d. bootstrap (blocks of one sample) misses it; a single run labels its
-#     intervals with a given coverage.csv, and withholds one measured at other flags.
+#     intervals with a given coverage.csv (console: one summary line per estimator), and
+#     withholds one measured at other flags; the settings compare the files by content (quoted
+#     from other folders and for a copy, withheld for a changed record; older lines by path).
 # Usage: identify_cli_test.sh PATH/TO/identify
 set -u
 binary="$1"
@@ -93,12 +96,47 @@ check "IV (substitute) fc" "a > 0.39 && a < 0.41" \
 grep -q "SUBSTITUTE, the smoothed measured positions" "$work/turntable_iv_sub/report.md" ||
   fail "the report does not state the substitute reference"
 
-# 2. The TIAGo recording.
-"$binary" --robot="$tiago/tiago_48_schunk.urdf" --chain=base_footprint:arm_7_link \
+# 2. The TIAGo recording, run from another folder with absolute paths: the shipped coverage
+# (measured from the repository's top folder with relative paths) is quoted, since its settings
+# compare the files by content.
+shipped="$(cd "$here/../../../experiments/identify" && pwd)/tiago_coverage.csv"
+tiago_flags=(--chain=base_footprint:arm_7_link
+  --effort_joints=arm_1_joint,arm_2_joint,arm_3_joint,arm_4_joint --figures=false)
+(cd "$work" && "$binary" --robot="$tiago/tiago_48_schunk.urdf" "${tiago_flags[@]}" \
   --drives="$tiago/tiago_drives.yaml" --data="$tiago/tiago_arm_log.csv" \
-  --effort_joints=arm_1_joint,arm_2_joint,arm_3_joint,arm_4_joint \
-  --out_dir="$work/tiago" --figures=false > "$work/tiago.log" 2>&1 ||
+  --coverage_csv="$shipped" --out_dir="$work/tiago") > "$work/tiago.log" 2>&1 ||
   fail "TIAGo run exited non-zero: $(cat "$work/tiago.log")"
+grep -q "^  ls      0 of 57 calibrated, median coverage 0.50; lowest: " "$work/tiago.log" ||
+  fail "TIAGo from another folder, absolute paths: shipped coverage not quoted: $(cat "$work/tiago.log")"
+# The console summarises: one line per estimator naming three intervals, not 57.
+check "TIAGo coverage lines name at most 3 parameters each" "a == 5 && b <= 3" \
+  "$(grep -c "^  [a-z_]* *[0-9]* of 57 calibrated" "$work/tiago.log")" \
+  "$(grep "^  ls  " "$work/tiago.log" | tr ',' '\n' | grep -c " 0\.[0-9][0-9]")"
+grep -qF "every interval's label: $work/tiago/parameters.csv" "$work/tiago.log" ||
+  fail "the console does not say where every label is"
+check "summary.json keeps every TIAGo label" "a == 285 && b == 57" \
+  "$(json "$work/tiago/summary.json" \
+     "sum(len(v) for v in d['coverage']['estimators'].values())")" \
+  "$(json "$work/tiago/summary.json" \
+     "len(d['coverage']['per_estimator']['ls']['not_calibrated_lowest_first'])")"
+# Relative paths from another folder quote it too; a changed record does not.
+(cd "$tiago/.." && "$binary" --robot=tiago/tiago_48_schunk.urdf "${tiago_flags[@]}" \
+  --drives=tiago/tiago_drives.yaml --data=./tiago/tiago_arm_log.csv --coverage_csv="$shipped" \
+  --out_dir="$work/tiago_relative") > "$work/tiago_relative.log" 2>&1 ||
+  fail "TIAGo run with relative paths exited non-zero: $(cat "$work/tiago_relative.log")"
+grep -q "^  ls      0 of 57 calibrated" "$work/tiago_relative.log" ||
+  fail "TIAGo from another folder, relative paths: shipped coverage not quoted"
+# (one current sample of arm_2 changed in its last digit)
+awk -F, -v OFS=, '/^#/ { print; next }
+  !col { for (c = 1; c <= NF; c++) if ($c == "i_arm_2_joint") col = c; print; n = 0; next }
+  ++n == 100 { $col = $col "1" } { print }' "$tiago/tiago_arm_log.csv" > "$work/tiago_changed.csv"
+cmp -s "$tiago/tiago_arm_log.csv" "$work/tiago_changed.csv" && fail "the record was not changed"
+(cd "$tiago/.." && "$binary" --robot=tiago/tiago_48_schunk.urdf "${tiago_flags[@]}" \
+  --drives=tiago/tiago_drives.yaml --data="$work/tiago_changed.csv" --coverage_csv="$shipped" \
+  --out_dir="$work/tiago_changed") > "$work/tiago_changed.log" 2>&1 ||
+  fail "TIAGo run of a changed record exited non-zero: $(cat "$work/tiago_changed.log")"
+grep -q "not measured for this setting" "$work/tiago_changed.log" ||
+  fail "the coverage of the shipped record was quoted for a changed record"
 summary="$work/tiago/summary.json"
 e() { json "$summary" "d['methods']['$1']['validation_relative_error']['$2']"; }
 check "LS arm_1" "a <= 0.40" "$(e ls arm_1_joint)"
@@ -235,8 +273,60 @@ label=$(awk -F, '$1 == "zz1r" { print $17 }' "$work/quoted/parameters.csv")
   fail "parameters.csv coverage_label of zz1r: '$label'"
 head -1 "$work/quoted/parameters.csv" | grep -q ",ls_to_pc_z,coverage_95,coverage_label," ||
   fail "parameters.csv columns: $(head -1 "$work/quoted/parameters.csv")"
-grep -q "ls      0 of 4 intervals calibrated; NOT calibrated" "$work/quoted.log" ||
-  fail "the console does not label the intervals: $(cat "$work/quoted.log")"
+# The console line: calibrated count, median coverage, the three lowest coverages (lowest first),
+# how many more are NOT calibrated.
+expected_line=$(python3 - "$work/coloured/coverage.csv" <<'PY'
+import csv, statistics, sys
+rows = [r for r in csv.DictReader(l for l in open(sys.argv[1]) if not l.startswith("#"))
+        if r["estimator"] == "ls"]
+cov = [float(r["coverage_95"]) for r in rows]
+bad = sorted([(float(r["coverage_95"]), i, r["parameter"]) for i, r in enumerate(rows)
+              if r["calibrated"] == "0"])
+line = "  ls      %d of %d calibrated, median coverage %.2f" % (
+    len(rows) - len(bad), len(rows), statistics.median(cov))
+if bad:
+    line += "; lowest: " + ", ".join("%s %.2f" % (p, c) for c, _, p in bad[:3])
+    if len(bad) > 3:
+        line += " (+%d more NOT calibrated)" % (len(bad) - 3)
+print(line)
+PY
+)
+grep -qxF -- "$expected_line" "$work/quoted.log" ||
+  fail "console coverage line, expected '$expected_line': $(cat "$work/quoted.log")"
+check "summary.json per_estimator" "a == 4 && b == 4" \
+  "$(json "$work/quoted/summary.json" "d['coverage']['per_estimator']['ls']['parameters_with_interval']")" \
+  "$(json "$work/quoted/summary.json" \
+     "len(d['coverage']['per_estimator']['ls']['not_calibrated_lowest_first'])")"
+# The settings record the files by content: quoted from another folder with relative paths and
+# for a copy of the record elsewhere, not for a changed record at the same path.
+grep -q "^# settings: .* --data=$work/coloured.csv#bytes=[0-9]*,fnv1a64=[0-9a-f]\{16\} " \
+  "$work/coloured/coverage.csv" || fail "settings without the record's content: $(head -1 "$work/coloured/coverage.csv")"
+mkdir -p "$work/elsewhere/deeper" && cp "$work/coloured.csv" "$work/elsewhere/copy.csv"
+quote() {  # quote NAME FOLDER ARGS...: a single run with the coloured coverage from FOLDER
+  local name="$1" folder="$2"; shift 2
+  (cd "$folder" && "$binary" --method=ls --figures=false "$@" \
+    --coverage_csv="$work/coloured/coverage.csv" --out_dir="$work/$name") > "$work/$name.log" 2>&1 ||
+    fail "single run $name exited non-zero: $(cat "$work/$name.log")"
+}
+quote relative "$work/elsewhere/deeper" --robot=../../turntable.yaml --data=../../coloured.csv
+grep -q "^  ls      0 of 4 calibrated" "$work/relative.log" || fail "not quoted with relative paths"
+quote copied "$work/elsewhere" --robot="$work/turntable.yaml" --data=copy.csv
+grep -q "^  ls      0 of 4 calibrated" "$work/copied.log" || fail "not quoted for a copy"
+sed -i '100s/,\([-0-9.]*\)$/,\11/' "$work/elsewhere/copy.csv"
+cmp -s "$work/coloured.csv" "$work/elsewhere/copy.csv" && fail "the copy was not changed"
+quote changed "$work/elsewhere" --robot="$work/turntable.yaml" --data=copy.csv
+grep -q "not measured for this setting" "$work/changed.log" || fail "quoted for a changed record"
+# A settings line of an older file (paths without their content) compares the paths as given.
+sed '1s/#bytes=[0-9]*,fnv1a64=[0-9a-f]*//g' "$work/coloured/coverage.csv" > "$work/older.csv"
+grep -q "#bytes=" "$work/older.csv" && fail "older settings line still has contents"
+(cd "$work" && "$binary" --robot="$work/turntable.yaml" --data="$work/coloured.csv" --method=ls \
+  --figures=false --coverage_csv="$work/older.csv" --out_dir="$work/older") > "$work/older.log" 2>&1
+grep -q "^  ls      0 of 4 calibrated" "$work/older.log" || fail "older settings line not quoted"
+(cd "$work/elsewhere" && "$binary" --robot="$work/turntable.yaml" --data=../coloured.csv \
+  --method=ls --figures=false --coverage_csv="$work/older.csv" --out_dir="$work/older2") \
+  > "$work/older2.log" 2>&1
+grep -q "not measured for this setting" "$work/older2.log" ||
+  fail "older settings line quoted for another path string"
 check "summary.json label" "a == 1" "$(json "$work/quoted/summary.json" \
   "int(d['coverage']['estimators']['ls']['fv1']['label'].startswith('NOT calibrated (coverage'))")"
 # ... and not one measured at other flags.
