@@ -36,15 +36,46 @@ bool JournalFiles(const std::string& directory, std::vector<fs::path>* files, st
 
 }  // namespace
 
-std::string HashHex(const std::string& text) {
-  uint64_t hash = 14695981039346656037ull;  // FNV-1a 64-bit offset basis
-  for (unsigned char c : text) {
-    hash ^= c;
-    hash *= 1099511628211ull;
+namespace {
+
+constexpr uint64_t kFnvOffsetBasis = 14695981039346656037ull;  // FNV-1a, 64 bits
+constexpr uint64_t kFnvPrime = 1099511628211ull;
+
+uint64_t Fnv1a(const char* bytes, size_t size, uint64_t hash) {
+  for (size_t i = 0; i < size; ++i) {
+    hash ^= static_cast<unsigned char>(bytes[i]);
+    hash *= kFnvPrime;
   }
+  return hash;
+}
+
+std::string Hex(uint64_t hash) {
   char buffer[17];
   std::snprintf(buffer, sizeof(buffer), "%016llx", static_cast<unsigned long long>(hash));
   return buffer;
+}
+
+}  // namespace
+
+std::string HashHex(const std::string& text) {
+  return Hex(Fnv1a(text.data(), text.size(), kFnvOffsetBasis));
+}
+
+bool FileHashHex(const std::string& path, std::string* hash, std::uintmax_t* bytes) {
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (file == nullptr) return false;
+  std::vector<char> piece(1 << 20);
+  uint64_t value = kFnvOffsetBasis;
+  *bytes = 0;
+  size_t read = 0;
+  while ((read = std::fread(piece.data(), 1, piece.size(), file)) > 0) {
+    value = Fnv1a(piece.data(), read, value);
+    *bytes += read;
+  }
+  const bool ok = std::ferror(file) == 0;
+  std::fclose(file);
+  if (ok) *hash = Hex(value);
+  return ok;
 }
 
 std::string JournalRecord(const std::string& body) {

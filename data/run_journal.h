@@ -13,6 +13,7 @@
 #ifndef DYNID_DATA_RUN_JOURNAL_H_
 #define DYNID_DATA_RUN_JOURNAL_H_
 
+#include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <mutex>
@@ -23,6 +24,9 @@ namespace dynid::data {
 
 // The 64-bit FNV-1a hash of `text` as 16 lower-case hex digits (signatures and checksums).
 std::string HashHex(const std::string& text);
+// The same hash of the content of the file `path`, read in pieces (a record of any size costs no
+// more memory than one piece); false when it cannot be read. Also the content's size in bytes.
+bool FileHashHex(const std::string& path, std::string* hash, std::uintmax_t* bytes);
 
 // "<body> <checksum>" for a body without line breaks.
 std::string JournalRecord(const std::string& body);

@@ -6,8 +6,6 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <utility>
 
@@ -88,10 +86,10 @@ const std::string kContentTag = "#bytes=";
 std::string FileContentTag(const std::string& path) {
   std::error_code code;
   if (path.empty() || !std::filesystem::is_regular_file(path, code)) return "";
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "";
-  const std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return kContentTag + std::to_string(content.size()) + ",fnv1a64=" + data::HashHex(content);
+  std::string hash;
+  std::uintmax_t bytes = 0;
+  if (!data::FileHashHex(path, &hash, &bytes)) return "";
+  return kContentTag + std::to_string(bytes) + ",fnv1a64=" + hash;
 }
 
 // "--name=value" of every flag of the program (own and shared) whose value differs from its

@@ -34,6 +34,31 @@ std::multiset<std::string> LoadBodies(RunJournal* journal, const std::string& di
   return bodies;
 }
 
+TEST(RunJournalTest, FileHashReadInPiecesEqualsTheHashOfTheWholeContent) {
+  // Content longer than one piece (1 MiB) with every byte value, so that a piece boundary, the
+  // sign of char and the tail are exercised.
+  std::string content(3 * (1 << 20) + 12345, '\0');
+  for (size_t i = 0; i < content.size(); ++i)
+    content[i] = static_cast<char>((i * 131 + i / 7) % 256);
+  const std::string dir = FreshDirectory("file_hash");
+  fs::create_directories(dir);
+  const std::string path = dir + "/record.bin";
+  std::ofstream(path, std::ios::binary).write(content.data(), content.size());
+  std::string hash;
+  std::uintmax_t bytes = 0;
+  ASSERT_TRUE(FileHashHex(path, &hash, &bytes));
+  EXPECT_EQ(bytes, content.size());
+  EXPECT_EQ(hash, HashHex(content));
+  EXPECT_EQ(HashHex(""), "cbf29ce484222325");   // FNV-1a 64's offset basis
+  EXPECT_EQ(HashHex("a"), "af63dc4c8601ec8c");  // the published test vector
+  content[2 * (1 << 20)] ^= 1;
+  std::ofstream(path, std::ios::binary).write(content.data(), content.size());
+  std::string changed;
+  ASSERT_TRUE(FileHashHex(path, &changed, &bytes));
+  EXPECT_NE(changed, hash);
+  EXPECT_FALSE(FileHashHex(dir + "/missing.bin", &hash, &bytes));
+}
+
 TEST(RunJournalTest, ChecksumRejectsCutAndAlteredLines) {
   const std::string line = JournalRecord("R 1 2 0.5");
   std::string body;
