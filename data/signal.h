@@ -165,7 +165,9 @@ class BlockDecimator {
   int fed_ = 0;                // input samples fed
   int base_ = 0;               // extended-record index of buffer row 0
   int rows_ = 0;               // buffer rows in use
-  Eigen::MatrixXd buffer_;     // forward output, capacity_ × num_series (extended indices)
+  // Forward output per series, capacity_ rows (extended indices); empty while the series has
+  // been zero (its output is zero), so identically zero series hold no memory.
+  std::vector<std::vector<double>> buffer_;
   Eigen::MatrixXd state_;      // forward state, 2 · sections × num_series
   Eigen::MatrixXd tail_;       // the last pad + 1 input samples (for the odd extension at the end)
   std::vector<char> nonzero_;  // per series: a nonzero input so far

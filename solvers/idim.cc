@@ -245,6 +245,24 @@ Eigen::MatrixXd MotionAccelerations(const Eigen::MatrixXd& qd, double sample_rat
 
 namespace {
 
+// Rows [start, start + m) of MotionAccelerations(qd, sample_rate_hz), by data::CentralDifference's
+// formula at each row (bitwise its values), so that the accelerations of a simulation need not
+// be held whole (Ns × n: 48 MB for 10⁶ samples of the TX40).
+void MotionAccelerationRows(const Eigen::MatrixXd& qd, double sample_rate_hz, Eigen::Index start,
+                            Eigen::Index m, Eigen::MatrixXd* qdd) {
+  const double dt = 1.0 / sample_rate_hz;
+  const Eigen::Index ns = qd.rows();
+  CHECK_GE(ns, 2) << "motion accelerations: expected >= 2 samples";
+  qdd->resize(m, qd.cols());
+  for (Eigen::Index j = 0; j < qd.cols(); ++j) {
+    for (Eigen::Index k = start; k < start + m; ++k) {
+      (*qdd)(k - start, j) = k == 0        ? (qd(1, j) - qd(0, j)) / dt
+                             : k == ns - 1 ? (qd(ns - 1, j) - qd(ns - 2, j)) / dt
+                                           : (qd(k + 1, j) - qd(k - 1, j)) / (2.0 * dt);
+    }
+  }
+}
+
 // Steps 2–3 for a decimated system: X decimated by R (n·DecimatedLength(Ns, R) × b, joint-major)
 // without the full-rate stack (n·Ns × b: 92 MB for the 7 s TX40 record, 2.6 GB for 10⁶
 // samples). The regressor is formed 2048 samples at a time, each (joint, column) series fed to a
@@ -252,28 +270,36 @@ namespace {
 // buffer of max(3 · 210 R, 65 536) samples (the filter's decay); equal to data::DecimateStacked
 // of the full stack up to round-off, bitwise when the record fits one buffer. Forming the block's
 // columns only (blocks of columns, each decimated whole) evaluated the regressor once per block
-// instead.
+// instead. An empty qdd: the motion accelerations of qd at motion_rate_hz, chunk by chunk.
 bool DecimatedRegressor(const IdimModel& model, const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd,
                         const Eigen::MatrixXd& qdd, int factor, int num_threads,
-                        const std::vector<int>* kept_rows, Eigen::MatrixXd* x, std::string* error) {
+                        const std::vector<int>* kept_rows, Eigen::MatrixXd* x, std::string* error,
+                        double motion_rate_hz = 0.0) {
   const int n = model.num_joints();
   const int b = model.num_parameters();
   const int ns = static_cast<int>(q.rows());
-  CHECK(q.cols() == n && qd.rows() == ns && qdd.rows() == ns && qd.cols() == n && qdd.cols() == n)
+  const bool motion = qdd.size() == 0;
+  CHECK(q.cols() == n && qd.rows() == ns && qd.cols() == n &&
+        (motion ? motion_rate_hz > 0.0 : qdd.rows() == ns && qdd.cols() == n))
       << "q, qd, qdd: expected equal shapes with " << n << " columns";
   data::BlockDecimator decimator;
   if (!decimator.Init(n * b, ns, factor, num_threads, error)) return false;
   // The decimated rows go straight into x (its kept rows only), which is never held twice.
   decimator.SetOutput(x, n, kept_rows);
   constexpr int kChunk = 2048;
-  Eigen::MatrixXd chunk_x, block;
+  Eigen::MatrixXd chunk_x, block, chunk_qdd;
   models::SerialRobotData data(model.robot());
   for (int start = 0; start < ns; start += kChunk) {
     // The first block (2048 samples or the whole record, which Init checked against the
     // filter's minimum length) holds the samples of the odd extension at the start.
     const int m = std::min(kChunk, ns - start);
-    model.robot().StackedRegressor(q.middleRows(start, m), qd.middleRows(start, m),
-                                   qdd.middleRows(start, m), &data, &chunk_x);
+    if (motion) {
+      MotionAccelerationRows(qd, motion_rate_hz, start, m, &chunk_qdd);
+    } else {
+      chunk_qdd = qdd.middleRows(start, m);
+    }
+    model.robot().StackedRegressor(q.middleRows(start, m), qd.middleRows(start, m), chunk_qdd,
+                                   &data, &chunk_x);
     // Series i·n + j = (column i, joint j): rows j·nd.. of x's column i. Each series is
     // filtered on its own, so the order does not change the values.
     block.resize(m, static_cast<Eigen::Index>(n) * b);
@@ -729,12 +755,14 @@ bool ProcessLikeSystem(const IdimModel& model, const IdimSystem& system, const E
   } else if (factor == 1) {
     // Without decimation the kept rows are computed directly into x (its storage is reused when
     // it already has the shape): the full-rate stack is never formed.
-    model.Regressor(q, qd, qdd, x, all ? nullptr : &rows);
+    model.Regressor(q, qd,
+                    qdd.size() == 0 ? MotionAccelerations(qd, system.options.sample_rate_hz) : qdd,
+                    x, all ? nullptr : &rows);
   } else {
     // Decimated block by block (DecimatedRegressor): the full-rate regressor is never formed,
     // and the kept rows go straight into x (its storage reused when it already has the shape).
     if (!DecimatedRegressor(model, q, qd, qdd, factor, system.options.num_threads,
-                            all ? nullptr : &rows, x, error)) {
+                            all ? nullptr : &rows, x, error, system.options.sample_rate_hz)) {
       return false;
     }
   }
@@ -793,7 +821,11 @@ void ForEachKeptRowPiece(const IdimModel& model, const IdimSystem& system, const
     if (chunk_rows.empty()) continue;
     q_chunk = q.middleRows(start, m);
     qd_chunk = qd.middleRows(start, m);
-    qdd_chunk = qdd.middleRows(start, m);
+    if (qdd.size() == 0) {  // the motion accelerations of qd
+      MotionAccelerationRows(qd, system.options.sample_rate_hz, start, m, &qdd_chunk);
+    } else {
+      qdd_chunk = qdd.middleRows(start, m);
+    }
     model.Regressor(q_chunk, qd_chunk, qdd_chunk, &z_chunk, &chunk_rows);
     if (with_system_rows) {
       q_chunk = system.q.middleRows(start, m);
@@ -1344,7 +1376,8 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
         // where a Coulomb term chatters (a motor held by friction while its joints move, e.g.
         // q5' = −q6' for motor 6) the latter are not the accelerations of the motion, and the
         // decimation filter carries them into the kept rows.
-        const Eigen::MatrixXd qdd = MotionAccelerations(sim->qd, system.options.sample_rate_hz);
+        // Formed chunk by chunk where the regressor needs them (an empty qdd), not held whole.
+        const Eigen::MatrixXd qdd;
         if (!products) {
           return ProcessLikeSystem(model, system, sim->q, sim->qd, qdd, sim->tau, z, tau_s, why);
         }
@@ -1537,8 +1570,7 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
           result->hac.message = "HAC: the instruments of the final estimate are not available";
           break;
         }
-        const Eigen::MatrixXd qdd =
-            MotionAccelerations(instrument_simulation->qd, system.options.sample_rate_hz);
+        const Eigen::MatrixXd qdd;  // the motion accelerations, chunk by chunk
         result->hac = ComputeHacCovarianceFromRows(
             [&](const HacRowConsumer& consume, std::string* why) {
               return ForEachInstrumentPiece(model, system, instrument_simulation->q,

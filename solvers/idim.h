@@ -213,7 +213,10 @@ bool BuildIdimSystemAtTimes(const IdimModel& model, const Eigen::VectorXd& time_
 // x may be null (then only tau_stacked, and q, qd, qdd are not used beyond their shape).
 // Neither path forms the full-rate stack: without decimation the kept rows are computed
 // directly into x; with decimation the regressor is formed 2 048 samples at a time and
-// decimated block by block (data::BlockDecimator; see "Memory" above).
+// decimated block by block (data::BlockDecimator; see "Memory" above). An empty qdd (0 × 0)
+// stands for MotionAccelerations(qd, system.options.sample_rate_hz), formed chunk by chunk where
+// the regressor needs them (bitwise the same values; not held whole: Ns × n doubles, 48 MB for
+// 10⁶ TX40 samples); so also in ProcessLikeSystemProducts and ForEachInstrumentPiece.
 bool ProcessLikeSystem(const IdimModel& model, const IdimSystem& system, const Eigen::MatrixXd& q,
                        const Eigen::MatrixXd& qd, const Eigen::MatrixXd& qdd,
                        const Eigen::MatrixXd& tau, Eigen::MatrixXd* x, Eigen::VectorXd* tau_stacked,
