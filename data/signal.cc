@@ -874,7 +874,9 @@ void BlockDecimator::Feed(const Eigen::Ref<const Eigen::MatrixXd>& block) {
     // The lookahead rows move to the top, column by column in place (no temporary of
     // lookahead × num_series doubles: 55 MB for R = 100 and 330 series).
     for (std::vector<double>& column : buffer_) {
-      if (!column.empty()) std::copy(column.begin() + emit_end, column.begin() + rows_, column.begin());
+      if (!column.empty()) {
+        std::copy(column.begin() + emit_end, column.begin() + rows_, column.begin());
+      }
     }
     base_ += emit_end;
     rows_ -= emit_end;

@@ -41,8 +41,9 @@
 //     whose backward pass runs over a buffer of three "lookaheads" (the length after which the
 //     filter's impulse response stays below 1e-17 of its peak, ≈ 210 R samples); X equals the
 //     whole-record filter's up to the filter's round-off (bitwise when the record fits the
-//     buffer of max(3 lookaheads, 65 536) samples: the 7 s TX40 record). Buffer: 65 536 · n·b
-//     · 8 bytes (173 MB) for R <= 104, independent of the length. Filtering columns in blocks
+//     buffer of max(3 lookaheads, 65 536) samples: the 7 s TX40 record). Buffer: 65 536 · 8 bytes
+//     per nonzero series for R <= 104 (84 MB: 161 of the n·b = 330 series; 173 MB if all were
+//     nonzero), independent of the length. Filtering columns in blocks
 //     instead (each block of columns decimated whole) evaluated the regressor once per block.
 //   - an undecimated system (R = 1, up to n·Ns rows) with stream_regressor holds its states
 //     (3 · Ns × n) instead of X, and every user forms X's rows 2 048 samples at a time: LS by a

@@ -328,6 +328,67 @@ TEST(IdimRecordsTest, InstrumentProductsByPiecesMatchTheWholeInstruments) {
   EXPECT_NE(error.find("does not decimate"), std::string::npos) << error;
 }
 
+// An empty qdd (the motion accelerations of qd, formed chunk by chunk) against
+// MotionAccelerations(qd) held whole: the instruments of ProcessLikeSystem, their products and
+// their pieces bitwise, undecimated and decimated (more than two chunks of 2048 samples, a
+// selection with gaps).
+TEST(IdimRecordsTest, MotionAccelerationsByChunksEqualTheHeldOnes) {
+  const int n = 5000;
+  const Eigen::VectorXd t = Eigen::VectorXd::LinSpaced(n, 0.0, (n - 1) * 0.001);
+  Record r = MakeRecord(t, 1e-5, 0.05);
+  const Eigen::MatrixXd qdd = MotionAccelerations(r.qd, 1000.0);
+  const Eigen::MatrixXd none;
+  for (int factor : {1, 4}) {
+    IdimPreprocessingOptions options;
+    options.differentiator = IdimDifferentiator::kConventional;
+    options.sample_rate_hz = 1000.0;
+    options.decimation_factor = factor;
+    options.select_samples = true;
+    options.selection.velocity_threshold = Eigen::VectorXd::Constant(1, 0.3);
+    IdimSystem system;
+    std::string error;
+    ASSERT_TRUE(BuildIdimSystem(r.model, r.q_measured, r.tau_measured, options, &system, &error))
+        << error;
+    ASSERT_LT(system.x.rows(), 3 * system.num_samples);  // the selection left gaps
+    Eigen::MatrixXd z_held, z_chunks, z_exact;
+    ASSERT_TRUE(ProcessLikeSystem(r.model, system, r.q, r.qd, qdd, Eigen::MatrixXd(), &z_held,
+                                  nullptr, &error))
+        << error;
+    ASSERT_TRUE(ProcessLikeSystem(r.model, system, r.q, r.qd, none, Eigen::MatrixXd(), &z_chunks,
+                                  nullptr, &error))
+        << error;
+    ASSERT_EQ(z_chunks.rows(), z_held.rows());
+    ASSERT_EQ(z_chunks.cols(), z_held.cols());
+    EXPECT_TRUE((z_chunks.array() == z_held.array()).all()) << "R = " << factor;
+    // Not the exact accelerations' instruments (the central differences differ from them).
+    ASSERT_TRUE(ProcessLikeSystem(r.model, system, r.q, r.qd, r.qdd, Eigen::MatrixXd(), &z_exact,
+                                  nullptr, &error));
+    EXPECT_GT((z_exact - z_held).cwiseAbs().maxCoeff(), 0.0);
+    Eigen::MatrixXd products_held, products_chunks;
+    ASSERT_TRUE(ProcessLikeSystemProducts(r.model, system, r.q, r.qd, qdd, &products_held, &error));
+    ASSERT_TRUE(
+        ProcessLikeSystemProducts(r.model, system, r.q, r.qd, none, &products_chunks, &error));
+    EXPECT_TRUE((products_chunks.array() == products_held.array()).all()) << "R = " << factor;
+    std::vector<Eigen::MatrixXd> pieces_held, pieces_chunks;
+    ASSERT_TRUE(ForEachInstrumentPiece(
+        r.model, system, r.q, r.qd, qdd,
+        [&](Eigen::Index, const Eigen::Ref<const Eigen::MatrixXd>& piece) {
+          pieces_held.push_back(piece);
+        },
+        &error));
+    ASSERT_TRUE(ForEachInstrumentPiece(
+        r.model, system, r.q, r.qd, none,
+        [&](Eigen::Index, const Eigen::Ref<const Eigen::MatrixXd>& piece) {
+          pieces_chunks.push_back(piece);
+        },
+        &error));
+    ASSERT_EQ(pieces_chunks.size(), pieces_held.size());
+    for (size_t i = 0; i < pieces_held.size(); ++i) {
+      EXPECT_TRUE((pieces_chunks[i].array() == pieces_held[i].array()).all()) << "piece " << i;
+    }
+  }
+}
+
 // A streamed X (IdimPreprocessingOptions::stream_regressor) against the held one on the same
 // record (undecimated, a selection with gaps, more rows than one tall-skinny QR block): the
 // rows it forms, X θ, the instruments' products, and the LS estimate, covariance, residual and
