@@ -236,6 +236,43 @@ TEST(IdimRecordsTest, UnmeasuredJointsLeaveTheSystemAndTheBaseParameters) {
       BuildIdimSystemAtTimes(r.model, t, r.q_measured, r.tau_measured, options, &system, &error));
 }
 
+// The IRW differentiators smooth the joints one at a time on one thread (one joint's smoother
+// result held) and all together on more: the same NVRs, states and decimated system, bitwise.
+TEST(IdimRecordsTest, IrwJointsOneAtATimeEqualAllTogether) {
+  const int n = 3000;
+  const Eigen::VectorXd t = Eigen::VectorXd::LinSpaced(n, 0.0, (n - 1) * 0.001);
+  const Record r = MakeRecord(t, 1e-4, 0.05);
+  for (IdimDifferentiator differentiator : {IdimDifferentiator::kIrw1, IdimDifferentiator::kIrw2}) {
+    IdimPreprocessingOptions options;
+    options.differentiator = differentiator;
+    options.sample_rate_hz = 1000.0;
+    options.decimation_factor = 4;
+    IdimSystem one, all;
+    std::string error;
+    options.num_threads = 1;
+    ASSERT_TRUE(BuildIdimSystem(r.model, r.q_measured, r.tau_measured, options, &one, &error))
+        << error;
+    options.num_threads = 3;
+    ASSERT_TRUE(BuildIdimSystem(r.model, r.q_measured, r.tau_measured, options, &all, &error))
+        << error;
+    const std::string name = IdimDifferentiatorName(differentiator);
+    ASSERT_EQ(one.nvr_position.size(), 3u) << name;
+    EXPECT_EQ(one.nvr_position, all.nvr_position) << name;
+    EXPECT_EQ(one.nvr_velocity, all.nvr_velocity) << name;
+    EXPECT_EQ(one.nvr_velocity.size(), differentiator == IdimDifferentiator::kIrw1 ? 3u : 0u)
+        << name;
+    // Distinct NVRs per joint: each joint was fitted on its own series.
+    EXPECT_NE(one.nvr_position[0], one.nvr_position[2]) << name;
+    for (const auto& [a, b] : {std::pair(&one.q, &all.q), std::pair(&one.qd, &all.qd),
+                               std::pair(&one.qdd, &all.qdd), std::pair(&one.x, &all.x)}) {
+      ASSERT_EQ(a->rows(), b->rows()) << name;
+      ASSERT_GT(a->rows(), 0) << name;
+      EXPECT_TRUE((a->array() == b->array()).all()) << name;
+    }
+    EXPECT_TRUE((one.y.array() == all.y.array()).all()) << name;
+  }
+}
+
 TEST(IdimRecordsTest, RestVelocitySetsSlowVelocitiesToZero) {
   const Eigen::VectorXd t = JitteredTimes(600, 8);
   Record r = MakeRecord(t, 1e-4, 0.05);
