@@ -716,7 +716,7 @@ bool BlockDecimator::Init(int num_series, int num_samples, int factor, int num_t
   }
   capacity_ = 0;
   fed_ = base_ = rows_ = 0;
-  buffer_.resize(0, num_series);
+  std::vector<std::vector<double>>(num_series).swap(buffer_);
   state_ = Eigen::MatrixXd::Zero(2 * sos_.rows(), num_series);
   tail_.resize(0, num_series);
   nonzero_.assign(num_series, 0);
@@ -728,15 +728,12 @@ bool BlockDecimator::Init(int num_series, int num_samples, int factor, int num_t
 }
 
 void BlockDecimator::Forward(int begin, int end) {
-  // Series that were zero so far have a zero output and state: only their rows are cleared.
-  for (int s = 0; s < num_series_; ++s) {
-    if (!nonzero_[s]) buffer_.col(s).segment(begin, end - begin).setZero();
-  }
+  // Series that were zero so far have a zero output and state, and no column (Feed).
   ForActiveBatches(nonzero_, num_threads_, [&](const int* series, int count) {
     double* data[4];
     double* states[4];
     for (int g = 0; g < count; ++g) {
-      data[g] = buffer_.col(series[g]).data();
+      data[g] = buffer_[series[g]].data();
       states[g] = state_.col(series[g]).data();
     }
     RunCascadeBatch(sos_, states, data, count, begin, end, /*forward=*/true);
@@ -755,7 +752,7 @@ void BlockDecimator::Backward(int end_row, int emit_end, bool exact) {
     double* data[4];
     double* states[4];
     for (int g = 0; g < count; ++g) {
-      const double* f = buffer_.col(series[g]).data();
+      const double* f = buffer_[series[g]].data();
       states[g] = state_storage.data() + static_cast<size_t>(g) * sections2;
       const double start = f[end_row - 1];
       for (int i = 0; i < sections2 / 2; ++i) {
@@ -766,17 +763,16 @@ void BlockDecimator::Backward(int end_row, int emit_end, bool exact) {
     if (lookahead_rows > 0) {
       for (int g = 0; g < count; ++g) {
         double* c = copy.data() + static_cast<size_t>(g) * lookahead_rows;
-        std::copy(buffer_.col(series[g]).data() + emit_end, buffer_.col(series[g]).data() + end_row,
-                  c);
+        std::copy(buffer_[series[g]].data() + emit_end, buffer_[series[g]].data() + end_row, c);
         data[g] = c - emit_end;  // indexed by buffer row
       }
       RunCascadeBatch(sos_, states, data, count, emit_end, end_row, /*forward=*/false);
     }
-    for (int g = 0; g < count; ++g) data[g] = buffer_.col(series[g]).data();
+    for (int g = 0; g < count; ++g) data[g] = buffer_[series[g]].data();
     RunCascadeBatch(sos_, states, data, count, 0, emit_end, /*forward=*/false);
     // Emit the kept samples: input sample k = base + row − pad, k ≡ 0 (mod R), 0 <= k < Ns.
     for (int g = 0; g < count; ++g) {
-      const double* y = buffer_.col(series[g]).data();
+      const double* y = buffer_[series[g]].data();
       int first_k = std::max(0, base_ - pad_);
       first_k = (first_k + factor_ - 1) / factor_ * factor_;
       if (output_ == nullptr) {
@@ -815,25 +811,38 @@ void BlockDecimator::Feed(const Eigen::Ref<const Eigen::MatrixXd>& block) {
     capacity_ =
         std::max(needed, std::min(std::max(3 * lookahead_, kMinBufferSamples) + m + 2 * pad_,
                                   num_samples_ + 2 * pad_));
-    buffer_.conservativeResize(capacity_, Eigen::NoChange);
+    for (std::vector<double>& column : buffer_) {
+      if (!column.empty()) column.resize(capacity_);
+    }
   }
+  // A series gets its column when its first nonzero sample arrives: the rows before are the
+  // zero output of a zero input (the regressor's structural zeros, e.g. the parameters of link
+  // k in the rows of joints after k, never do: about half of the TX40's 330 series).
   for (int s = 0; s < num_series_; ++s) {
-    if (!nonzero_[s]) nonzero_[s] = !block.col(s).isZero(0.0);
+    if (!nonzero_[s]) {
+      nonzero_[s] = !block.col(s).isZero(0.0);
+      if (nonzero_[s]) buffer_[s].assign(capacity_, 0.0);
+    }
   }
   int begin = rows_;
   if (first) {
     // Odd extension at the start, 2 x[0] − x[pad − i], and the step steady state of its first
     // sample, as FiltFiltBatch.
     for (int s = 0; s < num_series_; ++s) {
-      for (int i = 0; i < pad_; ++i) buffer_(i, s) = 2.0 * block(0, s) - block(pad_ - i, s);
+      const double start = 2.0 * block(0, s) - block(pad_, s);
+      if (nonzero_[s]) {
+        for (int i = 0; i < pad_; ++i) buffer_[s][i] = 2.0 * block(0, s) - block(pad_ - i, s);
+      }
       for (int i = 0; i < sos_.rows(); ++i) {
-        state_(2 * i, s) = steady_state_(i, 0) * buffer_(0, s);
-        state_(2 * i + 1, s) = steady_state_(i, 1) * buffer_(0, s);
+        state_(2 * i, s) = steady_state_(i, 0) * start;
+        state_(2 * i + 1, s) = steady_state_(i, 1) * start;
       }
     }
     rows_ = pad_;
   }
-  buffer_.middleRows(rows_, m) = block;
+  for (int s = 0; s < num_series_; ++s) {
+    if (nonzero_[s]) Eigen::Map<Eigen::VectorXd>(buffer_[s].data() + rows_, m) = block.col(s);
+  }
   rows_ += m;
   Forward(begin, rows_);
   // The last pad + 1 inputs, for the odd extension at the end.
@@ -846,14 +855,17 @@ void BlockDecimator::Feed(const Eigen::Ref<const Eigen::MatrixXd>& block) {
   fed_ += m;
   if (fed_ == num_samples_) {
     // Odd extension at the end, 2 x[n−1] − x[n−2−i], then the exact backward pass from the end.
-    for (int i = 0; i < pad_; ++i) {
-      buffer_.row(rows_ + i) = 2.0 * tail_.row(pad_) - tail_.row(pad_ - 1 - i);
+    for (int s = 0; s < num_series_; ++s) {
+      if (!nonzero_[s]) continue;
+      for (int i = 0; i < pad_; ++i) {
+        buffer_[s][rows_ + i] = 2.0 * tail_(pad_, s) - tail_(pad_ - 1 - i, s);
+      }
     }
     begin = rows_;
     rows_ += pad_;
     Forward(begin, rows_);
     Backward(rows_, rows_, /*exact=*/true);
-    buffer_.resize(0, num_series_);
+    std::vector<std::vector<double>>(num_series_).swap(buffer_);
     return;
   }
   if (rows_ >= std::max(3 * lookahead_, kMinBufferSamples)) {
@@ -861,9 +873,10 @@ void BlockDecimator::Feed(const Eigen::Ref<const Eigen::MatrixXd>& block) {
     Backward(rows_, emit_end, /*exact=*/false);
     // The lookahead rows move to the top, column by column in place (no temporary of
     // lookahead × num_series doubles: 55 MB for R = 100 and 330 series).
-    for (int s = 0; s < num_series_; ++s) {
-      double* column = buffer_.col(s).data();
-      std::copy(column + emit_end, column + rows_, column);
+    for (std::vector<double>& column : buffer_) {
+      if (!column.empty()) {
+        std::copy(column.begin() + emit_end, column.begin() + rows_, column.begin());
+      }
     }
     base_ += emit_end;
     rows_ -= emit_end;

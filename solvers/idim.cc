@@ -34,22 +34,42 @@ Eigen::VectorXd StackColumns(const Eigen::MatrixXd& m) {
   return v;
 }
 
-// IRW smoothing of every column with its own ML NVR; fills position and derivative(s).
+// IRW smoothing of every column with its own ML NVR; consume(c, result) takes column c's
+// position and derivative(s) as soon as they are smoothed. With one thread the columns go one at
+// a time (each column's fit and smoothing are its own, so the values are those of all columns
+// at once), so that one column's result is held rather than all of them (IRWSM2: position,
+// velocity, acceleration and 3 states per sample, 288 MB for 6 columns of 10⁶ samples); with more
+// threads, all columns in parallel.
 bool SmoothColumnsMl(const Eigen::MatrixXd& signals, double dt, IrwModel irw_model, int num_threads,
-                     std::vector<double>* nvr, std::vector<IrwSmootherResult>* results,
+                     std::vector<double>* nvr,
+                     const std::function<void(int, const IrwSmootherResult&)>& consume,
                      std::string* error) {
   NvrFitOptions fit_options;
   fit_options.model = irw_model;
   fit_options.criterion = NvrCriterion::kMaximumLikelihood;
-  std::vector<std::string> names;
-  for (int c = 0; c < signals.cols(); ++c) names.push_back("joint " + std::to_string(c + 1));
-  std::vector<NvrFitSummary> fits;
-  if (!SmoothColumnsWithFittedNvr(signals, dt, fit_options, false, names, &fits, results, error,
-                                  num_threads)) {
-    return false;
-  }
+  const int columns = static_cast<int>(signals.cols());
+  const int group = num_threads == 1 ? 1 : columns;
   nvr->clear();
-  for (const NvrFitSummary& fit : fits) nvr->push_back(fit.nvr);
+  for (int first = 0; first < columns; first += group) {
+    std::vector<std::string> names;
+    for (int c = first; c < first + group; ++c) names.push_back("joint " + std::to_string(c + 1));
+    std::vector<NvrFitSummary> fits;
+    std::vector<IrwSmootherResult> results;
+    Eigen::MatrixXd part;
+    if (group != columns) part = signals.middleCols(first, group);
+    if (!SmoothColumnsWithFittedNvr(group != columns ? part : signals, dt, fit_options, false,
+                                    names, &fits, &results, error, num_threads)) {
+      // A smoothing error names the column within the group.
+      if (group == 1 && error->rfind("column 1: ", 0) == 0) {
+        *error = "column " + std::to_string(first + 1) + error->substr(8);
+      }
+      return false;
+    }
+    for (int i = 0; i < group; ++i) {
+      nvr->push_back(fits[i].nvr);
+      consume(first + i, results[i]);
+    }
+  }
   return true;
 }
 
@@ -248,6 +268,24 @@ Eigen::MatrixXd MotionAccelerations(const Eigen::MatrixXd& qd, double sample_rat
 
 namespace {
 
+// Rows [start, start + m) of MotionAccelerations(qd, sample_rate_hz), by data::CentralDifference's
+// formula at each row (bitwise its values), so that the accelerations of a simulation need not
+// be held whole (Ns × n: 48 MB for 10⁶ samples of the TX40).
+void MotionAccelerationRows(const Eigen::MatrixXd& qd, double sample_rate_hz, Eigen::Index start,
+                            Eigen::Index m, Eigen::MatrixXd* qdd) {
+  const double dt = 1.0 / sample_rate_hz;
+  const Eigen::Index ns = qd.rows();
+  CHECK_GE(ns, 2) << "motion accelerations: expected >= 2 samples";
+  qdd->resize(m, qd.cols());
+  for (Eigen::Index j = 0; j < qd.cols(); ++j) {
+    for (Eigen::Index k = start; k < start + m; ++k) {
+      (*qdd)(k - start, j) = k == 0        ? (qd(1, j) - qd(0, j)) / dt
+                             : k == ns - 1 ? (qd(ns - 1, j) - qd(ns - 2, j)) / dt
+                                           : (qd(k + 1, j) - qd(k - 1, j)) / (2.0 * dt);
+    }
+  }
+}
+
 // Steps 2–3 for a decimated system: X decimated by R (n·DecimatedLength(Ns, R) × b, joint-major)
 // without the full-rate stack (n·Ns × b: 92 MB for the 7 s TX40 record, 2.6 GB for 10⁶
 // samples). The regressor is formed 2048 samples at a time, each (joint, column) series fed to a
@@ -255,28 +293,36 @@ namespace {
 // buffer of max(3 · 210 R, 65 536) samples (the filter's decay); equal to data::DecimateStacked
 // of the full stack up to round-off, bitwise when the record fits one buffer. Forming the block's
 // columns only (blocks of columns, each decimated whole) evaluated the regressor once per block
-// instead.
+// instead. An empty qdd: the motion accelerations of qd at motion_rate_hz, chunk by chunk.
 bool DecimatedRegressor(const IdimModel& model, const Eigen::MatrixXd& q, const Eigen::MatrixXd& qd,
                         const Eigen::MatrixXd& qdd, int factor, int num_threads,
-                        const std::vector<int>* kept_rows, Eigen::MatrixXd* x, std::string* error) {
+                        const std::vector<int>* kept_rows, Eigen::MatrixXd* x, std::string* error,
+                        double motion_rate_hz = 0.0) {
   const int n = model.num_joints();
   const int b = model.num_parameters();
   const int ns = static_cast<int>(q.rows());
-  CHECK(q.cols() == n && qd.rows() == ns && qdd.rows() == ns && qd.cols() == n && qdd.cols() == n)
+  const bool motion = qdd.size() == 0;
+  CHECK(q.cols() == n && qd.rows() == ns && qd.cols() == n &&
+        (motion ? motion_rate_hz > 0.0 : qdd.rows() == ns && qdd.cols() == n))
       << "q, qd, qdd: expected equal shapes with " << n << " columns";
   data::BlockDecimator decimator;
   if (!decimator.Init(n * b, ns, factor, num_threads, error)) return false;
   // The decimated rows go straight into x (its kept rows only), which is never held twice.
   decimator.SetOutput(x, n, kept_rows);
   constexpr int kChunk = 2048;
-  Eigen::MatrixXd chunk_x, block;
+  Eigen::MatrixXd chunk_x, block, chunk_qdd;
   models::SerialRobotData data(model.robot());
   for (int start = 0; start < ns; start += kChunk) {
     // The first block (2048 samples or the whole record, which Init checked against the
     // filter's minimum length) holds the samples of the odd extension at the start.
     const int m = std::min(kChunk, ns - start);
-    model.robot().StackedRegressor(q.middleRows(start, m), qd.middleRows(start, m),
-                                   qdd.middleRows(start, m), &data, &chunk_x);
+    if (motion) {
+      MotionAccelerationRows(qd, motion_rate_hz, start, m, &chunk_qdd);
+    } else {
+      chunk_qdd = qdd.middleRows(start, m);
+    }
+    model.robot().StackedRegressor(q.middleRows(start, m), qd.middleRows(start, m), chunk_qdd,
+                                   &data, &chunk_x);
     // Series i·n + j = (column i, joint j): rows j·nd.. of x's column i. Each series is
     // filtered on its own, so the order does not change the values.
     block.resize(m, static_cast<Eigen::Index>(n) * b);
@@ -569,33 +615,34 @@ bool DifferentiateUniform(const Eigen::MatrixXd& q_measured,
       break;
     }
     case IdimDifferentiator::kIrw1: {
-      std::vector<IrwSmootherResult> positions, velocities;
-      if (!SmoothColumnsMl(q_measured, dt, IrwModel::kIrw1, options.num_threads,
-                           &system->nvr_position, &positions, error)) {
+      if (!SmoothColumnsMl(
+              q_measured, dt, IrwModel::kIrw1, options.num_threads, &system->nvr_position,
+              [&](int j, const IrwSmootherResult& result) {
+                q.col(j) = result.position;
+                qd.col(j) = result.velocity;
+              },
+              error)) {
         return false;
-      }
-      for (int j = 0; j < n; ++j) {
-        q.col(j) = positions[j].position;
-        qd.col(j) = positions[j].velocity;
       }
       // Applying IRWSM1 a second time, to the velocity (Brunot et al. (2018) §3.4).
-      if (!SmoothColumnsMl(qd, dt, IrwModel::kIrw1, options.num_threads, &system->nvr_velocity,
-                           &velocities, error)) {
+      if (!SmoothColumnsMl(
+              qd, dt, IrwModel::kIrw1, options.num_threads, &system->nvr_velocity,
+              [&](int j, const IrwSmootherResult& result) { qdd.col(j) = result.velocity; },
+              error)) {
         return false;
       }
-      for (int j = 0; j < n; ++j) qdd.col(j) = velocities[j].velocity;
       break;
     }
     case IdimDifferentiator::kIrw2: {
-      std::vector<IrwSmootherResult> results;
-      if (!SmoothColumnsMl(q_measured, dt, IrwModel::kIrw2, options.num_threads,
-                           &system->nvr_position, &results, error)) {
+      if (!SmoothColumnsMl(
+              q_measured, dt, IrwModel::kIrw2, options.num_threads, &system->nvr_position,
+              [&](int j, const IrwSmootherResult& result) {
+                q.col(j) = result.position;
+                qd.col(j) = result.velocity;
+                qdd.col(j) = result.acceleration;
+              },
+              error)) {
         return false;
-      }
-      for (int j = 0; j < n; ++j) {
-        q.col(j) = results[j].position;
-        qd.col(j) = results[j].velocity;
-        qdd.col(j) = results[j].acceleration;
       }
       break;
     }
@@ -732,12 +779,14 @@ bool ProcessLikeSystem(const IdimModel& model, const IdimSystem& system, const E
   } else if (factor == 1) {
     // Without decimation the kept rows are computed directly into x (its storage is reused when
     // it already has the shape): the full-rate stack is never formed.
-    model.Regressor(q, qd, qdd, x, all ? nullptr : &rows);
+    model.Regressor(q, qd,
+                    qdd.size() == 0 ? MotionAccelerations(qd, system.options.sample_rate_hz) : qdd,
+                    x, all ? nullptr : &rows);
   } else {
     // Decimated block by block (DecimatedRegressor): the full-rate regressor is never formed,
     // and the kept rows go straight into x (its storage reused when it already has the shape).
     if (!DecimatedRegressor(model, q, qd, qdd, factor, system.options.num_threads,
-                            all ? nullptr : &rows, x, error)) {
+                            all ? nullptr : &rows, x, error, system.options.sample_rate_hz)) {
       return false;
     }
   }
@@ -796,7 +845,11 @@ void ForEachKeptRowPiece(const IdimModel& model, const IdimSystem& system, const
     if (chunk_rows.empty()) continue;
     q_chunk = q.middleRows(start, m);
     qd_chunk = qd.middleRows(start, m);
-    qdd_chunk = qdd.middleRows(start, m);
+    if (qdd.size() == 0) {  // the motion accelerations of qd
+      MotionAccelerationRows(qd, system.options.sample_rate_hz, start, m, &qdd_chunk);
+    } else {
+      qdd_chunk = qdd.middleRows(start, m);
+    }
     model.Regressor(q_chunk, qd_chunk, qdd_chunk, &z_chunk, &chunk_rows);
     if (with_system_rows) {
       q_chunk = system.q.middleRows(start, m);
@@ -1487,7 +1540,8 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
             return true;
           }
         }
-        const Eigen::MatrixXd qdd = MotionAccelerations(sim->qd, system.options.sample_rate_hz);
+        // Formed chunk by chunk where the regressor needs them (an empty qdd), not held whole.
+        const Eigen::MatrixXd qdd;
         if (!products) {
           return ProcessLikeSystem(model, system, sim->q, sim->qd, qdd, sim->tau, z, tau_s, why);
         }
@@ -1703,8 +1757,7 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
           result->hac.message = "HAC: the instruments of the final estimate are not available";
           break;
         }
-        const Eigen::MatrixXd qdd =
-            MotionAccelerations(instrument_simulation->qd, system.options.sample_rate_hz);
+        const Eigen::MatrixXd qdd;  // the motion accelerations, chunk by chunk
         // The same pass forms the Gram blocks of the covariance of eq. 8 (the pieces are those
         // of the iteration's products, so the blocks are bitwise the same).
         result->hac = ComputeHacCovarianceFromRows(

@@ -46,8 +46,9 @@
 //     whose backward pass runs over a buffer of three "lookaheads" (the length after which the
 //     filter's impulse response stays below 1e-17 of its peak, ≈ 210 R samples); X equals the
 //     whole-record filter's up to the filter's round-off (bitwise when the record fits the
-//     buffer of max(3 lookaheads, 65 536) samples: the 7 s TX40 record). Buffer: 65 536 · n·b
-//     · 8 bytes (173 MB) for R <= 104, independent of the length. Filtering columns in blocks
+//     buffer of max(3 lookaheads, 65 536) samples: the 7 s TX40 record). Buffer: 65 536 · 8 bytes
+//     per nonzero series for R <= 104 (84 MB: 161 of the n·b = 330 series; 173 MB if all were
+//     nonzero), independent of the length. Filtering columns in blocks
 //     instead (each block of columns decimated whole) evaluated the regressor once per block.
 //   - an undecimated system (R = 1, up to n·Ns rows) with stream_regressor holds its states
 //     (3 · Ns × n) instead of X, and every user forms X's rows 2 048 samples at a time: LS by a
@@ -218,7 +219,10 @@ bool BuildIdimSystemAtTimes(const IdimModel& model, const Eigen::VectorXd& time_
 // x may be null (then only tau_stacked, and q, qd, qdd are not used beyond their shape).
 // Neither path forms the full-rate stack: without decimation the kept rows are computed
 // directly into x; with decimation the regressor is formed 2 048 samples at a time and
-// decimated block by block (data::BlockDecimator; see "Memory" above).
+// decimated block by block (data::BlockDecimator; see "Memory" above). An empty qdd (0 × 0)
+// stands for MotionAccelerations(qd, system.options.sample_rate_hz), formed chunk by chunk where
+// the regressor needs them (bitwise the same values; not held whole: Ns × n doubles, 48 MB for
+// 10⁶ TX40 samples); so also in ProcessLikeSystemProducts and ForEachInstrumentPiece.
 bool ProcessLikeSystem(const IdimModel& model, const IdimSystem& system, const Eigen::MatrixXd& q,
                        const Eigen::MatrixXd& qd, const Eigen::MatrixXd& qdd,
                        const Eigen::MatrixXd& tau, Eigen::MatrixXd* x, Eigen::VectorXd* tau_stacked,

@@ -73,10 +73,10 @@ void PlanJobs(const Settings& settings, Runs* runs);
 // Runs every job (longest first) from θ^0 = CAD inertias, zero friction. A system is
 // pre-processed when its first job starts, and its matrices (x, y) are released when its last
 // job ends, except on the system of the first LS/WLS job (the essential-parameter selection of
-// the outputs); a run on an undecimated system is scheduled close to the other runs of that
-// system. So an undecimated system (75 MB for the 7 s record, 2.6 GB for 10⁶ samples) lives
-// only while its runs do, rather than all of them throughout. A job that fails keeps its error
-// in the job; false with *error when a system cannot be built.
+// the outputs); a further run on a system is scheduled close to the other runs of that system.
+// So an undecimated system (75 MB for the 7 s record, 2.6 GB for 10⁶ samples) or a decimated
+// one's X lives only while its runs do, rather than all of them throughout. A job that fails keeps
+// its error in the job; false with *error when a system cannot be built.
 bool RunJobs(const Settings& settings, const models::SerialRobot& robot,
              const solvers::IdimModel& model, const Record& record, const Elapsed& elapsed,
              Runs* runs, std::string* error);

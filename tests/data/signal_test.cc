@@ -229,6 +229,42 @@ TEST(BlockDecimatorTest, EqualsWholeRecordDecimation) {
   EXPECT_FALSE(decimator.Init(2, 1000, 0, 1, &error));
 }
 
+// Series that become nonzero only after the buffer has emitted samples and moved its lookahead
+// (the buffer holds no column for a series until then) and one that stays zero: the
+// whole-record filter's values up to round-off, the last buffer bitwise, the zero series exactly
+// zero.
+TEST(BlockDecimatorTest, SeriesThatStartLateEqualTheWholeRecordFilter) {
+  std::string error;
+  const int factor = 13, ns = 230000;
+  Eigen::MatrixXd series = Eigen::MatrixXd::Zero(ns, 4);
+  for (int k = 0; k < ns; ++k) {
+    const double t = k / 5000.0;
+    series(k, 0) = std::sin(2.0 * M_PI * 0.7 * t);
+    if (k >= 150000) series(k, 1) = std::cos(2.0 * M_PI * 2.1 * t) + 0.5;
+    if (k >= 90001) series(k, 3) = k % 7 == 0 ? 1.0 : -0.25;  // starts inside a block
+  }
+  Eigen::MatrixXd expected;
+  ASSERT_TRUE(DecimateColumns(series, factor, 1, &expected, &error)) << error;
+  for (int threads : {1, 2}) {
+    BlockDecimator decimator;
+    ASSERT_TRUE(decimator.Init(4, ns, factor, threads, &error)) << error;
+    ASSERT_LT(std::max(3 * decimator.lookahead(), BlockDecimator::kMinBufferSamples), 90000);
+    for (int fed = 0; fed < ns; fed += 2048) {
+      decimator.Feed(series.middleRows(fed, std::min(2048, ns - fed)));
+    }
+    const Eigen::MatrixXd& decimated = decimator.decimated();
+    ASSERT_EQ(decimated.rows(), DecimatedLength(ns, factor));
+    EXPECT_EQ(decimated.col(2).cwiseAbs().maxCoeff(), 0.0);
+    for (int c : {0, 1, 3}) {
+      const double scale = expected.col(c).cwiseAbs().maxCoeff();
+      EXPECT_LE((decimated.col(c) - expected.col(c)).cwiseAbs().maxCoeff(), 5e-12 * scale)
+          << "series " << c << " threads " << threads;
+    }
+    const int last = decimator.lookahead() / factor;
+    EXPECT_EQ((decimated.bottomRows(last) - expected.bottomRows(last)).cwiseAbs().maxCoeff(), 0.0);
+  }
+}
+
 // SetOutput: the 6 series as 3 columns of a stack of 2 series each, all rows or only some, go
 // straight into the caller's matrix with the values decimated() holds (bitwise), on a record of
 // one buffer and on one of several; a matrix of that shape keeps its storage.

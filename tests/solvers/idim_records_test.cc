@@ -236,6 +236,43 @@ TEST(IdimRecordsTest, UnmeasuredJointsLeaveTheSystemAndTheBaseParameters) {
       BuildIdimSystemAtTimes(r.model, t, r.q_measured, r.tau_measured, options, &system, &error));
 }
 
+// The IRW differentiators smooth the joints one at a time on one thread (one joint's smoother
+// result held) and all together on more: the same NVRs, states and decimated system, bitwise.
+TEST(IdimRecordsTest, IrwJointsOneAtATimeEqualAllTogether) {
+  const int n = 3000;
+  const Eigen::VectorXd t = Eigen::VectorXd::LinSpaced(n, 0.0, (n - 1) * 0.001);
+  const Record r = MakeRecord(t, 1e-4, 0.05);
+  for (IdimDifferentiator differentiator : {IdimDifferentiator::kIrw1, IdimDifferentiator::kIrw2}) {
+    IdimPreprocessingOptions options;
+    options.differentiator = differentiator;
+    options.sample_rate_hz = 1000.0;
+    options.decimation_factor = 4;
+    IdimSystem one, all;
+    std::string error;
+    options.num_threads = 1;
+    ASSERT_TRUE(BuildIdimSystem(r.model, r.q_measured, r.tau_measured, options, &one, &error))
+        << error;
+    options.num_threads = 3;
+    ASSERT_TRUE(BuildIdimSystem(r.model, r.q_measured, r.tau_measured, options, &all, &error))
+        << error;
+    const std::string name = IdimDifferentiatorName(differentiator);
+    ASSERT_EQ(one.nvr_position.size(), 3u) << name;
+    EXPECT_EQ(one.nvr_position, all.nvr_position) << name;
+    EXPECT_EQ(one.nvr_velocity, all.nvr_velocity) << name;
+    EXPECT_EQ(one.nvr_velocity.size(), differentiator == IdimDifferentiator::kIrw1 ? 3u : 0u)
+        << name;
+    // Distinct NVRs per joint: each joint was fitted on its own series.
+    EXPECT_NE(one.nvr_position[0], one.nvr_position[2]) << name;
+    for (const auto& [a, b] : {std::pair(&one.q, &all.q), std::pair(&one.qd, &all.qd),
+                               std::pair(&one.qdd, &all.qdd), std::pair(&one.x, &all.x)}) {
+      ASSERT_EQ(a->rows(), b->rows()) << name;
+      ASSERT_GT(a->rows(), 0) << name;
+      EXPECT_TRUE((a->array() == b->array()).all()) << name;
+    }
+    EXPECT_TRUE((one.y.array() == all.y.array()).all()) << name;
+  }
+}
+
 TEST(IdimRecordsTest, RestVelocitySetsSlowVelocitiesToZero) {
   const Eigen::VectorXd t = JitteredTimes(600, 8);
   Record r = MakeRecord(t, 1e-4, 0.05);
@@ -326,6 +363,67 @@ TEST(IdimRecordsTest, InstrumentProductsByPiecesMatchTheWholeInstruments) {
   EXPECT_FALSE(
       ProcessLikeSystemProducts(r.model, system, shorter, shorter, shorter, &products, &error));
   EXPECT_NE(error.find("does not decimate"), std::string::npos) << error;
+}
+
+// An empty qdd (the motion accelerations of qd, formed chunk by chunk) against
+// MotionAccelerations(qd) held whole: the instruments of ProcessLikeSystem, their products and
+// their pieces bitwise, undecimated and decimated (more than two chunks of 2048 samples, a
+// selection with gaps).
+TEST(IdimRecordsTest, MotionAccelerationsByChunksEqualTheHeldOnes) {
+  const int n = 5000;
+  const Eigen::VectorXd t = Eigen::VectorXd::LinSpaced(n, 0.0, (n - 1) * 0.001);
+  Record r = MakeRecord(t, 1e-5, 0.05);
+  const Eigen::MatrixXd qdd = MotionAccelerations(r.qd, 1000.0);
+  const Eigen::MatrixXd none;
+  for (int factor : {1, 4}) {
+    IdimPreprocessingOptions options;
+    options.differentiator = IdimDifferentiator::kConventional;
+    options.sample_rate_hz = 1000.0;
+    options.decimation_factor = factor;
+    options.select_samples = true;
+    options.selection.velocity_threshold = Eigen::VectorXd::Constant(1, 0.3);
+    IdimSystem system;
+    std::string error;
+    ASSERT_TRUE(BuildIdimSystem(r.model, r.q_measured, r.tau_measured, options, &system, &error))
+        << error;
+    ASSERT_LT(system.x.rows(), 3 * system.num_samples);  // the selection left gaps
+    Eigen::MatrixXd z_held, z_chunks, z_exact;
+    ASSERT_TRUE(ProcessLikeSystem(r.model, system, r.q, r.qd, qdd, Eigen::MatrixXd(), &z_held,
+                                  nullptr, &error))
+        << error;
+    ASSERT_TRUE(ProcessLikeSystem(r.model, system, r.q, r.qd, none, Eigen::MatrixXd(), &z_chunks,
+                                  nullptr, &error))
+        << error;
+    ASSERT_EQ(z_chunks.rows(), z_held.rows());
+    ASSERT_EQ(z_chunks.cols(), z_held.cols());
+    EXPECT_TRUE((z_chunks.array() == z_held.array()).all()) << "R = " << factor;
+    // Not the exact accelerations' instruments (the central differences differ from them).
+    ASSERT_TRUE(ProcessLikeSystem(r.model, system, r.q, r.qd, r.qdd, Eigen::MatrixXd(), &z_exact,
+                                  nullptr, &error));
+    EXPECT_GT((z_exact - z_held).cwiseAbs().maxCoeff(), 0.0);
+    Eigen::MatrixXd products_held, products_chunks;
+    ASSERT_TRUE(ProcessLikeSystemProducts(r.model, system, r.q, r.qd, qdd, &products_held, &error));
+    ASSERT_TRUE(
+        ProcessLikeSystemProducts(r.model, system, r.q, r.qd, none, &products_chunks, &error));
+    EXPECT_TRUE((products_chunks.array() == products_held.array()).all()) << "R = " << factor;
+    std::vector<Eigen::MatrixXd> pieces_held, pieces_chunks;
+    ASSERT_TRUE(ForEachInstrumentPiece(
+        r.model, system, r.q, r.qd, qdd,
+        [&](Eigen::Index, const Eigen::Ref<const Eigen::MatrixXd>& piece) {
+          pieces_held.push_back(piece);
+        },
+        &error));
+    ASSERT_TRUE(ForEachInstrumentPiece(
+        r.model, system, r.q, r.qd, none,
+        [&](Eigen::Index, const Eigen::Ref<const Eigen::MatrixXd>& piece) {
+          pieces_chunks.push_back(piece);
+        },
+        &error));
+    ASSERT_EQ(pieces_chunks.size(), pieces_held.size());
+    for (size_t i = 0; i < pieces_held.size(); ++i) {
+      EXPECT_TRUE((pieces_chunks[i].array() == pieces_held[i].array()).all()) << "piece " << i;
+    }
+  }
 }
 
 // A streamed X (IdimPreprocessingOptions::stream_regressor) against the held one on the same
