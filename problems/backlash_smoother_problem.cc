@@ -1,4 +1,5 @@
 #include "dynid/problems/backlash_smoother_problem.h"
+#include "dynid/problems/internal/backlash_shape_reference.h"
 
 #include <ceres/ceres.h>
 #include <glog/logging.h>
@@ -713,15 +714,6 @@ ceres::CostFunction* CreateBacklashShapeIntervalCost(const models::TwoMassTransm
   return MakeIntervalCost(model, options, sample_period_s, input, next_measurement, 0.0, true);
 }
 
-ceres::CostFunction* CreateBacklashShapeIntervalCostWithAutomaticDerivatives(
-    const models::TwoMassTransmission& model, const BacklashSmootherProblemOptions& options,
-    double sample_period_s, double input, const Eigen::VectorXd& next_measurement) {
-  CHECK(options.tau_hold == TauHold::kFirstOrder)
-      << "the shape problem's interval cost with the spring block is the first-order hold's";
-  return MakeIntervalCost(model, options, sample_period_s, input, next_measurement, 0.0, true,
-                          true);
-}
-
 ceres::CostFunction* CreateBacklashInitialCost(const BacklashSmootherProblemOptions& options,
                                                const Eigen::VectorXd& first_measurement) {
   CHECK(first_measurement.size() == 1 || first_measurement.size() == 2)
@@ -845,3 +837,16 @@ bool BuildBacklashShapeProblem(const models::TwoMassTransmission& model,
 }
 
 }  // namespace dynid::problems
+
+namespace dynid::problems::internal {
+
+ceres::CostFunction* CreateBacklashShapeIntervalCostWithAutomaticDerivatives(
+    const models::TwoMassTransmission& model, const BacklashSmootherProblemOptions& options,
+    double sample_period_s, double input, const Eigen::VectorXd& next_measurement) {
+  CHECK(options.tau_hold == TauHold::kFirstOrder)
+      << "the shape problem's interval cost with the spring block is the first-order hold's";
+  return MakeIntervalCost(model, options, sample_period_s, input, next_measurement, 0.0, true,
+                          true);
+}
+
+}  // namespace dynid::problems::internal

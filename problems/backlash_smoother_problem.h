@@ -117,16 +117,13 @@ ceres::CostFunction* CreateBacklashInitialCost(const BacklashSmootherProblemOpti
 // parameter blocks (node_k, node_{k+1}, spring = [c, b, K]); see BuildBacklashShapeProblem.
 // Its Jacobian is written by hand (the RK4 map's tangent through the model's analytic ∂f/∂x,
 // the correction in closed form, or through 7-dimensional Jets where a corner lies inside the
-// interval); the second form, with automatic derivatives through the whole map (the former
-// implementation, 4–5 times slower to evaluate in backlash_study at 1e5 samples), is the
-// reference it is tested against.
+// interval); the same cost with automatic derivatives through the whole map (the former
+// implementation, 4–5 times slower to evaluate in backlash_study at 1e5 samples,
+// internal/backlash_shape_reference.h) is the reference it is tested against.
 ceres::CostFunction* CreateBacklashShapeIntervalCost(const models::TwoMassTransmission& model,
                                                      const BacklashSmootherProblemOptions& options,
                                                      double sample_period_s, double input,
                                                      const Eigen::VectorXd& next_measurement);
-ceres::CostFunction* CreateBacklashShapeIntervalCostWithAutomaticDerivatives(
-    const models::TwoMassTransmission& model, const BacklashSmootherProblemOptions& options,
-    double sample_period_s, double input, const Eigen::VectorXd& next_measurement);
 
 // Shape-constrained refinement. The smoother above leaves tau_K(t) free (a random walk), which
 // is what reveals the shape of the transmission torque without assuming one; but a random walk

@@ -1,5 +1,6 @@
 // Tests of the backlash smoothing problem: derivatives, structure, and the residuals at the truth.
 #include "dynid/problems/backlash_smoother_problem.h"
+#include "dynid/problems/internal/backlash_shape_reference.h"
 
 #include <ceres/ceres.h>
 #include <ceres/gradient_checker.h>
@@ -254,7 +255,7 @@ TEST(BacklashSmootherProblemTest, FirstOrderHoldShapeIntervalCostMatchesAutomati
         std::unique_ptr<ceres::CostFunction> by_hand(
             CreateBacklashShapeIntervalCost(model, options, 1e-3, 0.7, y));
         std::unique_ptr<ceres::CostFunction> automatic(
-            CreateBacklashShapeIntervalCostWithAutomaticDerivatives(model, options, 1e-3, 0.7, y));
+            internal::CreateBacklashShapeIntervalCostWithAutomaticDerivatives(model, options, 1e-3, 0.7, y));
         ASSERT_EQ(by_hand->num_residuals(), automatic->num_residuals());
         ASSERT_EQ(by_hand->parameter_block_sizes(), automatic->parameter_block_sizes());
         const int m = by_hand->num_residuals();
