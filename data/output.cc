@@ -8,8 +8,8 @@
 
 #include <atomic>
 #include <cerrno>
-#include <cstdio>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -238,7 +238,26 @@ bool MakeDirectories(const std::string& path, std::string* error) {
   return false;
 }
 
-OutputStage::~OutputStage() { RemoveStaging(); }
+namespace {
+
+// `path` without "." or ".." steps and without a trailing separator.
+fs::path CleanPath(const std::string& path) {
+  fs::path clean = fs::path(path).lexically_normal();
+  if (!clean.has_filename() && clean.has_parent_path()) clean = clean.parent_path();
+  return clean;
+}
+
+}  // namespace
+
+OutputStage::~OutputStage() {
+  RemoveStaging();
+  if (committed_ || created_dir_.empty()) return;
+  // Empty folders only, innermost first: fs::remove fails on a folder that holds anything.
+  std::error_code code;
+  for (fs::path dir = CleanPath(out_dir_);; dir = dir.parent_path()) {
+    if (!fs::remove(dir, code) || dir == fs::path(created_dir_) || !dir.has_parent_path()) break;
+  }
+}
 
 void OutputStage::RemoveStaging() {
   if (staging_dir_.empty()) return;
@@ -255,8 +274,18 @@ bool OutputStage::Open(const std::string& out_dir, std::string* error) {
     *error = "--out_dir must not be empty";
     return false;
   }
-  if (!CheckOutputDirectory(out_dir, error) || !MakeDirectories(out_dir, error)) return false;
+  if (!CheckOutputDirectory(out_dir, error)) return false;
+  // The outermost missing folder of out_dir: what a run that fails would have to remove.
+  std::error_code exists;
+  std::string created;
+  for (fs::path dir = CleanPath(out_dir); !dir.empty() && !fs::exists(dir, exists);
+       dir = dir.parent_path()) {
+    created = dir.string();
+    if (!dir.has_parent_path() || dir.parent_path() == dir) break;
+  }
+  if (!MakeDirectories(out_dir, error)) return false;
   out_dir_ = out_dir;
+  created_dir_ = created;
   staging_dir_ = (fs::path(out_dir) / (".staging-" + std::to_string(::getpid()))).string();
   std::error_code code;
   fs::remove_all(staging_dir_, code);
@@ -320,6 +349,7 @@ bool OutputStage::Commit(std::string* error, std::vector<std::string>* committed
     return false;
   }
   RemoveStaging();
+  committed_ = true;
   return true;
 }
 

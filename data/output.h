@@ -65,7 +65,9 @@ void InstallStagingCleanupHandlers();
 class OutputStage {
  public:
   OutputStage() = default;
-  ~OutputStage();  // removes the staging folder if Commit() was not reached
+  // Without a Commit(): removes the staging folder, and the folders Open() created for out_dir
+  // if they are still empty (a failed run leaves no trace of its output folder).
+  ~OutputStage();
   OutputStage(const OutputStage&) = delete;
   OutputStage& operator=(const OutputStage&) = delete;
 
@@ -89,6 +91,8 @@ class OutputStage {
  private:
   void RemoveStaging();
   std::string out_dir_;
+  std::string created_dir_;  // the outermost folder Open() created for out_dir ("" if none)
+  bool committed_ = false;
   std::string staging_dir_;
   int slot_ = -1;  // registration for the signal handlers (-1: none)
 };

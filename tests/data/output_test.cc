@@ -1,10 +1,10 @@
 #include "dynid/data/output.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 namespace dynid::data {
 namespace {
@@ -41,6 +41,7 @@ TEST(OutputTest, WriteIntoMissingDirectoryFailsWithPath) {
 TEST(OutputTest, UncommittedStageLeavesOutDirUntouched) {
   const std::string dir = TempDir("stage_abort");
   std::string error;
+  ASSERT_TRUE(MakeDirectories(dir, &error)) << error;  // out_dir there before the run
   {
     OutputStage stage;
     ASSERT_TRUE(stage.Open(dir, &error)) << error;
@@ -49,6 +50,34 @@ TEST(OutputTest, UncommittedStageLeavesOutDirUntouched) {
   int count = 0;
   for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir)) ++count;
   EXPECT_EQ(count, 0);
+}
+
+TEST(OutputTest, UncommittedStageRemovesTheFoldersItCreatedWhileEmpty) {
+  const std::string top = TempDir("stage_abort_created");
+  std::string error;
+  {
+    OutputStage stage;
+    ASSERT_TRUE(stage.Open(top + "/a/b/", &error)) << error;  // three folders created
+    ASSERT_TRUE(stage.WriteText("partial.csv", "a\n1\n", &error)) << error;
+  }
+  EXPECT_FALSE(fs::exists(top)) << "a failed run left its output folders behind";
+  // A folder that received anything else meanwhile stays, with what it holds.
+  {
+    OutputStage stage;
+    ASSERT_TRUE(stage.Open(top + "/a/b", &error)) << error;
+    std::ofstream(top + "/a/note.txt") << "kept\n";
+  }
+  EXPECT_FALSE(fs::exists(top + "/a/b"));
+  EXPECT_TRUE(fs::exists(top + "/a/note.txt"));
+  // A committed stage keeps its folders, of course.
+  const std::string kept = TempDir("stage_commit_created") + "/x";
+  {
+    OutputStage stage;
+    ASSERT_TRUE(stage.Open(kept, &error)) << error;
+    ASSERT_TRUE(stage.WriteText("a.csv", "a\n1\n", &error)) << error;
+    ASSERT_TRUE(stage.Commit(&error)) << error;
+  }
+  EXPECT_TRUE(fs::exists(kept + "/a.csv"));
 }
 
 TEST(OutputTest, CommitMovesEveryFile) {
