@@ -300,6 +300,18 @@ TEST(IdimRecordsTest, RestVelocitySetsSlowVelocitiesToZero) {
   EXPECT_FALSE(options.IsValid(&error));
 }
 
+// The conventional system of `r` at 1 kHz, decimated by `factor`, with the rows of joint
+// velocities below 0.3 rad/s left out (a selection with gaps).
+bool BuildSelectedSystem(const Record& r, int factor, IdimSystem* system, std::string* error) {
+  IdimPreprocessingOptions options;
+  options.differentiator = IdimDifferentiator::kConventional;
+  options.sample_rate_hz = 1000.0;
+  options.decimation_factor = factor;
+  options.select_samples = true;
+  options.selection.velocity_threshold = Eigen::VectorXd::Constant(1, 0.3);
+  return BuildIdimSystem(r.model, r.q_measured, r.tau_measured, options, system, error);
+}
+
 // The instruments' products and HAC rows formed piece by piece from exact states (sample chunks
 // without decimation, rows of a selection with gaps; the decimated instruments with R = 4) equal
 // those of the instruments formed whole by ProcessLikeSystem.
@@ -308,16 +320,9 @@ TEST(IdimRecordsTest, InstrumentProductsByPiecesMatchTheWholeInstruments) {
   const Eigen::VectorXd t = Eigen::VectorXd::LinSpaced(n, 0.0, (n - 1) * 0.001);
   Record r = MakeRecord(t, 1e-5, 0.05);
   for (int factor : {1, 4}) {
-    IdimPreprocessingOptions options;
-    options.differentiator = IdimDifferentiator::kConventional;
-    options.sample_rate_hz = 1000.0;
-    options.decimation_factor = factor;
-    options.select_samples = true;
-    options.selection.velocity_threshold = Eigen::VectorXd::Constant(1, 0.3);
     IdimSystem system;
     std::string error;
-    ASSERT_TRUE(BuildIdimSystem(r.model, r.q_measured, r.tau_measured, options, &system, &error))
-        << error;
+    ASSERT_TRUE(BuildSelectedSystem(r, factor, &system, &error)) << error;
     ASSERT_LT(system.x.rows(), 3 * system.num_samples);  // the selection left gaps
     Eigen::MatrixXd z;
     ASSERT_TRUE(ProcessLikeSystem(r.model, system, r.q, r.qd, r.qdd, Eigen::MatrixXd(), &z, nullptr,
@@ -376,16 +381,9 @@ TEST(IdimRecordsTest, MotionAccelerationsByChunksEqualTheHeldOnes) {
   const Eigen::MatrixXd qdd = MotionAccelerations(r.qd, 1000.0);
   const Eigen::MatrixXd none;
   for (int factor : {1, 4}) {
-    IdimPreprocessingOptions options;
-    options.differentiator = IdimDifferentiator::kConventional;
-    options.sample_rate_hz = 1000.0;
-    options.decimation_factor = factor;
-    options.select_samples = true;
-    options.selection.velocity_threshold = Eigen::VectorXd::Constant(1, 0.3);
     IdimSystem system;
     std::string error;
-    ASSERT_TRUE(BuildIdimSystem(r.model, r.q_measured, r.tau_measured, options, &system, &error))
-        << error;
+    ASSERT_TRUE(BuildSelectedSystem(r, factor, &system, &error)) << error;
     ASSERT_LT(system.x.rows(), 3 * system.num_samples);  // the selection left gaps
     Eigen::MatrixXd z_held, z_chunks, z_exact;
     ASSERT_TRUE(ProcessLikeSystem(r.model, system, r.q, r.qd, qdd, Eigen::MatrixXd(), &z_held,
