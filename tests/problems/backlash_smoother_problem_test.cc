@@ -1,6 +1,5 @@
 // Tests of the backlash smoothing problem: derivatives, structure, and the residuals at the truth.
 #include "dynid/problems/backlash_smoother_problem.h"
-#include "dynid/problems/internal/backlash_shape_reference.h"
 
 #include <ceres/ceres.h>
 #include <ceres/gradient_checker.h>
@@ -9,11 +8,33 @@
 #include <cmath>
 #include <memory>
 #include <random>
+#include <sstream>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "dynid/problems/internal/backlash_shape_reference.h"
+
 namespace dynid::problems {
 namespace {
+
+// Every row of every block of the probed Jacobian within 1e-6 of the numeric one, relative to
+// that row's largest numeric entry (rows mix entries of 1e4 and 1e-3; the checker's element-wise
+// relative test would flag round-off of the small ones; a wrong derivative is off by O(1) of the
+// row scale). `where` prefixes the failure message.
+void ExpectRowsAgree(const ceres::GradientChecker::ProbeResults& results,
+                     const std::string& where) {
+  for (size_t block = 0; block < results.jacobians.size(); ++block) {
+    const Eigen::MatrixXd& user = results.jacobians[block];
+    const Eigen::MatrixXd& numeric_jacobian = results.numeric_jacobians[block];
+    for (int row = 0; row < user.rows(); ++row) {
+      const double scale = 1.0 + numeric_jacobian.row(row).cwiseAbs().maxCoeff();
+      EXPECT_LT((user.row(row) - numeric_jacobian.row(row)).cwiseAbs().maxCoeff(), 1e-6 * scale)
+          << where << "block " << block << " row " << row << "\n"
+          << results.error_log;
+    }
+  }
+}
 
 TEST(BacklashSmootherProblemTest, AutomaticDerivativesPassTheGradientChecker) {
 #ifdef DYNID_NATIVE_BUILD
@@ -58,17 +79,7 @@ TEST(BacklashSmootherProblemTest, AutomaticDerivativesPassTheGradientChecker) {
         // largest entry instead. A wrong derivative is off by O(1) of the row scale.
         interval_checker.Probe(blocks, 1e-4, &results);
         ASSERT_TRUE(results.return_value);
-        for (int block = 0; block < 2; ++block) {
-          const Eigen::MatrixXd& user = results.jacobians[block];
-          const Eigen::MatrixXd& numeric_jacobian = results.numeric_jacobians[block];
-          for (int row = 0; row < user.rows(); ++row) {
-            const double scale = 1.0 + numeric_jacobian.row(row).cwiseAbs().maxCoeff();
-            EXPECT_LT((user.row(row) - numeric_jacobian.row(row)).cwiseAbs().maxCoeff(),
-                      1e-6 * scale)
-                << "block " << block << " row " << row << "\n"
-                << results.error_log;
-          }
-        }
+        ExpectRowsAgree(results, "");
         EXPECT_TRUE(initial_checker.Probe(blocks, 1e-9, &results)) << results.error_log;
       }
     }
@@ -190,18 +201,9 @@ TEST(BacklashSmootherProblemTest, FirstOrderHoldShapeIntervalCostPassesTheGradie
         checker.Probe(blocks, 1e-4, &results);
         ASSERT_TRUE(results.return_value);
         // Row-relative comparison (rows mix entries of 1e4 and 1e-3; see the test above).
-        for (int block = 0; block < 3; ++block) {
-          const Eigen::MatrixXd& user = results.jacobians[block];
-          const Eigen::MatrixXd& numeric_jacobian = results.numeric_jacobians[block];
-          for (int row = 0; row < user.rows(); ++row) {
-            const double scale = 1.0 + numeric_jacobian.row(row).cwiseAbs().maxCoeff();
-            EXPECT_LT((user.row(row) - numeric_jacobian.row(row)).cwiseAbs().maxCoeff(),
-                      1e-6 * scale)
-                << "steps " << steps << " l " << l << " Δ " << p.d0 << " → " << p.d1 << " block "
-                << block << " row " << row << "\n"
-                << results.error_log;
-          }
-        }
+        std::ostringstream where;
+        where << "steps " << steps << " l " << l << " Δ " << p.d0 << " → " << p.d1 << " ";
+        ExpectRowsAgree(results, where.str());
       }
     }
   }

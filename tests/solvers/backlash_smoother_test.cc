@@ -234,20 +234,24 @@ TEST(BacklashSmootherTest, ShapePosteriorFactorCountsOnlyWeightedRows) {
               1e-12 * shape.posterior_variance_factor);
 }
 
+// Hovland et al. (2002) Simulation 1's noise-free record shortened to 6 s (6000 samples at
+// ts = 1 ms, the swept-sine torque of backlash_study, 20 simulator sub-steps per sample).
+models::TransmissionRecord ShortSimulation1(const models::TwoMassTransmission& model, double ts) {
+  data::SweptSineOptions sine;
+  sine.amplitude = 2.0;
+  return models::SimulateTransmission(model, data::SweptSineSignal(6000, ts, sine), ts,
+                                      models::TwoMassTransmission::State::Zero(), 20);
+}
+
 // Hovland et al. (2002) Simulation 1 shortened to 6 s (motor velocity only, Q_xx = 0, Q_pp = 1,
 // R = 2.5e-4, ts = 1 ms, swept-sine torque as backlash_study): the free smoother, a dead-zone fit
 // with a drifting centre, and the shape refinement recover b and K well within 20 %; tying tau_K,k
 // (held over [t_k, t_{k+1}]) to the curve over that interval (midpoint or mean) instead of at Δ_k
 // is what removes the half-sample bias of b at ts = 1 ms.
 TEST(BacklashSmootherTest, Simulation1ShapeRefinementRecoversTheDeadZone) {
-  const int samples = 6000;
   const double ts = 1e-3;
   const models::TwoMassTransmission model(models::HovlandSimulation1Parameters());
-  data::SweptSineOptions sine;
-  sine.amplitude = 2.0;
-  const models::TransmissionRecord truth =
-      models::SimulateTransmission(model, data::SweptSineSignal(samples, ts, sine), ts,
-                                   models::TwoMassTransmission::State::Zero(), 20);
+  const models::TransmissionRecord truth = ShortSimulation1(model, ts);
   problems::BacklashSmootherData data{ts, truth.input,
                                       models::AddVelocityNoise(truth, false, 2.5e-4, 2002)};
   problems::BacklashSmootherProblemOptions problem_options;
@@ -308,14 +312,9 @@ TEST(BacklashSmootherTest, Simulation1ShapeRefinementRecoversTheDeadZone) {
 // Measured: K +0.039 Nm/rad off with the zero-order hold (curve averaged over the interval),
 // below 1e-5 with the first-order hold and its correction (b: +1.2e-5 and below 1e-6 rad).
 TEST(BacklashSmootherTest, FirstOrderHoldRemovesTheDiscretisationBiasOfK) {
-  const int samples = 6000;
   const double ts = 1e-3;
   const models::TwoMassTransmission model(models::HovlandSimulation1Parameters());
-  data::SweptSineOptions sine;
-  sine.amplitude = 2.0;
-  const models::TransmissionRecord truth =
-      models::SimulateTransmission(model, data::SweptSineSignal(samples, ts, sine), ts,
-                                   models::TwoMassTransmission::State::Zero(), 20);
+  const models::TransmissionRecord truth = ShortSimulation1(model, ts);
   problems::BacklashSmootherData data{ts, truth.input, truth.states.col(2)};
   double k_error[2] = {0.0, 0.0};
   for (int first_order = 0; first_order < 2; ++first_order) {
@@ -328,10 +327,9 @@ TEST(BacklashSmootherTest, FirstOrderHoldRemovesTheDiscretisationBiasOfK) {
     options.function_tolerance = 1e-10;
     BacklashShapeResult shape;
     std::string error;
-    ASSERT_TRUE(RunBacklashShapeSmoother(model, data, problem_options,
-                                         problems::BacklashShapeOptions(), options, truth.states,
-                                         truth.spring_torque, Eigen::Vector3d(0.0, 0.2, 37.0),
-                                         &shape, &error))
+    ASSERT_TRUE(RunBacklashShapeSmoother(
+        model, data, problem_options, problems::BacklashShapeOptions(), options, truth.states,
+        truth.spring_torque, Eigen::Vector3d(0.0, 0.2, 37.0), &shape, &error))
         << error;
     ASSERT_TRUE(shape.smoother.summary.converged) << shape.smoother.summary.message;
     k_error[first_order] = shape.spring(2) - 37.0;
@@ -380,7 +378,6 @@ TEST(BacklashSmootherTest, LinearSpringIsReportedBacklashFree) {
   EXPECT_GT(shape.spring_std(2), 0.0);
   EXPECT_LT(std::abs(shape.spring(2) - 67.0), 1.96 * shape.spring_std(2))
       << "K " << shape.spring(2) << " ± " << shape.spring_std(2);
-
 }
 
 // b >= 0 is handled as an active set. With no backlash in the data the unconstrained optimum

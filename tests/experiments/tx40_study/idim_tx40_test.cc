@@ -577,21 +577,28 @@ TEST(IdimAcceptanceTest, PoorKnowledgeLsDegradesIvIrwsm1DoesNot) {
   EXPECT_TRUE(iv1.converged) << iv1.message;
 }
 
+// The undecimated TX40 system without prior knowledge (IRW smoothing, rows below 0.05 rad/s
+// left out), once with X held and once streamed (its pieces formed from the states on demand).
+bool BuildHeldAndStreamed(const Fixture& f, IdimSystem* held, IdimSystem* streamed,
+                          std::string* error) {
+  IdimPreprocessingOptions options =
+      KnowledgePreprocessing(PriorKnowledge::kNone, IdimDifferentiator::kIrw1, 5000.0);
+  options.select_samples = true;
+  options.selection.velocity_threshold = Eigen::VectorXd::Constant(1, 0.05);
+  if (!BuildIdimSystem(f.model, f.q_measured, f.tau_measured, options, held, error)) return false;
+  options.stream_regressor = true;
+  return BuildIdimSystem(f.model, f.q_measured, f.tau_measured, options, streamed, error);
+}
+
 // On the undecimated TX40 system (5 s, 5 kHz), a streamed X gives the estimates of the held X:
 // LS (tall-skinny QR over pieces formed from the states) and one IDIM-IV iteration (products of
 // the instruments with X formed beside them, residual sums of squares from X's block products,
 // HAC covariance from the instruments' pieces), up to round-off.
 TEST(IdimTest, StreamedRegressorGivesTheEstimatesOfTheHeldOne) {
   const Fixture& f = GetFixture();
-  IdimPreprocessingOptions options =
-      KnowledgePreprocessing(PriorKnowledge::kNone, IdimDifferentiator::kIrw1, 5000.0);
-  options.select_samples = true;
-  options.selection.velocity_threshold = Eigen::VectorXd::Constant(1, 0.05);
   IdimSystem held, streamed;
   std::string error;
-  ASSERT_TRUE(BuildIdimSystem(f.model, f.q_measured, f.tau_measured, options, &held, &error));
-  options.stream_regressor = true;
-  ASSERT_TRUE(BuildIdimSystem(f.model, f.q_measured, f.tau_measured, options, &streamed, &error));
+  ASSERT_TRUE(BuildHeldAndStreamed(f, &held, &streamed, &error)) << error;
   ASSERT_TRUE(streamed.streamed);
   ASSERT_EQ(streamed.x.rows(), 0);
   ClosedLoopAuxiliaryModel auxiliary(f.reference.get(), f.controller);
@@ -623,15 +630,9 @@ TEST(IdimTest, StreamedRegressorGivesTheEstimatesOfTheHeldOne) {
 // Gautier's WLS on a streamed X: per-joint σ, estimates, covariance and HAC of the held one.
 TEST(IdimTest, StreamedRegressorGivesTheWlsEstimatesOfTheHeldOne) {
   const Fixture& f = GetFixture();
-  IdimPreprocessingOptions options =
-      KnowledgePreprocessing(PriorKnowledge::kNone, IdimDifferentiator::kIrw1, 5000.0);
-  options.select_samples = true;
-  options.selection.velocity_threshold = Eigen::VectorXd::Constant(1, 0.05);
   IdimSystem held, streamed;
   std::string error;
-  ASSERT_TRUE(BuildIdimSystem(f.model, f.q_measured, f.tau_measured, options, &held, &error));
-  options.stream_regressor = true;
-  ASSERT_TRUE(BuildIdimSystem(f.model, f.q_measured, f.tau_measured, options, &streamed, &error));
+  ASSERT_TRUE(BuildHeldAndStreamed(f, &held, &streamed, &error)) << error;
   ASSERT_TRUE(streamed.streamed);
   ASSERT_EQ(streamed.x.rows(), 0);
   IdimRunOptions run;
