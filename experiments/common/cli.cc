@@ -2,6 +2,7 @@
 
 #include <gflags/gflags.h>
 #include <glog/logging.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -161,8 +162,26 @@ void Warn(const std::string& message) {
   std::cerr << g_program << ": warning: " << message << "\n";
 }
 
+std::string HugePageTunables(const char* current) {
+  const std::string tunables = current != nullptr ? current : "";
+  if (tunables.find("glibc.malloc.hugetlb") != std::string::npos) return "";
+  return (tunables.empty() ? "" : tunables + ":") + "glibc.malloc.hugetlb=1";
+}
+
 void ParseFlags(int* argc, char*** argv, const std::string& usage, const char* main_file) {
   if (*argc > 0) g_program = std::filesystem::path((*argv)[0]).filename().string();
+  // Huge pages for the allocator (see the header). Not in an MPI rank: MPI is initialised before
+  // the flags are parsed (the *_mpi programs) or the launcher expects this very process.
+  const bool mpi =
+      (g_program.size() > 4 && g_program.compare(g_program.size() - 4, 4, "_mpi") == 0) ||
+      std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMIX_RANK") != nullptr ||
+      std::getenv("PMI_RANK") != nullptr;
+  if (!mpi) {
+    const std::string tunables = HugePageTunables(std::getenv("GLIBC_TUNABLES"));
+    if (!tunables.empty() && ::setenv("GLIBC_TUNABLES", tunables.c_str(), 1) == 0) {
+      ::execv("/proc/self/exe", *argv);  // returns only when it failed: go on as we are
+    }
+  }
   g_main_file = main_file;
   gflags::SetUsageMessage(usage);
   CheckArguments(*argc, *argv, main_file);

@@ -34,8 +34,20 @@ const std::string& ProgramName();
 // a malformed value and on a positional argument (gflags alone would exit 1 on those), and when
 // the program has an --out_dir flag that CheckOutDir rejects.
 // `main_file` defaults to the caller's source file.
+// First of all, a program that is not an MPI rank starts itself again (execv of /proc/self/exe,
+// same arguments) with glibc's tunable glibc.malloc.hugetlb=1 added to GLIBC_TUNABLES, unless
+// that names glibc.malloc.hugetlb already (then nothing changes: set it to 0 to keep the
+// ordinary pages): the allocator then asks for transparent huge pages on its large blocks, so a
+// long record's arrays fault in 2 MB at a time instead of 4 kB (irw_smooth on 10⁶ samples 0.87–
+// 0.92 s → 0.58–0.65 s on the 2-core VM, experiments/benchmarks/README.md). Where the kernel's
+// transparent huge pages are "always", "never" or absent the tunable changes nothing; if the
+// exec fails the program carries on as it is.
 void ParseFlags(int* argc, char*** argv, const std::string& usage,
                 const char* main_file = __builtin_FILE());
+
+// GLIBC_TUNABLES with glibc.malloc.hugetlb=1 appended to `current` (null or empty: unset), or ""
+// when `current` names glibc.malloc.hugetlb already (ParseFlags then does not start again).
+std::string HugePageTunables(const char* current);
 
 // Whether a flag defined in file `defined_in` (gflags' filename) is the program's own or a
 // shared one (experiments/common), not a library's, gflags' or glog's.

@@ -106,6 +106,29 @@ if [[ -n "${programs[irw_smooth]:-}" ]]; then
   [[ -s "$work/set/notes.txt" ]] || fail "a file dynid did not write was removed"
   [[ -s "$work/set/smoothed.csv" ]] || fail "rerun lacks smoothed.csv"
 
+  # Every program but an MPI rank starts itself again with glibc.malloc.hugetlb=1 added to
+  # GLIBC_TUNABLES, unless that names the tunable already (experiments/common/cli.h); the
+  # figure renderer inherits the environment the program ran with.
+  printf '#!/bin/sh\necho "$GLIBC_TUNABLES" > "%s/tunables"\nexit 1\n' "$work" > "$work/python"
+  chmod +x "$work/python"
+  for given in - glibc.malloc.check=0 glibc.malloc.hugetlb=0; do
+    case $given in
+      -) expected=glibc.malloc.hugetlb=1 ;;
+      glibc.malloc.check=0) expected=glibc.malloc.check=0:glibc.malloc.hugetlb=1 ;;
+      *) expected=$given ;;
+    esac
+    rm -f "$work/tunables"
+    if [[ $given == - ]]; then
+      env -u GLIBC_TUNABLES DYNID_PYTHON="$work/python" "$irw" --input_csv="$work/signal.csv" \
+        --out_dir="$work/pages" > /dev/null 2>&1
+    else
+      GLIBC_TUNABLES=$given DYNID_PYTHON="$work/python" "$irw" --input_csv="$work/signal.csv" \
+        --out_dir="$work/pages" > /dev/null 2>&1
+    fi
+    [[ "$(cat "$work/tunables" 2> /dev/null)" == "$expected" ]] ||
+      fail "GLIBC_TUNABLES '$given': the program ran with '$(cat "$work/tunables" 2> /dev/null)' (expected '$expected')"
+  done
+
   # SIGTERM, and SIGINT to the whole process group (Ctrl-C), while a figure renders: the run
   # ends by the signal and leaves no staging folder (rendering keeps the staging folder open
   # for about a second, long enough to hit it).
