@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "dynid/solvers/internal/flat_top.h"
+
 namespace dynid::solvers {
 
 double MeanLagOneAutocorrelation(const Eigen::MatrixXd& series) {
@@ -36,44 +38,20 @@ int PolitisWhiteBlockLength(const Eigen::MatrixXd& series) {
   const double t = static_cast<double>(rows);
   if (rows < 8) return 1;
   const int max_length = static_cast<int>(std::ceil(std::min(3.0 * std::sqrt(t), t / 3.0)));
-  const int k_n = std::max(5, static_cast<int>(std::ceil(std::sqrt(std::log10(t)))));
-  const int max_lag =
-      std::min<int>(static_cast<int>(rows) - 1, static_cast<int>(std::ceil(std::sqrt(t))) + k_n);
-  const double bound = 2.0 * std::sqrt(std::log10(t) / t);
+  const int reach = internal::FlatTopReach(rows);
   double longest = 1.0;
   for (Eigen::Index c = 0; c < series.cols(); ++c) {
     const Eigen::VectorXd column = series.col(c);
     if (!column.allFinite()) continue;
     const Eigen::VectorXd x = column.array() - column.mean();
-    const double r0 = x.squaredNorm() / t;
-    if (!(r0 > 0.0)) continue;
-    // Autocovariances R̂(k) = (1/T) Σ x_i x_{i+k}, k = 0 .. 2 max_lag (the window's reach).
-    const int reach = std::min<int>(static_cast<int>(rows) - 1, 2 * max_lag);
+    if (!(x.squaredNorm() > 0.0)) continue;
+    // Autocovariances R̂(k) = (1/T) Σ x_i x_{i+k}, k = 0 .. the window's reach.
     Eigen::VectorXd r(reach + 1);
     for (int k = 0; k <= reach; ++k) r[k] = x.head(rows - k).dot(x.tail(rows - k)) / t;
-    // m̂: the first lag followed by k_n insignificant autocorrelations.
-    int m = max_lag - k_n;
-    for (int lag = 0; lag + k_n <= max_lag; ++lag) {
-      bool insignificant = true;
-      for (int k = 1; k <= k_n && insignificant; ++k) {
-        insignificant = std::abs(r[lag + k] / r0) < bound;
-      }
-      if (insignificant) {
-        m = lag;
-        break;
-      }
-    }
-    const int window = std::min(2 * std::max(m, 1), reach);
-    double g = r[0], big_g = 0.0;
-    for (int k = 1; k <= window; ++k) {
-      const double u = static_cast<double>(k) / window;
-      const double lambda = u <= 0.5 ? 1.0 : 2.0 * (1.0 - u);
-      g += 2.0 * lambda * r[k];
-      big_g += 2.0 * lambda * k * r[k];
-    }
-    if (!(std::abs(g) > 0.0)) continue;
-    const double d = 4.0 / 3.0 * g * g;
-    const double length = std::cbrt(2.0 * big_g * big_g / d) * std::cbrt(t);
+    const internal::FlatTopEstimate flat_top = internal::FlatTopSums(r, rows);
+    if (!(std::abs(flat_top.g) > 0.0)) continue;
+    const double d = 4.0 / 3.0 * flat_top.g * flat_top.g;
+    const double length = std::cbrt(2.0 * flat_top.big_g * flat_top.big_g / d) * std::cbrt(t);
     longest = std::max(longest, std::min(length, static_cast<double>(max_length)));
   }
   return std::max(1, static_cast<int>(std::ceil(longest)));

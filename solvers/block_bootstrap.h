@@ -14,8 +14,9 @@
 //    L = ceil((1.5 α T)^{1/3}), α = 4ρ²/((1 − ρ)²(1 + ρ)²), the optimal block length of the
 //    moving-block bootstrap for the variance of a mean under AR(1) (Politis & White 2004 with the
 //    moving-block constant D = 4/3 g(0)²). It equals Andrews' (1991) Bartlett bandwidth
-//    1.1447 (α T)^{1/3} that solvers::ComputeHacCovariance uses: a bootstrap with this length
-//    assumes the same correlation structure as the HAC covariance it would check, so it cannot
+//    1.1447 (α T)^{1/3} that solvers::ComputeHacCovariance uses by default (HacBandwidth::kAr1):
+//    a bootstrap with this length assumes the same correlation structure as the HAC covariance
+//    it would check, so it cannot
 //    reveal a correlation the AR(1) rule misses (a slowly decaying autocorrelation with a modest
 //    lag-1 value, as model error along a trajectory gives).
 //  - PolitisWhiteBlockLength: the automatic rule of Politis & White (2004) with the correction of
@@ -25,6 +26,9 @@
 //    Ĝ = Σ λ(k/M) |k| R̂(k), ĝ = Σ λ(k/M) R̂(k), L = (2 Ĝ² / ((4/3) ĝ²))^{1/3} T^{1/3}, at most
 //    min(3 sqrt(T), T / 3). Per column; the series' length is the largest over its columns (the
 //    blocks move all columns together, so they must be long enough for the most correlated).
+//    Its α = (Ĝ/ĝ)² is what ComputeHacCovariance's HacBandwidth::kAutocorrelation estimates
+//    (pooled over blocks rather than the largest), so a bootstrap with this length shares that
+//    rule's assumption in turn (both compute the flat-top sums by the same code).
 #ifndef DYNID_SOLVERS_BLOCK_BOOTSTRAP_H_
 #define DYNID_SOLVERS_BLOCK_BOOTSTRAP_H_
 

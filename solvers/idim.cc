@@ -1672,12 +1672,13 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
             return false;
           }
           xtx.triangularView<Eigen::StrictlyUpper>() = xtx.transpose();
-          result->hac = ComputeHacCovarianceFromRows(x_rows, xtx, result->fit.residual,
-                                                     system.blocks, options.hac_lags);
+          result->hac =
+              ComputeHacCovarianceFromRows(x_rows, xtx, result->fit.residual, system.blocks,
+                                           options.hac_lags, options.hac_bandwidth);
           break;
         }
         result->hac = ComputeHacCovariance(system.x, system.x, result->fit.residual, system.blocks,
-                                           options.hac_lags);
+                                           options.hac_lags, options.hac_bandwidth);
         break;
       case IdimEstimator::kWeightedLeastSquares: {
         // Z = W X, formed piece by piece rather than as a weighted copy of X.
@@ -1711,7 +1712,7 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
                     },
                     why);
               },
-              ztx, result->fit.residual, system.blocks, options.hac_lags);
+              ztx, result->fit.residual, system.blocks, options.hac_lags, options.hac_bandwidth);
           break;
         }
         constexpr Eigen::Index kPiece = 4096;
@@ -1738,7 +1739,7 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
               }
               return true;
             },
-            ztx, result->fit.residual, system.blocks, options.hac_lags);
+            ztx, result->fit.residual, system.blocks, options.hac_lags, options.hac_bandwidth);
         break;
       }
       case IdimEstimator::kInstrumentalVariables: {
@@ -1749,8 +1750,9 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
           break;
         }
         if (!streamed && instruments.rows() == system.x.rows()) {  // held whole (decimated)
-          result->hac = ComputeHacCovariance(instruments, system.x, result->fit.residual,
-                                             system.blocks, options.hac_lags);
+          result->hac =
+              ComputeHacCovariance(instruments, system.x, result->fit.residual, system.blocks,
+                                   options.hac_lags, options.hac_bandwidth);
           break;
         }
         if (instrument_simulation == nullptr || instruments.rows() != b) {
@@ -1779,7 +1781,8 @@ bool RunIdim(const IdimModel& model, const IdimSystem& system, const IdimRunOpti
               }
               return ok;
             },
-            instruments.leftCols(b), result->fit.residual, system.blocks, options.hac_lags);
+            instruments.leftCols(b), result->fit.residual, system.blocks, options.hac_lags,
+            options.hac_bandwidth);
         break;
       }
     }

@@ -331,10 +331,11 @@ struct IdimRunOptions {
   // and the HAC covariance forms them once more, in pieces, from the last solve's simulation.
   bool iv_common_path = false;
   // Also the HAC covariance (solvers/residual_analysis.h: Newey–West sandwich, Andrews'
-  // bandwidth when hac_lags = 0), valid under serially correlated residuals; reported next to
-  // eq. 8 / σ²(XᵀX)^{-1}. Not on the common IV path.
+  // bandwidth when hac_lags = 0, α by the hac_bandwidth rule), valid under serially correlated
+  // residuals; reported next to eq. 8 / σ²(XᵀX)^{-1}. Not on the common IV path.
   bool hac = true;
   int hac_lags = 0;
+  HacBandwidth hac_bandwidth = HacBandwidth::kAr1;
 };
 
 // The IV estimate of SolveInstrumentalVariables (Brunot et al. (2018) eqs. 7–8, diagonal Λ per

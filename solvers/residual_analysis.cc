@@ -9,6 +9,8 @@
 #include <limits>
 #include <sstream>
 
+#include "dynid/solvers/internal/flat_top.h"
+
 namespace dynid::solvers {
 namespace {
 
@@ -245,9 +247,19 @@ class MovingSums {
 
 }  // namespace
 
+const char* HacBandwidthName(HacBandwidth bandwidth) {
+  switch (bandwidth) {
+    case HacBandwidth::kAr1:
+      return "ar1";
+    case HacBandwidth::kAutocorrelation:
+      return "acf";
+  }
+  return "?";
+}
+
 HacCovariance ComputeHacCovariance(const Eigen::MatrixXd& z, const Eigen::MatrixXd& x,
                                    const Eigen::VectorXd& residual, const RowBlocks& blocks,
-                                   int lags) {
+                                   int lags, HacBandwidth bandwidth) {
   if (z.rows() != x.rows() || z.cols() != x.cols() || residual.size() != x.rows()) {
     HacCovariance result;
     result.message =
@@ -263,12 +275,12 @@ HacCovariance ComputeHacCovariance(const Eigen::MatrixXd& z, const Eigen::Matrix
         }
         return true;
       },
-      z.transpose() * x, residual, blocks, lags);
+      z.transpose() * x, residual, blocks, lags, bandwidth);
 }
 
 HacCovariance ComputeHacCovarianceFromRows(const HacRowSource& z_rows, const Eigen::MatrixXd& ztx,
                                            const Eigen::VectorXd& residual, const RowBlocks& blocks,
-                                           int lags, int batch_rows) {
+                                           int lags, HacBandwidth bandwidth, int batch_rows) {
   HacCovariance result;
   const Eigen::Index rows = residual.size();
   const Eigen::Index b = ztx.cols();
@@ -315,11 +327,44 @@ HacCovariance ComputeHacCovarianceFromRows(const HacRowSource& z_rows, const Eig
   const double mean_rows = nonempty > 0 ? static_cast<double>(rows) / nonempty : rows;
   if (lags > 0) {
     result.lags = lags;
-  } else {
+  } else if (bandwidth == HacBandwidth::kAr1) {
     const double rho = std::clamp(result.rho, -0.99, 0.99);
-    const double alpha = 4.0 * rho * rho / ((1 - rho) * (1 - rho) * (1 + rho) * (1 + rho));
-    result.lags = static_cast<int>(std::ceil(1.1447 * std::cbrt(alpha * mean_rows)));
+    result.alpha = 4.0 * rho * rho / ((1 - rho) * (1 - rho) * (1 + rho) * (1 + rho));
+    result.lags = static_cast<int>(std::ceil(1.1447 * std::cbrt(result.alpha * mean_rows)));
     result.lags = std::max(1, std::min(result.lags, static_cast<int>(mean_rows / 2)));
+  } else {
+    // α = Σ_blocks Ĝ² / Σ_blocks ĝ² of the flat-top estimates from each block's autocorrelation
+    // function (the residual centred, R̂(k) = (1/N_j) Σ e_t e_{t+k} over the pairs of rows k
+    // samples apart), each block's autocovariances scaled to R̂(0) = 1.
+    double sum_big_g2 = 0.0, sum_g2 = 0.0;
+    for (int block = 0; block < num_blocks; ++block) {
+      const std::vector<int>& r = block_rows[block];
+      if (r.size() < 8) continue;
+      const Eigen::Index n = static_cast<Eigen::Index>(r.size());
+      const Eigen::Index span = sample_of(block, r.size() - 1) - sample_of(block, 0) + 1;
+      double mean = 0.0;
+      for (const int row : r) mean += residual[row];
+      mean /= static_cast<double>(n);
+      Eigen::VectorXd grid = Eigen::VectorXd::Zero(span);  // zero where the block has no row
+      for (size_t i = 0; i < r.size(); ++i) {
+        grid[sample_of(block, i) - sample_of(block, 0)] = residual[r[i]] - mean;
+      }
+      const int reach = internal::FlatTopReach(n);
+      Eigen::VectorXd autocovariance(reach + 1);
+      for (int k = 0; k <= reach; ++k) {
+        autocovariance[k] = grid.head(span - k).dot(grid.tail(span - k)) / static_cast<double>(n);
+      }
+      if (!(autocovariance[0] > 0.0)) continue;
+      const internal::FlatTopEstimate flat_top =
+          internal::FlatTopSums(autocovariance / autocovariance[0], n);
+      sum_big_g2 += flat_top.big_g * flat_top.big_g;
+      sum_g2 += flat_top.g * flat_top.g;
+    }
+    result.alpha = sum_g2 > 0.0 ? sum_big_g2 / sum_g2 : 0.0;
+    const int cap =
+        static_cast<int>(std::ceil(std::min(3.0 * std::sqrt(mean_rows), mean_rows / 3.0)));
+    result.lags = static_cast<int>(std::ceil(1.1447 * std::cbrt(result.alpha * mean_rows)));
+    result.lags = std::max(1, std::min(result.lags, cap));
   }
   // Ω = Σ_blocks HᵀH / (L+1), H_t = Σ_{i=0}^{L} g_{t−i} over the block's sample grid, g_t = z_t e_t
   // (zero where the grid has no row), t = first sample … last sample + L: every window that holds
@@ -371,7 +416,10 @@ HacCovariance ComputeHacCovarianceFromRows(const HacRowSource& z_rows, const Eig
   result.covariance = 0.5 * (result.covariance + result.covariance.transpose()).eval();
   result.standard_deviation = result.covariance.diagonal().cwiseMax(0.0).cwiseSqrt();
   result.success = true;
-  result.message = "HAC (Bartlett, L = " + std::to_string(result.lags) + ")";
+  result.message = "HAC (Bartlett, L = " + std::to_string(result.lags) +
+                   (lags == 0 && bandwidth == HacBandwidth::kAutocorrelation
+                        ? ", bandwidth from the autocorrelation function)"
+                        : ")");
   return result;
 }
 

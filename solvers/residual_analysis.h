@@ -78,23 +78,48 @@ WhitenessSummary AnalyseResidualWhiteness(const Eigen::VectorXd& residual, const
 // (Bartlett weights; k_t = blocks.sample_of_row, or the row's rank inside its block when that is
 // empty; samples removed by a selection count as zero terms; blocks are independent).
 // Ω is formed exactly as HᵀH/(L+1) with H the moving sums of L+1 consecutive z_t e_t, so the cost
-// is O(N_t b²) whatever L. lags > 0 fixes L; lags = 0 chooses it per Andrews' AR(1) plug-in
-// rule, L = ceil(1.1447 (α N)^{1/3}), α = 4ρ²/((1−ρ)²(1+ρ)²), with ρ the mean lag-1
-// autocorrelation of the residual over the blocks (clamped to |ρ| ≤ 0.99) and N the mean rows
-// per block, capped at N/2. With white residuals (ρ ≈ 0) this is close to the classical
-// σ²(ZᵀX)^{-1}ZᵀZ(XᵀZ)^{-1} sandwich; under positive correlation it is larger — where eq. 8
-// and σ²(XᵀX)^{-1} are optimistic.
+// is O(N_t b²) whatever L. lags > 0 fixes L; lags = 0 chooses it by Andrews' (1991, §6) automatic
+// rule for the Bartlett kernel, L = ceil(1.1447 (α N)^{1/3}), N the mean rows per block, with α
+// estimated from the residual as `bandwidth` says (below). With white residuals (α ≈ 0) this is
+// close to the classical σ²(ZᵀX)^{-1}ZᵀZ(XᵀZ)^{-1} sandwich; under positive correlation it is
+// larger — where eq. 8 and σ²(XᵀX)^{-1} are optimistic.
+//
+// α = (f⁽¹⁾ / f)², f the spectral density of the residual at frequency zero and f⁽¹⁾ its
+// generalised derivative Σ |k| R(k) / 2π (Andrews 1991 §5, q = 1):
+enum class HacBandwidth {
+  // Andrews' AR(1) plug-in: α = 4ρ²/((1−ρ)²(1+ρ)²), ρ the mean lag-1 autocorrelation of the
+  // residual over the blocks (clamped to |ρ| ≤ 0.99); L at most N/2. It sees the lag-1 value
+  // only: a slowly decaying autocorrelation with a modest lag-1 value (model error along a
+  // trajectory) gets a short L and too small σ.
+  kAr1,
+  // α from the whole autocorrelation function, nonparametrically (Andrews 1991 §6 suggests
+  // such plug-ins; Politis 2003, 2011): per block, the flat-top lag-window estimates
+  // ĝ = Σ λ(k/M) R̂(k) and Ĝ = Σ λ(k/M) |k| R̂(k) of Politis & White (2004) with the correction
+  // of Patton, Politis & White (2009) (M = 2 m̂ by Politis' (2003) empirical rule on the
+  // autocorrelations;
+  // R̂ of the centred residual over the pairs of rows k samples apart, scaled to R̂(0) = 1), and
+  // α = Σ_blocks Ĝ² / Σ_blocks ĝ² (Andrews' pooling of the components' α, §6, with unit
+  // weights). For an AR(1) residual (Ĝ/ĝ)² → Andrews' α, so both rules agree; and
+  // 1.1447 = (3/2)^{1/3} makes L the Politis–White block length of the residual
+  // (block_bootstrap.h). L at most min(3 √N, N / 3), Politis & White's cap. Cost O(N^{3/2}) per
+  // block beyond the sandwich (the autocovariances up to lag 2 (√N + 5)).
+  kAutocorrelation,
+};
+// "ar1", "acf".
+const char* HacBandwidthName(HacBandwidth bandwidth);
+
 struct HacCovariance {
   bool success = false;
   std::string message;
   int lags = 0;             // L used
   double rho = 0.0;         // mean lag-1 residual autocorrelation
+  double alpha = 0.0;       // α of the bandwidth rule (0 when lags were given)
   Eigen::MatrixXd covariance;
   Eigen::VectorXd standard_deviation;
 };
 HacCovariance ComputeHacCovariance(const Eigen::MatrixXd& z, const Eigen::MatrixXd& x,
                                    const Eigen::VectorXd& residual, const RowBlocks& blocks,
-                                   int lags = 0);
+                                   int lags = 0, HacBandwidth bandwidth = HacBandwidth::kAr1);
 
 // The same covariance with Z handed over in pieces rather than held: `z_rows` calls its
 // consumer with every row of Z exactly once, rows first_row … first_row + piece.rows() − 1 at a
@@ -109,7 +134,9 @@ using HacRowConsumer =
 using HacRowSource = std::function<bool(const HacRowConsumer& consume, std::string* error)>;
 HacCovariance ComputeHacCovarianceFromRows(const HacRowSource& z_rows, const Eigen::MatrixXd& ztx,
                                            const Eigen::VectorXd& residual, const RowBlocks& blocks,
-                                           int lags = 0, int batch_rows = 512);
+                                           int lags = 0,
+                                           HacBandwidth bandwidth = HacBandwidth::kAr1,
+                                           int batch_rows = 512);
 
 }  // namespace dynid::solvers
 

@@ -15,7 +15,8 @@
 //
 //   identify --robot=FILE.urdf|FILE.json|FILE.yaml [--chain=ROOT:TIP] [--drives=FILE]
 //            --data=CSV [--validation_data=CSV | --validation_fraction=0.3]
-//            [--effort_joints=a,b] [--method=ls|wls|pc|prior] --out_dir=D
+//            [--effort_joints=a,b] [--method=ls|wls|pc|prior] [--hac_bandwidth=ar1|acf]
+//            --out_dir=D
 //   identify ... --monte_carlo=N [--seed=S] [--monte_carlo_threads=T] [--monte_carlo_resume]
 //            [--monte_carlo_block=L] [--monte_carlo_encoder_step=D]   (identify_monte_carlo.h)
 //   identify ... --coverage_csv=OUT/coverage.csv   (intervals labelled with their coverage)
@@ -36,6 +37,7 @@
 #include "dynid/data/output.h"
 #include "dynid/models/drive_description.h"
 #include "dynid/models/robot_description.h"
+#include "dynid/solvers/residual_analysis.h"
 #include "experiments/common/cli.h"
 #include "experiments/common/monte_carlo_cli.h"
 #include "experiments/common/mpi_job.h"
@@ -99,6 +101,11 @@ DEFINE_bool(essential, false,
             "the report and summary.json list them");
 DEFINE_double(essential_max_error_increase, 0.005,
               "--essential: largest accepted growth of the relative error (a fraction)");
+DEFINE_string(hac_bandwidth, "ar1",
+              "bandwidth rule of the HAC covariance (ls_hac_std, and the ls_hac, wls_hac and "
+              "iv_hac intervals of --monte_carlo): ar1 (Andrews' AR(1) plug-in from the "
+              "residuals' lag-1 autocorrelation) or acf (Andrews' rule with its constant from "
+              "the residuals' whole autocorrelation function, flat-top estimates)");
 DEFINE_string(out_dir, "out/identify", "output folder");
 DEFINE_bool(figures, true, "render torques.png and parameters.png (needs python3 + matplotlib)");
 DEFINE_int32(threads, 0, "threads for the per-joint smoothers (0 = all cores)");
@@ -124,6 +131,17 @@ bool ParseMethod(const std::string& text, identify::Method* method) {
   for (identify::Method m : identify::kMethods) {
     if (text == identify::MethodName(m)) {
       *method = m;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool ParseHacBandwidth(const std::string& text, dynid::solvers::HacBandwidth* bandwidth) {
+  for (dynid::solvers::HacBandwidth rule :
+       {dynid::solvers::HacBandwidth::kAr1, dynid::solvers::HacBandwidth::kAutocorrelation}) {
+    if (text == dynid::solvers::HacBandwidthName(rule)) {
+      *bandwidth = rule;
       return true;
     }
   }
@@ -202,6 +220,9 @@ int main(int argc, char** argv) {
     return Fail(2, "--iv_reference: expected log or measured, got '" + FLAGS_iv_reference + "'");
   }
   options.iv_reference_from_measured = FLAGS_iv_reference == "measured";
+  if (!ParseHacBandwidth(FLAGS_hac_bandwidth, &options.hac_bandwidth)) {
+    return Fail(2, "--hac_bandwidth: expected ar1 or acf, got '" + FLAGS_hac_bandwidth + "'");
+  }
   if (!(FLAGS_essential_max_error_increase > 0.0 && FLAGS_essential_max_error_increase < 1.0)) {
     return Fail(2, "--essential_max_error_increase must be in (0, 1)");
   }
@@ -344,6 +365,7 @@ int main(int argc, char** argv) {
   run.data_file = FLAGS_data;
   run.validation = validation_text;
   run.differentiator = FLAGS_differentiator;
+  run.hac_bandwidth = FLAGS_hac_bandwidth;
   run.chosen = method;
   run.drive_terms = models::DescribeDriveTerms(*robot);
   run.findings = findings;

@@ -17,6 +17,7 @@
 #include "dynid/data/output.h"
 #include "dynid/solvers/block_bootstrap.h"
 #include "dynid/solvers/idim.h"
+#include "dynid/solvers/residual_analysis.h"
 #include "experiments/common/monte_carlo_cli.h"
 
 namespace dynid::identify {
@@ -315,10 +316,13 @@ bool RunIdentifyMonteCarlo(const models::SerialRobot& robot, const JointLog& log
              {"encoder_step", bootstrap.encoder_step},
              {"identification_samples", log.num_samples()},
              {"truth", truth},
+             {"hac_bandwidth", solvers::HacBandwidthName(options.hac_bandwidth)},
              {"interval_note",
-              "estimate +- 1.96 sigma; ls/wls/iv: classical sigma, *_hac: Newey-West HAC sigma of "
-              "the same estimate, pc: the physically consistent fit's sigma; rows with calibrated "
-              "= false are NOT calibrated"},
+              std::string("estimate +- 1.96 sigma; ls/wls/iv: classical sigma, *_hac: Newey-West "
+                          "HAC sigma of the same estimate (bandwidth rule ") +
+                  solvers::HacBandwidthName(options.hac_bandwidth) +
+                  "), pc: the physically consistent fit's sigma; rows with calibrated = false "
+                  "are NOT calibrated"},
              {"per_estimator", per_estimator},
              {"coverage", solvers::CoverageJson(rows)}});
   return stage.WriteJson("summary.json", summary, error) && stage.Commit(error);

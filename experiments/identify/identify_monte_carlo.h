@@ -15,9 +15,11 @@
 //     (coupled dynamics and a common model error load every joint at once) are kept. L is the
 //     Politis & White (2004, 2009) automatic length of the residuals' autocorrelation function
 //     (the longest over the measured joints), or given. Not the AR(1) plug-in length of their
-//     lag-1 autocorrelation: that is the HAC covariance's own bandwidth rule, so a bootstrap
+//     lag-1 autocorrelation: that is the HAC covariance's default bandwidth rule, so a bootstrap
 //     with it would share the assumption it is meant to check (on the TIAGo record it gives 16
-//     samples, and the HAC σ look calibrated that way only).
+//     samples, and the HAC σ look calibrated that way only). The Politis–White length is in turn
+//     the L of the HAC's autocorrelation bandwidth rule (HacBandwidth::kAutocorrelation), so its
+//     HAC σ are checked at given block lengths too.
 // Every run is identified by the same pipeline as the record (same differentiator, rest
 // detection, selection, decimation, methods), and every method's estimate and σ are scored
 // against θ̂: `ls` and `ls_hac` (the same estimate with its classical and its HAC σ), `wls` and

@@ -284,7 +284,9 @@ std::string Report(const models::SerialRobot& robot, const IdentifyResults& r,
       std::sort(ratios.begin(), ratios.end());
       if (!ratios.empty()) {
         out << " The classical σ (σ̂² (XᵀX)⁻¹) then understate the uncertainty; the HAC σ "
-               "(Newey–West, column `ls_hac_std` of parameters.csv) are "
+               "(Newey–West, Bartlett lags L = "
+            << r.ls.hac.lags << " by the `--hac_bandwidth=" << run.hac_bandwidth
+            << "` rule, column `ls_hac_std` of parameters.csv) are "
             << Fixed("%.2g", ratios[ratios.size() / 2]) << " times as large (median over the "
             << ratios.size() << " parameters; " << Fixed("%.2g", ratios.front()) << " to "
             << Fixed("%.2g", ratios.back()) << ").";
@@ -429,6 +431,16 @@ bool WriteIdentifyOutputs(const models::SerialRobot& robot, const IdentifyResult
   summary["data"] = run.data_file;
   summary["validation"] = run.validation;
   summary["differentiator"] = run.differentiator;
+  // The HAC covariance: its bandwidth rule and the Bartlett lags it chose per estimator.
+  nlohmann::json hac_lags = nlohmann::json::object();
+  for (Method method : {Method::kLs, Method::kWls, Method::kIv}) {
+    const solvers::IdimResult& result =
+        method == Method::kLs ? r.ls : (method == Method::kWls ? r.wls : r.iv);
+    if (r.Estimate(method).available && result.hac.success) {
+      hac_lags[MethodName(method)] = result.hac.lags;
+    }
+  }
+  summary["hac"] = {{"bandwidth", run.hac_bandwidth}, {"lags", hac_lags}};
   summary["method"] = MethodName(run.chosen);
   summary["joints"] = r.joint_names;
   nlohmann::json measured = nlohmann::json::array();

@@ -122,6 +122,7 @@ bool RunInstrumentalVariables(const models::SerialRobot& robot, const solvers::I
   solvers::IdimRunOptions run;
   run.estimator = solvers::IdimEstimator::kInstrumentalVariables;
   run.iv = options.iv;
+  run.hac_bandwidth = options.hac_bandwidth;
   std::string why;
   if (!solvers::RunIdim(model, r.system, run, theta0, &auxiliary, &r.iv, &why) || !r.iv.success) {
     estimate->message = why.empty() ? r.iv.message : why;
@@ -256,6 +257,7 @@ bool RunIdentify(const models::SerialRobot& robot, const JointLog& identificatio
     solvers::IdimRunOptions run;
     run.estimator = method == Method::kLs ? solvers::IdimEstimator::kLeastSquares
                                           : solvers::IdimEstimator::kWeightedLeastSquares;
+    run.hac_bandwidth = options.hac_bandwidth;
     solvers::IdimResult& result = method == Method::kLs ? r.ls : r.wls;
     MethodEstimate& estimate = estimate_of(method);
     std::string why;

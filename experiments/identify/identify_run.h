@@ -55,6 +55,9 @@ struct IdentifyOptions {
   // subset whose removal costs at most essential_max_error_increase of relative error.
   bool essential = false;
   double essential_max_error_increase = 0.005;
+  // The HAC covariance of LS, WLS and IV: how its Bartlett bandwidth is chosen
+  // (solvers/residual_analysis.h).
+  solvers::HacBandwidth hac_bandwidth = solvers::HacBandwidth::kAr1;
 };
 
 // The estimate of one method: base parameters (b) with their standard deviations, and the

@@ -3,10 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <cmath>
-#include <random>
-
 #include <Eigen/LU>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <utility>
 #include <vector>
 
 namespace dynid::solvers {
@@ -150,6 +151,117 @@ TEST(HacCovarianceTest, MatchesTheDirectBartlettSum) {
   EXPECT_FALSE(ComputeHacCovariance(z, x, e.head(5), blocks).success);
 }
 
+// Residuals of unit-variance white noise plus `slow_variance` × an AR(1) component of
+// coefficient `phi` (stationary start), `blocks` blocks of `n` samples one after the other.
+Eigen::VectorXd WhitePlusAr1(int n, int blocks, double phi, double slow_variance,
+                             std::mt19937_64* rng) {
+  std::normal_distribution<double> normal(0.0, 1.0);
+  Eigen::VectorXd e(static_cast<Eigen::Index>(n) * blocks);
+  const double innovation = std::sqrt(slow_variance * (1.0 - phi * phi));
+  for (int block = 0; block < blocks; ++block) {
+    double slow = std::sqrt(slow_variance) * normal(*rng);
+    for (int t = 0; t < n; ++t) {
+      slow = phi * slow + innovation * normal(*rng);
+      e[block * n + t] = normal(*rng) + slow;
+    }
+  }
+  return e;
+}
+
+// On AR(1) residuals the bandwidth from the autocorrelation function estimates Andrews' α of the
+// AR(1) rule: the two rules choose about the same L (per block and pooled over blocks); on
+// white residuals both choose a short one.
+TEST(HacCovarianceTest, AutocorrelationBandwidthAgreesWithTheAr1RuleOnAr1Residuals) {
+  const int n = 4000, b = 2;
+  for (const double phi : {0.5, 0.8, 0.95}) {
+    for (const int num_blocks : {1, 3}) {
+      std::mt19937_64 rng(static_cast<std::uint64_t>(100 * phi) + num_blocks);
+      std::normal_distribution<double> normal(0.0, 1.0);
+      Eigen::VectorXd e(static_cast<Eigen::Index>(n) * num_blocks);
+      for (int block = 0; block < num_blocks; ++block) {
+        double previous = normal(rng) / std::sqrt(1.0 - phi * phi);
+        for (int t = 0; t < n; ++t) {
+          previous = phi * previous + normal(rng);
+          e[block * n + t] = previous;
+        }
+      }
+      Eigen::MatrixXd x(e.size(), b);
+      for (Eigen::Index r = 0; r < x.rows(); ++r) x.row(r) << 1.0, normal(rng);
+      const RowBlocks blocks = RowBlocks::Stacked(data::StackOrder::kJointMajor, num_blocks, n);
+      const HacCovariance ar1 = ComputeHacCovariance(x, x, e, blocks, 0, HacBandwidth::kAr1);
+      const HacCovariance acf =
+          ComputeHacCovariance(x, x, e, blocks, 0, HacBandwidth::kAutocorrelation);
+      ASSERT_TRUE(ar1.success && acf.success) << acf.message;
+      const double andrews = 4.0 * phi * phi / std::pow((1 - phi) * (1 + phi), 2);
+      std::printf(
+          "AR(%.2f), %d block(s): α true %.3g, AR(1) rule %.3g (L = %d), ACF %.3g (L = %d)\n", phi,
+          num_blocks, andrews, ar1.alpha, ar1.lags, acf.alpha, acf.lags);
+      // α within a factor 2 (L, its cube root, within 26 %).
+      EXPECT_GT(acf.alpha / andrews, 0.5) << phi << " " << num_blocks;
+      EXPECT_LT(acf.alpha / andrews, 2.0) << phi << " " << num_blocks;
+      EXPECT_NEAR(static_cast<double>(acf.lags) / ar1.lags, 1.0, 0.2) << phi << " " << num_blocks;
+      EXPECT_THAT(acf.message, HasSubstr("autocorrelation function"));
+      EXPECT_THAT(ar1.message, ::testing::Not(HasSubstr("autocorrelation function")));
+    }
+  }
+  std::mt19937_64 rng(3);
+  const Eigen::VectorXd white = WhitePlusAr1(n, 1, 0.0, 0.0, &rng);
+  const Eigen::MatrixXd x = Eigen::MatrixXd::Ones(n, 1);
+  const RowBlocks one_block;
+  EXPECT_LE(ComputeHacCovariance(x, x, white, one_block, 0, HacBandwidth::kAr1).lags, 2);
+  EXPECT_LE(ComputeHacCovariance(x, x, white, one_block, 0, HacBandwidth::kAutocorrelation).lags,
+            3);
+  // Given lags are kept whatever the rule.
+  EXPECT_EQ(ComputeHacCovariance(x, x, white, one_block, 7, HacBandwidth::kAutocorrelation).lags,
+            7);
+}
+
+// Residuals whose autocorrelation decays slowly from a modest lag-1 value (white noise plus a
+// weaker AR(0.95) component: lag-1 autocorrelation ≈ 0.32, correlation over about 60 samples):
+// the AR(1) rule sees the lag-1 value only and picks a short L, so its intervals do not cover;
+// the autocorrelation rule picks a long L (up to Politis & White's cap) and its intervals cover.
+// A Monte Carlo of 200 regressions y = X θ + e against the true θ.
+TEST(HacCovarianceTest, AutocorrelationBandwidthCoversASlowlyDecayingCorrelation) {
+  const int n = 4000, runs = 200, b = 3;
+  Eigen::MatrixXd x(n, b);
+  for (int t = 0; t < n; ++t) {
+    const double phase = 2.0 * M_PI * t / n;
+    x.row(t) << 1.0, std::sin(3.0 * phase), std::cos(7.0 * phase + 0.4);
+  }
+  const Eigen::MatrixXd xtx_inv = (x.transpose() * x).inverse();
+  const RowBlocks one_block;
+  int covered_ar1 = 0, covered_acf = 0, intervals = 0;
+  double lags_ar1 = 0.0, lags_acf = 0.0, rho = 0.0;
+  for (int run = 0; run < runs; ++run) {
+    std::mt19937_64 rng(1000 + run);
+    const Eigen::VectorXd e = WhitePlusAr1(n, 1, 0.95, 0.5, &rng);  // θ = 0
+    const Eigen::VectorXd estimate = xtx_inv * x.transpose() * e;
+    const Eigen::VectorXd residual = e - x * estimate;
+    const HacCovariance ar1 = ComputeHacCovariance(x, x, residual, one_block);
+    const HacCovariance acf =
+        ComputeHacCovariance(x, x, residual, one_block, 0, HacBandwidth::kAutocorrelation);
+    ASSERT_TRUE(ar1.success && acf.success);
+    lags_ar1 += ar1.lags;
+    lags_acf += acf.lags;
+    rho += ar1.rho;
+    for (int i = 0; i < b; ++i) {
+      covered_ar1 += std::abs(estimate[i]) <= 1.96 * ar1.standard_deviation[i];
+      covered_acf += std::abs(estimate[i]) <= 1.96 * acf.standard_deviation[i];
+      ++intervals;
+    }
+  }
+  const double coverage_ar1 = static_cast<double>(covered_ar1) / intervals;
+  const double coverage_acf = static_cast<double>(covered_acf) / intervals;
+  std::printf(
+      "white + AR(0.95), lag-1 autocorrelation %.2f: AR(1) rule mean L %.1f, coverage %.3f; "
+      "autocorrelation rule mean L %.1f, coverage %.3f\n",
+      rho / runs, lags_ar1 / runs, coverage_ar1, lags_acf / runs, coverage_acf);
+  EXPECT_LT(rho / runs, 0.4);
+  EXPECT_GT(lags_acf, 4.0 * lags_ar1);
+  EXPECT_LT(coverage_ar1, 0.85);
+  EXPECT_GE(coverage_acf, 0.88);
+}
+
 // Z handed over in small pieces that interleave the two blocks (joint 2's rows before the rest
 // of joint 1's), with batches of 3 rows per rank update: the covariance of Z held whole.
 TEST(HacCovarianceTest, PiecesOfZGiveTheCovarianceOfZHeldWhole) {
@@ -177,8 +289,10 @@ TEST(HacCovarianceTest, PiecesOfZGiveTheCovarianceOfZHeldWhole) {
   int first_of_joint2 = 0;
   while (blocks.BlockOf(first_of_joint2) == 0) ++first_of_joint2;
   const int half = first_of_joint2 / 2;
-  for (int fixed_lags : {lags, 0}) {
-    const HacCovariance whole = ComputeHacCovariance(z, x, e, blocks, fixed_lags);
+  for (const auto& [fixed_lags, bandwidth] :
+       {std::pair{lags, HacBandwidth::kAr1}, std::pair{0, HacBandwidth::kAr1},
+        std::pair{0, HacBandwidth::kAutocorrelation}}) {
+    const HacCovariance whole = ComputeHacCovariance(z, x, e, blocks, fixed_lags, bandwidth);
     ASSERT_TRUE(whole.success) << whole.message;
     const HacCovariance pieces = ComputeHacCovarianceFromRows(
         [&](const HacRowConsumer& consume, std::string*) {
@@ -189,10 +303,11 @@ TEST(HacCovarianceTest, PiecesOfZGiveTheCovarianceOfZHeldWhole) {
           consume(half, z.middleRows(half, first_of_joint2 - half));
           return true;
         },
-        z.transpose() * x, e, blocks, fixed_lags, /*batch_rows=*/3);
+        z.transpose() * x, e, blocks, fixed_lags, bandwidth, /*batch_rows=*/3);
     ASSERT_TRUE(pieces.success) << pieces.message;
     EXPECT_EQ(pieces.lags, whole.lags);
     EXPECT_DOUBLE_EQ(pieces.rho, whole.rho);
+    EXPECT_DOUBLE_EQ(pieces.alpha, whole.alpha);
     EXPECT_LT((pieces.covariance - whole.covariance).norm(), 1e-12 * whole.covariance.norm());
   }
   // A source that cannot form the rows fails the covariance with its message.

@@ -17,7 +17,9 @@
 #     better — and the i.i.d. bootstrap (blocks of one sample) misses it; a single run labels its
 #     intervals with a given coverage.csv (console: one summary line per estimator), and
 #     withholds one measured at other flags; the settings compare the files by content (quoted
-#     from other folders and for a copy, withheld for a changed record; older lines by path).
+#     from other folders and for a copy, withheld for a changed record; older lines by path);
+#     --hac_bandwidth=acf (the HAC bandwidth from the residuals' autocorrelation function) is
+#     recorded in the settings and the summaries, and its HAC σ cover the AR(1) noise too.
 # Usage: identify_cli_test.sh PATH/TO/identify
 set -u
 binary="$1"
@@ -189,6 +191,8 @@ expect_exit 1 "IDIM-IV estimate not available: no reference trajectory" "${good[
 expect_exit 2 "--kp" "${good[@]}" --data="$work/turntable_ref.csv" --kp=1,2
 expect_exit 2 "--iv_reference: expected" "${good[@]}" --data="$work/turntable.csv" \
   --iv_reference=cad
+expect_exit 2 "--hac_bandwidth: expected ar1 or acf, got 'long'" "${good[@]}" \
+  --data="$work/turntable.csv" --hac_bandwidth=long
 
 # 4. The Monte Carlo. Torques of the turntable plus noise from a Park–Miller generator (the same
 # numbers with every awk): white, or AR(1) with coefficient 0.98 (same marginal σ, 0.05 N m).
@@ -250,6 +254,22 @@ for p in zz1r fv1 fc1 off1; do
     "$(coverage ls $p "$work/coloured/coverage.csv")"
   check "coloured noise, i.i.d. bootstrap: LS $p looks calibrated" "a >= 0.85" \
     "$(coverage ls $p "$work/coloured_iid/coverage.csv")"
+done
+# The HAC bandwidth from the residuals' autocorrelation function (--hac_bandwidth=acf): its HAC
+# σ cover better than the classical ones too; the rule is recorded in the settings and
+# summary.json (the default's is left out of the settings, as every flag at its default).
+mc coloured_acf coloured.csv --monte_carlo=20 --monte_carlo_threads=2 --hac_bandwidth=acf
+grep -q "^# settings: .* --hac_bandwidth=acf" "$work/coloured_acf/coverage.csv" ||
+  fail "coverage.csv settings without --hac_bandwidth: $(head -1 "$work/coloured_acf/coverage.csv")"
+grep -q "hac_bandwidth" "$work/coloured/coverage.csv" &&
+  fail "the default HAC bandwidth rule in the settings: $(head -1 "$work/coloured/coverage.csv")"
+check "summary.json records the HAC bandwidth rule" "a == 1 && b == 1" \
+  "$(json "$work/coloured_acf/summary.json" "int(d['monte_carlo']['hac_bandwidth'] == 'acf')")" \
+  "$(json "$work/coloured/summary.json" "int(d['monte_carlo']['hac_bandwidth'] == 'ar1')")"
+for p in zz1r fv1 fc1 off1; do
+  check "coloured noise, acf bandwidth: HAC $p covers better than classical" "a >= b + 0.3" \
+    "$(coverage ls_hac $p "$work/coloured_acf/coverage.csv")" \
+    "$(coverage ls $p "$work/coloured_acf/coverage.csv")"
 done
 check "automatic block length follows the colour" "a > 20 && b <= 3" \
   "$(json "$work/coloured/summary.json" "d['monte_carlo']['block_length_samples']")" \
@@ -336,6 +356,18 @@ check "summary.json label" "a == 1" "$(json "$work/quoted/summary.json" \
 grep -q "not measured for this setting" "$work/other.log" || fail "coverage of other flags quoted"
 [[ "$(awk -F, '$1 == "zz1r" { print $17 }' "$work/other/parameters.csv")" == \
    "coverage not measured" ]] || fail "coverage of other flags in parameters.csv"
+# ... nor one measured with the other HAC bandwidth rule; a single run records its rule and lags.
+"$binary" --robot="$work/turntable.yaml" --data="$work/coloured.csv" --figures=false \
+  --hac_bandwidth=acf --coverage_csv="$work/coloured/coverage.csv" --out_dir="$work/acf_single" \
+  > "$work/acf_single.log" 2>&1 || fail "run with --hac_bandwidth=acf exited non-zero"
+grep -q "not measured for this setting" "$work/acf_single.log" ||
+  fail "coverage of the ar1 HAC bandwidth quoted at --hac_bandwidth=acf"
+check "single run: summary.json HAC rule and lags" "a == 1 && b > c" \
+  "$(json "$work/acf_single/summary.json" "int(d['hac']['bandwidth'] == 'acf')")" \
+  "$(json "$work/acf_single/summary.json" "d['hac']['lags']['ls']")" \
+  "$(json "$work/quoted/summary.json" "d['hac']['lags']['ls'] // 2")"
+grep -q -- "--hac_bandwidth=acf" "$work/acf_single/report.md" ||
+  fail "report.md does not name the HAC bandwidth rule"
 # Bad Monte Carlo flags.
 mcgood=("${good[@]}" --data="$work/coloured.csv")
 expect_exit 2 "--monte_carlo must be >= 0" "${mcgood[@]}" --monte_carlo=-1
