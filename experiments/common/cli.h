@@ -39,7 +39,7 @@ const std::string& ProgramName();
 // that names glibc.malloc.hugetlb already (then nothing changes: set it to 0 to keep the
 // ordinary pages): the allocator then asks for transparent huge pages on its large blocks, so a
 // long record's arrays fault in 2 MB at a time instead of 4 kB (irw_smooth on 10⁶ samples 0.87–
-// 0.92 s → 0.58–0.65 s on the 2-core VM, experiments/benchmarks/README.md). Where the kernel's
+// 0.92 s → 0.51–0.67 s on the 2-core VM, experiments/benchmarks/README.md). Where the kernel's
 // transparent huge pages are "always", "never" or absent the tunable changes nothing; if the
 // exec fails the program carries on as it is.
 void ParseFlags(int* argc, char*** argv, const std::string& usage,

@@ -62,7 +62,8 @@ int main(int argc, char** argv) {
   // system after every free and faulting in again, zero-filled, page by page: blocks up to 32 MB
   // from the heap, and the heap's top given back only by the malloc_trim calls where a system's
   // matrices are released. The default run's page faults fall from 0.39 to 0.20 million and its
-  // system time from 2.6–2.8 s to 1.6 s, the peak memory unchanged (experiments/benchmarks/README.md).
+  // system time from 2.6–2.8 s to 1.6–1.8 s, the peak memory unchanged
+  // (experiments/benchmarks/README.md).
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   // One process, or a rank of tx40_study_mpi's MPI job sharing out the --monte_carlo runs.
