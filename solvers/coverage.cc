@@ -458,8 +458,20 @@ bool WriteCoverageOutputs(const std::vector<MonteCarloRun>& runs,
                         error)) {
     return false;
   }
-  return !figures || data::RenderFigure(CoverageFigure(*rows, "coverage.csv", title),
-                                        stage->Path(""), "coverage", error);
+  if (!figures) return true;
+  if (!data::RenderFigure(CoverageFigure(*rows, "coverage.csv", title), stage->Path(""), "coverage",
+                          error)) {
+    return false;
+  }
+  // Several estimators (or scenarios): also the map of all of them on one page
+  // (plot_coverage_map.py).
+  const bool several = std::any_of(rows->begin(), rows->end(), [&](const CoverageRow& row) {
+    return row.estimator != rows->front().estimator || row.scenario != rows->front().scenario;
+  });
+  if (!several) return true;
+  return data::RunPythonScript(
+      "plot_coverage_map.py", {stage->Path("coverage.csv"), stage->Path("coverage_map.png"), title},
+      error);
 }
 
 }  // namespace dynid::solvers

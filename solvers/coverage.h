@@ -143,9 +143,11 @@ nlohmann::json CoverageJson(const std::vector<CoverageRow>& rows);
 
 // The Monte Carlo outputs of a study, written into `stage`: coverage.csv (FormatCoverageCsv of
 // SummarizeCoverage(runs, scenario_names), also returned in `rows`), monte_carlo_runs.csv
-// (FormatMonteCarloRunsCsv) and, when `figures`, coverage.png (CoverageFigure with `title`);
-// `settings` as in FormatCoverageCsv. False with a message when a file or the figure could not be
-// written.
+// (FormatMonteCarloRunsCsv) and, when `figures`, coverage.png (CoverageFigure with `title`)
+// and, for rows of more than one estimator or scenario, coverage_map.png: every parameter ×
+// estimator cell coloured by its coverage on one page (the runtime script
+// plot_coverage_map.py, data::RunPythonScript); `settings` as in FormatCoverageCsv. False with a
+// message when a file or the figure could not be written.
 bool WriteCoverageOutputs(const std::vector<MonteCarloRun>& runs,
                           const std::vector<std::string>& scenario_names, const std::string& title,
                           bool figures, data::OutputStage* stage, std::vector<CoverageRow>* rows,

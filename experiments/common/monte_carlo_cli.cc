@@ -17,7 +17,8 @@
 DEFINE_int32(monte_carlo, 0,
              "run the simulation and its estimators over N noise seeds (--seed, --seed + 1, ...) "
              "instead of the single run, and write coverage.csv, monte_carlo_runs.csv, "
-             "coverage.png and summary.json (0 = the single run)");
+             "coverage.png (and coverage_map.png for several estimators) and summary.json (0 = "
+             "the single run)");
 DEFINE_int32(monte_carlo_threads, 0, "worker threads of --monte_carlo (0 = all cores)");
 DEFINE_bool(monte_carlo_resume, false,
             "with --monte_carlo: reuse the runs journalled in OUT_DIR/.monte_carlo_journal by an "

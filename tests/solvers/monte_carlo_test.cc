@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -19,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "dynid/data/output.h"
 #include "dynid/solvers/coverage.h"
 
 namespace dynid::solvers {
@@ -561,6 +563,62 @@ TEST(MonteCarloTest, CoveragePanelsPackSmallGroups) {
   ASSERT_EQ(large.size(), 3u);
   EXPECT_EQ(large[1].count, 100);
   EXPECT_TRUE(large[1].one_group);
+}
+
+// With figures, several estimators also get the coverage map (one page of parameter ×
+// estimator cells); a single estimator gets coverage.png alone.
+TEST(MonteCarloTest, CoverageMapIsWrittenForSeveralEstimators) {
+  if (std::system("/usr/bin/python3 -c 'import matplotlib' > /dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "python3 with matplotlib not found";
+  }
+  namespace fs = std::filesystem;
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  auto runs_of = [&](const std::vector<std::string>& estimators) {
+    std::vector<MonteCarloRun> runs;
+    for (int seed = 0; seed < 25; ++seed) {
+      MonteCarloRun run;
+      run.seed = seed;
+      for (const std::string& estimator : estimators) {
+        for (const char* parameter : {"m", "c"}) {
+          MonteCarloEstimate e;
+          e.estimator = estimator;
+          e.parameter = parameter;
+          e.truth = 1.0;
+          e.estimate = 1.0 + 0.1 * normal(rng);
+          e.reported_std = estimator == "honest" ? 0.1 : 0.02;
+          run.estimates.push_back(e);
+        }
+      }
+      runs.push_back(run);
+    }
+    return runs;
+  };
+  const fs::path root = fs::temp_directory_path() / "dynid_coverage_map_test";
+  fs::remove_all(root);
+  for (const auto& [name, estimators] :
+       std::vector<std::pair<std::string, std::vector<std::string>>>{
+           {"two", {"honest", "optimistic"}}, {"one", {"honest"}}}) {
+    data::OutputStage stage;
+    std::string error;
+    ASSERT_TRUE(stage.Open((root / name).string(), &error)) << error;
+    std::vector<CoverageRow> rows;
+    ASSERT_TRUE(WriteCoverageOutputs(runs_of(estimators), {""}, "title", /*figures=*/true, &stage,
+                                     &rows, &error))
+        << error;
+    ASSERT_TRUE(stage.Commit(&error)) << error;
+  }
+  auto png = [](const fs::path& path) {
+    std::ifstream file(path, std::ios::binary);
+    std::string head(8, '\0');
+    file.read(head.data(), 8);
+    return file.good() && head == std::string("\x89PNG\r\n\x1a\n", 8) && fs::file_size(path) > 1000;
+  };
+  EXPECT_TRUE(png(root / "two" / "coverage.png"));
+  EXPECT_TRUE(png(root / "two" / "coverage_map.png"));
+  EXPECT_TRUE(png(root / "one" / "coverage.png"));
+  EXPECT_FALSE(fs::exists(root / "one" / "coverage_map.png"));
+  fs::remove_all(root);
 }
 
 }  // namespace
