@@ -171,12 +171,15 @@ std::string HugePageTunables(const char* current) {
 void ParseFlags(int* argc, char*** argv, const std::string& usage, const char* main_file) {
   if (*argc > 0) g_program = std::filesystem::path((*argv)[0]).filename().string();
   // Huge pages for the allocator (see the header). Not in an MPI rank: MPI is initialised before
-  // the flags are parsed (the *_mpi programs) or the launcher expects this very process.
+  // the flags are parsed (the *_mpi programs) or the launcher expects this very process; not
+  // under valgrind, whose client would run on without it after an exec.
+  const char* preload = std::getenv("LD_PRELOAD");
+  const bool valgrind = preload != nullptr && std::strstr(preload, "vgpreload") != nullptr;
   const bool mpi =
       (g_program.size() > 4 && g_program.compare(g_program.size() - 4, 4, "_mpi") == 0) ||
       std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMIX_RANK") != nullptr ||
       std::getenv("PMI_RANK") != nullptr;
-  if (!mpi) {
+  if (!mpi && !valgrind) {
     const std::string tunables = HugePageTunables(std::getenv("GLIBC_TUNABLES"));
     if (!tunables.empty() && ::setenv("GLIBC_TUNABLES", tunables.c_str(), 1) == 0) {
       ::execv("/proc/self/exe", *argv);  // returns only when it failed: go on as we are

@@ -34,14 +34,14 @@ const std::string& ProgramName();
 // a malformed value and on a positional argument (gflags alone would exit 1 on those), and when
 // the program has an --out_dir flag that CheckOutDir rejects.
 // `main_file` defaults to the caller's source file.
-// First of all, a program that is not an MPI rank starts itself again (execv of /proc/self/exe,
-// same arguments) with glibc's tunable glibc.malloc.hugetlb=1 added to GLIBC_TUNABLES, unless
-// that names glibc.malloc.hugetlb already (then nothing changes: set it to 0 to keep the
-// ordinary pages): the allocator then asks for transparent huge pages on its large blocks, so a
-// long record's arrays fault in 2 MB at a time instead of 4 kB (irw_smooth on 10⁶ samples 0.87–
-// 0.92 s → 0.51–0.67 s on the 2-core VM, experiments/benchmarks/README.md). Where the kernel's
-// transparent huge pages are "always", "never" or absent the tunable changes nothing; if the
-// exec fails the program carries on as it is.
+// First of all, a program that is not an MPI rank (nor run by valgrind) starts itself again (execv
+// of /proc/self/exe, same arguments) with glibc's tunable glibc.malloc.hugetlb=1 added to
+// GLIBC_TUNABLES, unless that names glibc.malloc.hugetlb already (then nothing changes: set it to 0
+// to keep the ordinary pages): the allocator then asks for transparent huge pages on its large
+// blocks, so a long record's arrays fault in 2 MB at a time instead of 4 kB (irw_smooth on 10⁶
+// samples 0.87– 0.92 s → 0.51–0.67 s on the 2-core VM, experiments/benchmarks/README.md). Where the
+// kernel's transparent huge pages are "always", "never" or absent the tunable changes nothing; if
+// the exec fails the program carries on as it is.
 void ParseFlags(int* argc, char*** argv, const std::string& usage,
                 const char* main_file = __builtin_FILE());
 
