@@ -40,6 +40,17 @@ Ranks& TheRanks() {
   return ranks;
 }
 
+// RecordFlagsAlways's names.
+std::vector<std::string>& RecordedAlways() {
+  static std::vector<std::string> names;
+  return names;
+}
+
+bool IsRecordedAlways(const std::string& name) {
+  const std::vector<std::string>& names = RecordedAlways();
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
 std::string JournalDirectory(const std::string& out_dir) {
   return out_dir + "/.monte_carlo_journal";
 }
@@ -93,16 +104,17 @@ std::string FileContentTag(const std::string& path) {
   return kContentTag + std::to_string(bytes) + ",fnv1a64=" + hash;
 }
 
-// "--name=value" of every flag of the program (own and shared) whose value differs from its
-// default and that may change a run, except `ignored`; sorted. A string flag naming a regular
-// file has the file's content tag appended to its value ("--data=log.csv#bytes=...,fnv1a64=...").
+// "--name=value" of every flag of the program (own and shared) that may change a run and whose
+// value differs from its default or that is recorded always, except `ignored`; sorted. A string
+// flag naming a regular file has the file's content tag appended to its value
+// ("--data=log.csv#bytes=...,fnv1a64=...").
 std::vector<std::string> RunChangingFlags(const std::vector<std::string>& ignored) {
   std::vector<gflags::CommandLineFlagInfo> flags;
   gflags::GetAllFlags(&flags);
   std::vector<std::string> settings;
   for (const auto& flag : flags) {
     if (!IsProgramFlag(flag.filename) || NeverChangesARun(flag.name) ||
-        flag.current_value == flag.default_value ||
+        (flag.current_value == flag.default_value && !IsRecordedAlways(flag.name)) ||
         std::find(ignored.begin(), ignored.end(), flag.name) != ignored.end()) {
       continue;
     }
@@ -168,6 +180,8 @@ void SetMonteCarloRanks(int rank, int size, std::function<void()> barrier,
                         std::function<bool(bool, std::string*, std::string*)> gather) {
   TheRanks() = Ranks{rank, size, std::move(barrier), std::move(gather)};
 }
+
+void RecordFlagsAlways(const std::vector<std::string>& names) { RecordedAlways() = names; }
 
 int MonteCarloRank() { return TheRanks().rank; }
 int MonteCarloRanks() { return TheRanks().size; }
@@ -298,7 +312,19 @@ bool SameMonteCarloSettings(const std::vector<std::string>& settings,
       difference->clear();  // an earlier line of a joined file may have differed
       return true;
     }
-    const std::string described = "measured by " + program + " at " + Join(measured);
+    // The flags recorded always that the line lacks (written before they were).
+    std::string unrecorded;
+    for (const std::string& flag : current) {
+      const std::string name = SplitSettingsFlag(flag).name;
+      const bool in_line =
+          std::any_of(measured.begin(), measured.end(), [&name](const std::string& recorded) {
+            return SplitSettingsFlag(recorded).name == name;
+          });
+      if (IsRecordedAlways(name) && !in_line) {
+        unrecorded += (unrecorded.empty() ? " without a recorded --" : ", --") + name;
+      }
+    }
+    const std::string described = "measured by " + program + " at " + Join(measured) + unrecorded;
     if (difference->find(described) == std::string::npos) {
       *difference += std::string(difference->empty() ? "" : "; ") + described;
     }

@@ -72,10 +72,18 @@ bool RunMonteCarloFromFlags(const std::string& out_dir, std::uint64_t first_seed
                             const solvers::MonteCarloTrial& trial, MonteCarloJob* job,
                             std::string* error, bool journalled = true);
 
+// Flags that the settings lines record at every value, their default too (MonteCarloSettings,
+// SameMonteCarloSettings). A program names here a flag whose default has changed: its lines
+// written before recorded nothing at the old default, so they read as measured at the new one.
+// A line that records the flag is compared by its value; a line without it is measured at an
+// unknown value and describes no run of this program. A program's main calls this before its
+// Monte Carlo or its quoted coverage.
+void RecordFlagsAlways(const std::vector<std::string>& names);
+
 // How this Monte Carlo runs, as one line: the program, --monte_carlo, --seed and every flag that
-// may change a run and is not at its default ("scara_study --monte_carlo=50 --seed=1
-// --duration_s=6"). A string flag that names a regular file (a record, a robot description) has
-// the file's size and checksum appended to the path as given
+// may change a run and is not at its default or is recorded always (RecordFlagsAlways)
+// ("scara_study --monte_carlo=50 --seed=1 --duration_s=6"). A string flag that names a regular file
+// (a record, a robot description) has the file's size and checksum appended to the path as given
 // ("--data=data/log.csv#bytes=812345,fnv1a64=<16 hex digits>", FNV-1a of the content).
 std::string MonteCarloSettings();
 
@@ -85,8 +93,9 @@ std::string MonteCarloSettings();
 // compared by content: a file flag recorded with its size and checksum matches this run's file
 // of the same size and checksum wherever it lies and however its path is written (absolute,
 // relative to any working folder), and does not match a changed file at the same path. Lines
-// written without the checksums compare the path as given. Otherwise false with what differs in
-// *difference.
+// written without the checksums compare the path as given. A line without a flag recorded always
+// (RecordFlagsAlways) matches no run. Otherwise false with what differs in *difference
+// ("measured by P at FLAGS without a recorded --name, this run at FLAGS" for such a line).
 bool SameMonteCarloSettings(const std::vector<std::string>& settings,
                             const std::vector<std::string>& ignored, std::string* difference);
 

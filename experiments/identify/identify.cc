@@ -15,7 +15,7 @@
 //
 //   identify --robot=FILE.urdf|FILE.json|FILE.yaml [--chain=ROOT:TIP] [--drives=FILE]
 //            --data=CSV [--validation_data=CSV | --validation_fraction=0.3]
-//            [--effort_joints=a,b] [--method=ls|wls|pc|prior] [--hac_bandwidth=ar1|acf]
+//            [--effort_joints=a,b] [--method=ls|wls|pc|prior] [--hac_bandwidth=acf|ar1]
 //            --out_dir=D
 //   identify ... --monte_carlo=N [--seed=S] [--monte_carlo_threads=T] [--monte_carlo_resume]
 //            [--monte_carlo_block=L] [--monte_carlo_encoder_step=D]   (identify_monte_carlo.h)
@@ -101,11 +101,11 @@ DEFINE_bool(essential, false,
             "the report and summary.json list them");
 DEFINE_double(essential_max_error_increase, 0.005,
               "--essential: largest accepted growth of the relative error (a fraction)");
-DEFINE_string(hac_bandwidth, "ar1",
+DEFINE_string(hac_bandwidth, "acf",
               "bandwidth rule of the HAC covariance (ls_hac_std, and the ls_hac, wls_hac and "
-              "iv_hac intervals of --monte_carlo): ar1 (Andrews' AR(1) plug-in from the "
-              "residuals' lag-1 autocorrelation) or acf (Andrews' rule with its constant from "
-              "the residuals' whole autocorrelation function, flat-top estimates)");
+              "iv_hac intervals of --monte_carlo): acf (Andrews' rule with its constant from "
+              "the residuals' whole autocorrelation function, flat-top estimates) or ar1 "
+              "(Andrews' AR(1) plug-in from the residuals' lag-1 autocorrelation)");
 DEFINE_string(out_dir, "out/identify", "output folder");
 DEFINE_bool(figures, true, "render torques.png and parameters.png (needs python3 + matplotlib)");
 DEFINE_int32(threads, 0, "threads for the per-joint smoothers (0 = all cores)");
@@ -160,6 +160,9 @@ int main(int argc, char** argv) {
                          "[--validation_data=CSV] [--method=pc|ls|wls|prior] "
                          "[--monte_carlo=N [--seed=S] [--monte_carlo_threads=T] "
                          "[--monte_carlo_resume]] [--coverage_csv=FILE] --out_dir=D");
+  // The HAC bandwidth rule's default was ar1 before it became acf: coverage files record the
+  // rule always, and one measured at the old default, which does not, is quoted by no run.
+  dynid::cli::RecordFlagsAlways({"hac_bandwidth"});
   const auto start = std::chrono::steady_clock::now();
   std::string error;
   // Flags first: nothing is read or computed before they are all valid.

@@ -56,8 +56,8 @@ struct IdentifyOptions {
   bool essential = false;
   double essential_max_error_increase = 0.005;
   // The HAC covariance of LS, WLS and IV: how its Bartlett bandwidth is chosen
-  // (solvers/residual_analysis.h).
-  solvers::HacBandwidth hac_bandwidth = solvers::HacBandwidth::kAr1;
+  // (solvers/residual_analysis.h); identify's default is the autocorrelation rule.
+  solvers::HacBandwidth hac_bandwidth = solvers::HacBandwidth::kAutocorrelation;
 };
 
 // The estimate of one method: base parameters (b) with their standard deviations, and the

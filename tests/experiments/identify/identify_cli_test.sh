@@ -7,7 +7,8 @@
 #     errors meet the published comparison (least squares ≤ 0.40 / 0.18 / 0.27 / 0.30, pooled
 #     ≤ 0.20), the physically consistent fit is no worse than LS plus 10 %, and the report says
 #     the inertial parameters are not identifiable from this recording; run from another folder
-#     (absolute and relative paths) it quotes the shipped coverage, and not for a changed record.
+#     (absolute and relative paths) it quotes the shipped coverage, and not for a changed record
+#     nor with the settings line of a file that does not record the HAC bandwidth rule.
 #  3. Bad flags, descriptions and records: exit 2, a message naming the file, line and column or
 #     the flag, nothing written.
 #  4. --monte_carlo, the parametric block bootstrap, on the turntable with noisy torques: the
@@ -18,8 +19,10 @@
 #     intervals with a given coverage.csv (console: one summary line per estimator), and
 #     withholds one measured at other flags; the settings compare the files by content (quoted
 #     from other folders and for a copy, withheld for a changed record; older lines by path);
-#     --hac_bandwidth=acf (the HAC bandwidth from the residuals' autocorrelation function) is
-#     recorded in the settings and the summaries, and its HAC σ cover the AR(1) noise too.
+#     the HAC bandwidth rule (acf by default, the residuals' autocorrelation function; ar1 the
+#     lag-1 plug-in) is recorded in the settings at either value and in the summaries, the HAC σ
+#     of both rules cover the AR(1) noise better than the classical ones, and a file whose
+#     settings do not record the rule (measured when ar1 was the default) is quoted by neither.
 # Usage: identify_cli_test.sh PATH/TO/identify
 set -u
 binary="$1"
@@ -110,6 +113,8 @@ tiago_flags=(--chain=base_footprint:arm_7_link
   fail "TIAGo run exited non-zero: $(cat "$work/tiago.log")"
 grep -q "^  ls      0 of 57 calibrated, median coverage 0.50; lowest: " "$work/tiago.log" ||
   fail "TIAGo from another folder, absolute paths: shipped coverage not quoted: $(cat "$work/tiago.log")"
+grep -q "^  ls_hac  39 of 57 calibrated, median coverage 0.88; lowest: " "$work/tiago.log" ||
+  fail "TIAGo: the shipped coverage is not the default HAC bandwidth rule's: $(cat "$work/tiago.log")"
 # The console summarises: one line per estimator naming three intervals, not 57.
 check "TIAGo coverage lines name at most 3 parameters each" "a == 5 && b <= 3" \
   "$(grep -c "^  [a-z_]* *[0-9]* of 57 calibrated" "$work/tiago.log")" \
@@ -139,6 +144,14 @@ cmp -s "$tiago/tiago_arm_log.csv" "$work/tiago_changed.csv" && fail "the record 
   fail "TIAGo run of a changed record exited non-zero: $(cat "$work/tiago_changed.log")"
 grep -q "not measured for this setting" "$work/tiago_changed.log" ||
   fail "the coverage of the shipped record was quoted for a changed record"
+# The shipped file with its settings line as written when ar1 was the default (no rule recorded).
+sed '1s/ --hac_bandwidth=acf//' "$shipped" > "$work/tiago_unrecorded.csv"
+cmp -s "$shipped" "$work/tiago_unrecorded.csv" && fail "the shipped settings do not record the rule"
+(cd "$tiago/.." && "$binary" --robot=tiago/tiago_48_schunk.urdf "${tiago_flags[@]}"   --drives=tiago/tiago_drives.yaml --data=tiago/tiago_arm_log.csv   --coverage_csv="$work/tiago_unrecorded.csv" --out_dir="$work/tiago_unrecorded")   > "$work/tiago_unrecorded.log" 2>&1 ||
+  fail "TIAGo run with an unrecorded rule exited non-zero: $(cat "$work/tiago_unrecorded.log")"
+grep -q "not measured for this setting (.* without a recorded --hac_bandwidth, this run at .*--hac_bandwidth=acf" \
+  "$work/tiago_unrecorded.log" ||
+  fail "a coverage file without the HAC bandwidth rule was quoted: $(cat "$work/tiago_unrecorded.log")"
 summary="$work/tiago/summary.json"
 e() { json "$summary" "d['methods']['$1']['validation_relative_error']['$2']"; }
 check "LS arm_1" "a <= 0.40" "$(e ls arm_1_joint)"
@@ -255,21 +268,21 @@ for p in zz1r fv1 fc1 off1; do
   check "coloured noise, i.i.d. bootstrap: LS $p looks calibrated" "a >= 0.85" \
     "$(coverage ls $p "$work/coloured_iid/coverage.csv")"
 done
-# The HAC bandwidth from the residuals' autocorrelation function (--hac_bandwidth=acf): its HAC
-# σ cover better than the classical ones too; the rule is recorded in the settings and
-# summary.json (the default's is left out of the settings, as every flag at its default).
-mc coloured_acf coloured.csv --monte_carlo=20 --monte_carlo_threads=2 --hac_bandwidth=acf
-grep -q "^# settings: .* --hac_bandwidth=acf" "$work/coloured_acf/coverage.csv" ||
-  fail "coverage.csv settings without --hac_bandwidth: $(head -1 "$work/coloured_acf/coverage.csv")"
-grep -q "hac_bandwidth" "$work/coloured/coverage.csv" &&
-  fail "the default HAC bandwidth rule in the settings: $(head -1 "$work/coloured/coverage.csv")"
+# The HAC bandwidth of the lag-1 plug-in (--hac_bandwidth=ar1): its HAC σ cover better than the
+# classical ones too; the rule is recorded in the settings at either value (the default acf as
+# well, unlike other flags at their default) and in summary.json.
+mc coloured_ar1 coloured.csv --monte_carlo=20 --monte_carlo_threads=2 --hac_bandwidth=ar1
+grep -q "^# settings: .* --hac_bandwidth=ar1" "$work/coloured_ar1/coverage.csv" ||
+  fail "coverage.csv settings without --hac_bandwidth=ar1: $(head -1 "$work/coloured_ar1/coverage.csv")"
+grep -q "^# settings: .* --hac_bandwidth=acf" "$work/coloured/coverage.csv" ||
+  fail "the default HAC bandwidth rule not in the settings: $(head -1 "$work/coloured/coverage.csv")"
 check "summary.json records the HAC bandwidth rule" "a == 1 && b == 1" \
-  "$(json "$work/coloured_acf/summary.json" "int(d['monte_carlo']['hac_bandwidth'] == 'acf')")" \
-  "$(json "$work/coloured/summary.json" "int(d['monte_carlo']['hac_bandwidth'] == 'ar1')")"
+  "$(json "$work/coloured_ar1/summary.json" "int(d['monte_carlo']['hac_bandwidth'] == 'ar1')")" \
+  "$(json "$work/coloured/summary.json" "int(d['monte_carlo']['hac_bandwidth'] == 'acf')")"
 for p in zz1r fv1 fc1 off1; do
-  check "coloured noise, acf bandwidth: HAC $p covers better than classical" "a >= b + 0.3" \
-    "$(coverage ls_hac $p "$work/coloured_acf/coverage.csv")" \
-    "$(coverage ls $p "$work/coloured_acf/coverage.csv")"
+  check "coloured noise, ar1 bandwidth: HAC $p covers better than classical" "a >= b + 0.3" \
+    "$(coverage ls_hac $p "$work/coloured_ar1/coverage.csv")" \
+    "$(coverage ls $p "$work/coloured_ar1/coverage.csv")"
 done
 check "automatic block length follows the colour" "a > 20 && b <= 3" \
   "$(json "$work/coloured/summary.json" "d['monte_carlo']['block_length_samples']")" \
@@ -356,18 +369,41 @@ check "summary.json label" "a == 1" "$(json "$work/quoted/summary.json" \
 grep -q "not measured for this setting" "$work/other.log" || fail "coverage of other flags quoted"
 [[ "$(awk -F, '$1 == "zz1r" { print $17 }' "$work/other/parameters.csv")" == \
    "coverage not measured" ]] || fail "coverage of other flags in parameters.csv"
-# ... nor one measured with the other HAC bandwidth rule; a single run records its rule and lags.
-"$binary" --robot="$work/turntable.yaml" --data="$work/coloured.csv" --figures=false \
-  --hac_bandwidth=acf --coverage_csv="$work/coloured/coverage.csv" --out_dir="$work/acf_single" \
-  > "$work/acf_single.log" 2>&1 || fail "run with --hac_bandwidth=acf exited non-zero"
-grep -q "not measured for this setting" "$work/acf_single.log" ||
-  fail "coverage of the ar1 HAC bandwidth quoted at --hac_bandwidth=acf"
-check "single run: summary.json HAC rule and lags" "a == 1 && b > c" \
-  "$(json "$work/acf_single/summary.json" "int(d['hac']['bandwidth'] == 'acf')")" \
-  "$(json "$work/acf_single/summary.json" "d['hac']['lags']['ls']")" \
-  "$(json "$work/quoted/summary.json" "d['hac']['lags']['ls'] // 2")"
-grep -q -- "--hac_bandwidth=acf" "$work/acf_single/report.md" ||
+# ... nor one measured with the other HAC bandwidth rule, in either direction; a single run
+# records its rule and lags.
+single() {  # single NAME COVERAGE ARGS...: a single run of the coloured record
+  local name="$1" coverage_file="$2"; shift 2
+  "$binary" --robot="$work/turntable.yaml" --data="$work/coloured.csv" --figures=false "$@" \
+    --coverage_csv="$coverage_file" --out_dir="$work/$name" > "$work/$name.log" 2>&1 ||
+    fail "single run $name exited non-zero: $(cat "$work/$name.log")"
+}
+single ar1_single "$work/coloured/coverage.csv" --hac_bandwidth=ar1
+grep -q "not measured for this setting" "$work/ar1_single.log" ||
+  fail "coverage of the acf HAC bandwidth quoted at --hac_bandwidth=ar1"
+single ar1_default "$work/coloured_ar1/coverage.csv"
+grep -q "not measured for this setting" "$work/ar1_default.log" ||
+  fail "coverage of the ar1 HAC bandwidth quoted at the default acf"
+single ar1_quoted "$work/coloured_ar1/coverage.csv" --hac_bandwidth=ar1
+grep -q "^  ls_hac  .* of 4 calibrated" "$work/ar1_quoted.log" ||
+  fail "coverage of the ar1 HAC bandwidth not quoted at --hac_bandwidth=ar1"
+check "single run: summary.json HAC rule and lags" "a == 1 && b == 1 && c < d" \
+  "$(json "$work/ar1_single/summary.json" "int(d['hac']['bandwidth'] == 'ar1')")" \
+  "$(json "$work/quoted/summary.json" "int(d['hac']['bandwidth'] == 'acf')")" \
+  "$(json "$work/ar1_single/summary.json" "d['hac']['lags']['ls']")" \
+  "$(json "$work/quoted/summary.json" "d['hac']['lags']['ls']")"
+grep -q -- "--hac_bandwidth=ar1" "$work/ar1_single/report.md" &&
+  grep -q -- "--hac_bandwidth=acf" "$work/quoted/report.md" ||
   fail "report.md does not name the HAC bandwidth rule"
+# A file whose settings line does not record the rule (written when ar1 was the default, which
+# no line recorded) is quoted at neither rule, and the console says why.
+sed '1s/ --hac_bandwidth=acf//' "$work/coloured/coverage.csv" > "$work/unrecorded.csv"
+grep -q "hac_bandwidth" "$work/unrecorded.csv" && fail "the rule is still in the settings"
+for rule in acf ar1; do
+  single "unrecorded_$rule" "$work/unrecorded.csv" --hac_bandwidth=$rule
+  grep -q "not measured for this setting (.* without a recorded --hac_bandwidth, this run at .*--hac_bandwidth=$rule" \
+    "$work/unrecorded_$rule.log" ||
+    fail "a file without the HAC bandwidth rule quoted at $rule: $(cat "$work/unrecorded_$rule.log")"
+done
 # Bad Monte Carlo flags.
 mcgood=("${good[@]}" --data="$work/coloured.csv")
 expect_exit 2 "--monte_carlo must be >= 0" "${mcgood[@]}" --monte_carlo=-1
