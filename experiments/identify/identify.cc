@@ -160,8 +160,8 @@ int main(int argc, char** argv) {
                          "[--validation_data=CSV] [--method=pc|ls|wls|prior] "
                          "[--monte_carlo=N [--seed=S] [--monte_carlo_threads=T] "
                          "[--monte_carlo_resume]] [--coverage_csv=FILE] --out_dir=D");
-  // The HAC bandwidth rule's default was ar1 before it became acf: coverage files record the
-  // rule always, and one measured at the old default, which does not, is quoted by no run.
+  // Coverage files record the HAC bandwidth rule at every value, its default too: a file that
+  // does not name the rule was measured with an unknown one and is quoted by no run.
   dynid::cli::RecordFlagsAlways({"hac_bandwidth"});
   const auto start = std::chrono::steady_clock::now();
   std::string error;
