@@ -83,6 +83,14 @@ std::string ReadBytes(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
 }
 
+// A folder `name` in the test's temporary folder, created empty.
+std::filesystem::path EmptyDirectory(const std::string& name) {
+  const std::filesystem::path directory = std::filesystem::path(::testing::TempDir()) / name;
+  std::filesystem::remove_all(directory);
+  std::filesystem::create_directories(directory);
+  return directory;
+}
+
 // Width and height of a PNG from its header (0 × 0 when it is not a PNG).
 std::pair<int, int> PngSize(const std::string& bytes) {
   if (bytes.size() < 24 || bytes.compare(0, 8, "\x89PNG\r\n\x1a\n") != 0) return {0, 0};
@@ -99,9 +107,7 @@ std::pair<int, int> PngSize(const std::string& bytes) {
 TEST(FigureTest, AKeptFigureDrawsWhatAFreshOneDraws) {
   if (!HaveMatplotlib()) GTEST_SKIP() << "python3 with matplotlib not found";
   namespace fs = std::filesystem;
-  const fs::path directory = fs::path(::testing::TempDir()) / "dynid_figure_test_kept";
-  fs::remove_all(directory);
-  fs::create_directories(directory);
+  const fs::path directory = EmptyDirectory("dynid_figure_test_kept");
   // Table a: 50 samples of order 1; table b: 3000 samples of order 1e-5 (an offset text "1e-5")
   // over a longer time, with one more series.
   std::vector<double> t_a(50), y_a(50), s_a(50), t_b(3000), y_b(3000), z_b(3000);
@@ -159,9 +165,7 @@ TEST(FigureTest, AKeptFigureDrawsWhatAFreshOneDraws) {
 TEST(FigureTest, ASeriesOfSomeRowsDrawsThoseRows) {
   if (!HaveMatplotlib()) GTEST_SKIP() << "python3 with matplotlib not found";
   namespace fs = std::filesystem;
-  const fs::path directory = fs::path(::testing::TempDir()) / "dynid_figure_test_rows";
-  fs::remove_all(directory);
-  fs::create_directories(directory);
+  const fs::path directory = EmptyDirectory("dynid_figure_test_rows");
   std::ofstream all((directory / "all.csv").string());
   std::ofstream part((directory / "part.csv").string());
   all << "# settings: a comment line\nname,value,z\n";
