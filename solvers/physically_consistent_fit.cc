@@ -123,6 +123,7 @@ bool PhysicallyConsistentOptions::IsValid(std::string* why) const {
   if (!(bound_tolerance >= 0.0 && bound_tolerance < 1.0)) {
     return fail("bound_tolerance must be in [0, 1)");
   }
+  if (hac_lags < 0) return fail("hac_lags must be >= 0");
   return progress.IsValid(why);
 }
 
@@ -164,6 +165,10 @@ bool FitPhysicallyConsistent(const models::SerialRobot& robot,
     return false;
   }
   if (!problems::ValidatePhysicallyConsistentData(parameterization, data, error)) return false;
+  if (options.hac && !options.hac_blocks.IsValid(static_cast<int>(data.x.rows()), &why)) {
+    if (error != nullptr) *error = "physically consistent fit: hac_blocks: " + why;
+    return false;
+  }
   const Eigen::Index c = data.x.cols();
   std::vector<std::string> names = column_names;
   if (names.empty()) {
@@ -365,6 +370,40 @@ bool FitPhysicallyConsistent(const models::SerialRobot& robot,
       summary->column_covariance.diagonal().cwiseMax(0.0).cwiseSqrt();
   for (Eigen::Index i = 0; i < c; ++i) {
     if (column_free[i]) summary->column_standard_deviation[i] = inf;
+  }
+  if (options.hac) {
+    // Scores of the weighted data rows in column space, g_t = (w_t x_t)ᵀ (w_t e_t), formed in
+    // pieces; Ω_φ = (A D)ᵀ Ω (A D) and cov(φ) = H⁺ Ω_φ H⁺ (header comment).
+    const bool weighted = data.row_weights.size() != 0;
+    Eigen::VectorXd residual = data.y - data.x * summary->columns;
+    if (weighted) residual = residual.cwiseProduct(data.row_weights);
+    const HacRowSource rows_of_z = [&](const HacRowConsumer& consume, std::string*) {
+      constexpr Eigen::Index kPiece = 4096;
+      for (Eigen::Index first = 0; first < data.x.rows(); first += kPiece) {
+        const Eigen::Index n = std::min(kPiece, data.x.rows() - first);
+        if (weighted) {
+          consume(first,
+                  data.row_weights.segment(first, n).asDiagonal() * data.x.middleRows(first, n));
+        } else {
+          consume(first, data.x.middleRows(first, n));
+        }
+      }
+      return true;
+    };
+    HacCovariance& hac = summary->column_hac;
+    static_cast<HacScoreCovariance&>(hac) = ComputeHacScoreCovariance(
+        rows_of_z, c, residual, options.hac_blocks, options.hac_lags, options.hac_bandwidth);
+    if (hac.success) {
+      const Eigen::MatrixXd ad = identity_map ? d : Eigen::MatrixXd(data.column_map * d);
+      const Eigen::MatrixXd sandwich =
+          spectrum.pseudo_inverse * (ad.transpose() * hac.omega * ad) * spectrum.pseudo_inverse;
+      hac.covariance = ad * sandwich * ad.transpose();
+      hac.covariance = 0.5 * (hac.covariance + hac.covariance.transpose()).eval();
+      hac.standard_deviation = hac.covariance.diagonal().cwiseMax(0.0).cwiseSqrt();
+      for (Eigen::Index i = 0; i < c; ++i) {
+        if (column_free[i]) hac.standard_deviation[i] = inf;
+      }
+    }
   }
   const Eigen::MatrixXd& null = columns_spectrum.null_basis;
   summary->undetermined_directions.resize(c, null.cols());

@@ -32,6 +32,16 @@
 // equals the LS covariance σ̂² (X_bᵀ X_b)^{-1} (tests). At a bound the delta method gives the
 // spread of the interior direction only; such terms are listed in at_bound.
 //
+// HAC covariance (options.hac). The delta-method covariance assumes white residuals. With serially
+// correlated ones the fit is still the minimiser of ½ Σ r_t², so its covariance is the sandwich
+//     cov(φ) = H⁺ Ω_φ H⁺,   H = J_φᵀ J_φ (data and prior),   Ω_φ = (A D)ᵀ Ω (A D),
+// with Ω the long-run covariance of the column scores g_t = (w_t x_t)ᵀ (w_t e_t) of the data rows
+// (ComputeHacScoreCovariance: Newey & West (1987) Bartlett weights, the bandwidth by Andrews'
+// (1991) rule; the rows' joints and samples from hac_blocks). The prior is not data: it adds to
+// H only. In the interior, without prior, the columns' HAC covariance equals that of the LS
+// estimator with the fit's residuals, (XᵀW²X)^{-1} Ω (XᵀW²X)^{-1} (tests), as the delta-method one
+// equals σ̂² (XᵀW²X)^{-1}.
+//
 // What the data do not determine (rank-deficient excitation, a joint that never moves) is read
 // from the data information of the columns, Xᵀ diag(w)² X (c × c), after Jacobi scaling: each
 // eigenvector below rank_tolerance is reported as a combination of column names. Fit the base
@@ -47,6 +57,8 @@
 #include "dynid/models/inertia_parameterization.h"
 #include "dynid/models/serial_robot.h"
 #include "dynid/problems/physically_consistent_problem.h"
+#include "dynid/solvers/linear_least_squares.h"
+#include "dynid/solvers/residual_analysis.h"
 #include "dynid/solvers/solver_summary.h"
 
 namespace dynid::solvers {
@@ -77,6 +89,13 @@ struct PhysicallyConsistentOptions {
   // rather than approached ever more slowly (header comment).
   bool finish_in_cholesky_coordinates = true;
   int finish_max_iterations = 3000;  // BFGS iterations of that finish
+  // The HAC covariance beside the delta-method one (header comment), with the rows' layout
+  // (block = joint, sample of every row of data.x; empty = one block in row order), L fixed by
+  // hac_lags > 0 or chosen by hac_bandwidth's rule.
+  bool hac = false;
+  RowBlocks hac_blocks;
+  int hac_lags = 0;
+  HacBandwidth hac_bandwidth = HacBandwidth::kAr1;
   ProgressOptions progress;
   bool IsValid(std::string* why) const;
 };
@@ -104,6 +123,9 @@ struct PhysicallyConsistentSummary {
   Eigen::VectorXd columns;                    // c, β = A θ (the base parameters for A = K)
   Eigen::MatrixXd column_covariance;          // c × c
   Eigen::VectorXd column_standard_deviation;  // c; +inf where the data do not determine β_i
+  // options.hac: the columns' HAC covariance (c × c) and standard deviations (+inf where the data
+  // do not determine β_i), with the bandwidth used; success false otherwise or when it failed.
+  HacCovariance column_hac;
 
   // Column combinations the data do not determine: unit-norm c-vectors (columns), each also as a
   // sentence over the column names.

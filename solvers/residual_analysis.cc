@@ -278,13 +278,14 @@ HacCovariance ComputeHacCovariance(const Eigen::MatrixXd& z, const Eigen::Matrix
       z.transpose() * x, residual, blocks, lags, bandwidth);
 }
 
-HacCovariance ComputeHacCovarianceFromRows(const HacRowSource& z_rows, const Eigen::MatrixXd& ztx,
-                                           const Eigen::VectorXd& residual, const RowBlocks& blocks,
-                                           int lags, HacBandwidth bandwidth, int batch_rows) {
-  HacCovariance result;
+HacScoreCovariance ComputeHacScoreCovariance(const HacRowSource& z_rows, Eigen::Index columns,
+                                             const Eigen::VectorXd& residual,
+                                             const RowBlocks& blocks, int lags,
+                                             HacBandwidth bandwidth, int batch_rows) {
+  HacScoreCovariance result;
   const Eigen::Index rows = residual.size();
-  const Eigen::Index b = ztx.cols();
-  if (ztx.rows() != b || rows <= b || batch_rows < 1) {
+  const Eigen::Index b = columns;
+  if (b < 1 || rows <= b || batch_rows < 1) {
     result.message =
         "HAC: expected Z and X of equal shape with more rows than columns and a "
         "residual per row";
@@ -405,21 +406,38 @@ HacCovariance ComputeHacCovarianceFromRows(const HacRowSource& z_rows, const Eig
     while (sums[block].next_sample() < end) sums[block].PushZero(&omega);
     sums[block].Flush(&omega);
   }
-  omega = omega.selfadjointView<Eigen::Lower>();
-  const Eigen::FullPivLU<Eigen::MatrixXd> lu(ztx);
-  if (!lu.isInvertible()) {
-    result.message = "HAC: ZᵀX is singular";
-    return result;
-  }
-  const Eigen::MatrixXd a = lu.inverse();
-  result.covariance = a * omega * a.transpose();
-  result.covariance = 0.5 * (result.covariance + result.covariance.transpose()).eval();
-  result.standard_deviation = result.covariance.diagonal().cwiseMax(0.0).cwiseSqrt();
+  result.omega = omega.selfadjointView<Eigen::Lower>();
   result.success = true;
   result.message = "HAC (Bartlett, L = " + std::to_string(result.lags) +
                    (lags == 0 && bandwidth == HacBandwidth::kAutocorrelation
                         ? ", bandwidth from the autocorrelation function)"
                         : ")");
+  return result;
+}
+
+HacCovariance ComputeHacCovarianceFromRows(const HacRowSource& z_rows, const Eigen::MatrixXd& ztx,
+                                           const Eigen::VectorXd& residual, const RowBlocks& blocks,
+                                           int lags, HacBandwidth bandwidth, int batch_rows) {
+  HacCovariance result;
+  if (ztx.rows() != ztx.cols()) {
+    result.message =
+        "HAC: expected Z and X of equal shape with more rows than columns and a "
+        "residual per row";
+    return result;
+  }
+  static_cast<HacScoreCovariance&>(result) =
+      ComputeHacScoreCovariance(z_rows, ztx.cols(), residual, blocks, lags, bandwidth, batch_rows);
+  if (!result.success) return result;
+  const Eigen::FullPivLU<Eigen::MatrixXd> lu(ztx);
+  if (!lu.isInvertible()) {
+    result.success = false;
+    result.message = "HAC: ZᵀX is singular";
+    return result;
+  }
+  const Eigen::MatrixXd a = lu.inverse();
+  result.covariance = a * result.omega * a.transpose();
+  result.covariance = 0.5 * (result.covariance + result.covariance.transpose()).eval();
+  result.standard_deviation = result.covariance.diagonal().cwiseMax(0.0).cwiseSqrt();
   return result;
 }
 

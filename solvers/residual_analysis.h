@@ -108,13 +108,16 @@ enum class HacBandwidth {
 // "ar1", "acf".
 const char* HacBandwidthName(HacBandwidth bandwidth);
 
-struct HacCovariance {
+struct HacScoreCovariance {
   bool success = false;
   std::string message;
-  int lags = 0;             // L used
-  double rho = 0.0;         // mean lag-1 residual autocorrelation
-  double alpha = 0.0;       // α of the bandwidth rule (0 when lags were given)
-  Eigen::MatrixXd covariance;
+  int lags = 0;           // L used
+  double rho = 0.0;       // mean lag-1 residual autocorrelation
+  double alpha = 0.0;     // α of the bandwidth rule (0 when lags were given)
+  Eigen::MatrixXd omega;  // Ω, b × b
+};
+struct HacCovariance : HacScoreCovariance {
+  Eigen::MatrixXd covariance;  // A Ω Aᵀ
   Eigen::VectorXd standard_deviation;
 };
 HacCovariance ComputeHacCovariance(const Eigen::MatrixXd& z, const Eigen::MatrixXd& x,
@@ -137,6 +140,18 @@ HacCovariance ComputeHacCovarianceFromRows(const HacRowSource& z_rows, const Eig
                                            int lags = 0,
                                            HacBandwidth bandwidth = HacBandwidth::kAr1,
                                            int batch_rows = 512);
+
+// The middle of that sandwich alone: the long-run covariance of the scores g_t = z_t e_t,
+// Ω = Σ_blocks Σ_{t,s in block} w(|k_t − k_s|) g_t g_sᵀ, with L chosen as above (lags, bandwidth)
+// and Z (N_t × `columns`) handed over in pieces as above. For an
+// estimator that is not of the form (ZᵀX)^{-1} Zᵀ y — a non-linear least-squares fit with
+// Jacobian rows z_t at its solution and Gauss–Newton information H — the HAC covariance is
+// H⁺ Ω H⁺ (FitPhysicallyConsistent does this).
+HacScoreCovariance ComputeHacScoreCovariance(const HacRowSource& z_rows, Eigen::Index columns,
+                                             const Eigen::VectorXd& residual,
+                                             const RowBlocks& blocks, int lags = 0,
+                                             HacBandwidth bandwidth = HacBandwidth::kAr1,
+                                             int batch_rows = 512);
 
 }  // namespace dynid::solvers
 

@@ -102,8 +102,9 @@ DEFINE_bool(essential, false,
 DEFINE_double(essential_max_error_increase, 0.005,
               "--essential: largest accepted growth of the relative error (a fraction)");
 DEFINE_string(hac_bandwidth, "acf",
-              "bandwidth rule of the HAC covariance (ls_hac_std, and the ls_hac, wls_hac and "
-              "iv_hac intervals of --monte_carlo): acf (Andrews' rule with its constant from "
+              "bandwidth rule of the HAC covariances (ls_hac_std, pc_hac_std, and the ls_hac, "
+              "wls_hac, pc_hac and iv_hac intervals of --monte_carlo): acf (Andrews' rule with its "
+              "constant from "
               "the residuals' whole autocorrelation function, flat-top estimates) or ar1 "
               "(Andrews' AR(1) plug-in from the residuals' lag-1 autocorrelation)");
 DEFINE_string(out_dir, "out/identify", "output folder");

@@ -146,8 +146,12 @@ void AppendEstimates(const IdentifyResults& r, const BootstrapRecord& record,
   const MethodEstimate& pc = r.Estimate(Method::kPc);
   if (pc.available) {
     AppendMethod("pc", pc.base, pc.base_std, r.pc.solver.converged, record, estimates);
+    AppendMethod("pc_hac", pc.base,
+                 r.pc.column_hac.success ? r.pc.column_hac.standard_deviation : none,
+                 r.pc.solver.converged, record, estimates);
   } else {
     AppendMethod("pc", none, none, false, record, estimates);
+    AppendMethod("pc_hac", none, none, false, record, estimates);
   }
 }
 
@@ -321,7 +325,8 @@ bool RunIdentifyMonteCarlo(const models::SerialRobot& robot, const JointLog& log
               std::string("estimate +- 1.96 sigma; ls/wls/iv: classical sigma, *_hac: Newey-West "
                           "HAC sigma of the same estimate (bandwidth rule ") +
                   solvers::HacBandwidthName(options.hac_bandwidth) +
-                  "), pc: the physically consistent fit's sigma; rows with calibrated = false "
+                  "), pc: the physically consistent fit's delta-method sigma; rows with "
+                  "calibrated = false "
                   "are NOT calibrated"},
              {"per_estimator", per_estimator},
              {"coverage", solvers::CoverageJson(rows)}});

@@ -119,8 +119,8 @@ const solvers::CoverageRow* QuotedRow(const QuotedCoverage& coverage, const std:
 std::string IntervalLabel(const solvers::CoverageRow* row);
 
 // The estimators a single run quotes, in the order of its lines.
-inline constexpr const char* kQuotedEstimators[] = {"ls", "ls_hac", "wls",   "wls_hac",
-                                                    "pc", "iv",     "iv_hac"};
+inline constexpr const char* kQuotedEstimators[] = {"ls", "ls_hac", "wls", "wls_hac",
+                                                    "pc", "pc_hac", "iv",  "iv_hac"};
 // NOT calibrated intervals a console line names (the lowest coverages).
 inline constexpr int kConsoleWorstIntervals = 3;
 

@@ -64,7 +64,8 @@ std::string ParametersCsv(const IdentifyResults& r, Method chosen, const QuotedC
   std::ostringstream out;
   out << "parameter,estimate,std,rel_std_percent,physically_consistent,three_std,prior,ls,ls_std,"
          "ls_three_std,pc,pc_std,pc_three_std,ls_hac_std,ls_to_pc_z,coverage_95,coverage_label,"
-         "ls_coverage_95,ls_coverage_label,ls_hac_coverage_95,ls_hac_coverage_label\n";
+         "ls_coverage_95,ls_coverage_label,ls_hac_coverage_95,ls_hac_coverage_label,pc_hac_std,"
+         "pc_hac_coverage_95,pc_hac_coverage_label\n";
   auto value = [](const MethodEstimate& m, const Eigen::VectorXd& v, int i) {
     return m.available ? v[i] : kNaN;
   };
@@ -76,6 +77,9 @@ std::string ParametersCsv(const IdentifyResults& r, Method chosen, const QuotedC
   auto hac = [&](int i) {
     return ls.available && r.ls.hac.success ? r.ls.hac.standard_deviation[i] : kNaN;
   };
+  auto pc_hac = [&](int i) {
+    return pc.available && r.pc.column_hac.success ? r.pc.column_hac.standard_deviation[i] : kNaN;
+  };
   for (int i = 0; i < r.base.size(); ++i) {
     out << r.base.names[i] << ',' << Num(e.base[i]) << ',' << Num(e.base_std[i]) << ','
         << Num(RelativeStdPercent(e.base[i], e.base_std[i])) << ',' << (consistent[i] ? 1 : 0)
@@ -84,13 +88,16 @@ std::string ParametersCsv(const IdentifyResults& r, Method chosen, const QuotedC
         << Num(3.0 * value(ls, ls.base_std, i)) << ',' << Num(value(pc, pc.base, i)) << ','
         << Num(value(pc, pc.base_std, i)) << ',' << Num(3.0 * value(pc, pc.base_std, i)) << ','
         << Num(hac(i)) << ',' << Num(ls_to_pc(i));
-    // The measured coverage of the interval (--coverage_csv) of the chosen method, LS and LS HAC.
-    for (const std::string& estimator :
-         {std::string(MethodName(chosen)), std::string("ls"), std::string("ls_hac")}) {
+    // The measured coverage of the interval (--coverage_csv) of the chosen method, LS, LS HAC
+    // and (after its σ) the physically consistent fit's HAC.
+    auto quote = [&](const std::string& estimator) {
       const solvers::CoverageRow* row = QuotedRow(coverage, estimator, r.base.names[i]);
       out << ',' << Num(row != nullptr && row->with_interval > 0 ? row->coverage_95 : kNaN) << ','
           << IntervalLabel(row);
-    }
+    };
+    for (const char* estimator : {MethodName(chosen), "ls", "ls_hac"}) quote(estimator);
+    out << ',' << Num(pc_hac(i));
+    quote("pc_hac");
     out << '\n';
   }
   return out.str();
@@ -275,22 +282,36 @@ std::string Report(const models::SerialRobot& robot, const IdentifyResults& r,
     out << "\n## Residuals (IDIM-LS)\n\n"
         << coloured << " of " << r.ls.whiteness.blocks.size()
         << " measured joints have residuals that are not white (Ljung–Box test at 5 %).";
-    if (r.ls.hac.success) {
+    // "M times as large (median over n parameters; lo to hi)" of hac / classical σ, or empty.
+    auto ratio_range = [](const Eigen::VectorXd& hac, const Eigen::VectorXd& classical) {
       std::vector<double> ratios;
-      for (int i = 0; i < r.base.size(); ++i) {
-        const double ratio = r.ls.hac.standard_deviation[i] / r.ls.fit.standard_deviation[i];
+      for (Eigen::Index i = 0; i < hac.size(); ++i) {
+        const double ratio = hac[i] / classical[i];
         if (std::isfinite(ratio)) ratios.push_back(ratio);
       }
       std::sort(ratios.begin(), ratios.end());
-      if (!ratios.empty()) {
-        out << " The classical σ (σ̂² (XᵀX)⁻¹) then understate the uncertainty; the HAC σ "
-               "(Newey–West, Bartlett lags L = "
-            << r.ls.hac.lags << " by the `--hac_bandwidth=" << run.hac_bandwidth
-            << "` rule, column `ls_hac_std` of parameters.csv) are "
-            << Fixed("%.2g", ratios[ratios.size() / 2]) << " times as large (median over the "
-            << ratios.size() << " parameters; " << Fixed("%.2g", ratios.front()) << " to "
-            << Fixed("%.2g", ratios.back()) << ").";
-      }
+      if (ratios.empty()) return std::string();
+      return Fixed("%.2g", ratios[ratios.size() / 2]) + " times as large (median over the " +
+             std::to_string(ratios.size()) + " parameters; " + Fixed("%.2g", ratios.front()) +
+             " to " + Fixed("%.2g", ratios.back()) + ")";
+    };
+    const std::string ls_ratio =
+        r.ls.hac.success ? ratio_range(r.ls.hac.standard_deviation, r.ls.fit.standard_deviation)
+                         : std::string();
+    if (!ls_ratio.empty()) {
+      out << " The classical σ (σ̂² (XᵀX)⁻¹) then understate the uncertainty; the HAC σ "
+             "(Newey–West, Bartlett lags L = "
+          << r.ls.hac.lags << " by the `--hac_bandwidth=" << run.hac_bandwidth
+          << "` rule, column `ls_hac_std` of parameters.csv) are " << ls_ratio << ".";
+    }
+    const std::string pc_ratio =
+        r.Estimate(Method::kPc).available && r.pc.column_hac.success
+            ? ratio_range(r.pc.column_hac.standard_deviation, r.pc.column_standard_deviation)
+            : std::string();
+    if (!pc_ratio.empty()) {
+      out << " The physically consistent fit's HAC σ (the same sandwich about its solution, L = "
+          << r.pc.column_hac.lags << ", column `pc_hac_std`), against its delta-method σ, are "
+          << pc_ratio << ".";
     }
     out << "\n";
   }
@@ -439,6 +460,9 @@ bool WriteIdentifyOutputs(const models::SerialRobot& robot, const IdentifyResult
     if (r.Estimate(method).available && result.hac.success) {
       hac_lags[MethodName(method)] = result.hac.lags;
     }
+  }
+  if (r.Estimate(Method::kPc).available && r.pc.column_hac.success) {
+    hac_lags[MethodName(Method::kPc)] = r.pc.column_hac.lags;
   }
   summary["hac"] = {{"bandwidth", run.hac_bandwidth}, {"lags", hac_lags}};
   summary["method"] = MethodName(run.chosen);

@@ -304,6 +304,11 @@ bool RunIdentify(const models::SerialRobot& robot, const JointLog& identificatio
             "eigenvalues raised to 1e-6 of its largest)");
       }
     }
+    // Its HAC covariance too (solvers/physically_consistent_fit.h), the rows' joints and samples
+    // from the system, the bandwidth rule as for the IDIM estimators.
+    pc_options.hac = true;
+    pc_options.hac_blocks = r.system.blocks;
+    pc_options.hac_bandwidth = options.hac_bandwidth;
     pc_options.progress.callback = stage.Callback();
     MethodEstimate& estimate = estimate_of(Method::kPc);
     if (!solvers::FitPhysicallyConsistent(robot, data, robot.standard_parameters(), pc_options,

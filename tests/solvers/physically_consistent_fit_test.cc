@@ -4,12 +4,14 @@
 
 #include <Eigen/Eigenvalues>
 #include <cmath>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "dynid/models/inertia_parameterization.h"
 #include "dynid/problems/physically_consistent_problem.h"
 #include "dynid/solvers/linear_least_squares.h"
+#include "dynid/solvers/residual_analysis.h"
 #include "dynid/solvers/torque_validation.h"
 #include "tests/solvers/physically_consistent_fixtures.h"
 
@@ -85,6 +87,73 @@ TEST(PhysicallyConsistentFitTest, AgreesWithLeastSquaresWhenLeastSquaresIsConsis
     EXPECT_LT((fit.column_covariance - ls.covariance).norm(), 1e-6 * ls.covariance.norm());
     EXPECT_NEAR(fit.relative_error, ls.relative_error, 1e-9);
   }
+}
+
+// The HAC covariance of the fit against an independent formula: in the interior, without prior,
+// it must be the least-squares sandwich (XᵀW²X)^{-1} Ω (XᵀW²X)^{-1} of the fit's weighted residuals
+// (ComputeHacCovariance with Z = X = W X), with white and with AR(1) noise, weights per joint, rows
+// compressed or not; and with white noise close to the delta-method σ.
+TEST(PhysicallyConsistentFitTest, HacCovarianceIsTheLeastSquaresSandwichInTheInterior) {
+  const models::SerialRobot robot = MakeRandomChain4(7);
+  const int num_states = 1000;
+  ChainRecord record = SimulateChain(robot, 0.02, 7, -1, num_states);
+  const RowBlocks blocks = RowBlocks::Stacked(data::StackOrder::kJointMajor, 4, num_states);
+  problems::PhysicallyConsistentData data = BaseData(record);
+  data.row_weights.resize(data.x.rows());
+  for (Eigen::Index i = 0; i < data.x.rows(); ++i) {
+    data.row_weights[i] = 1.0 + 0.5 * blocks.BlockOf(static_cast<int>(i));
+  }
+  for (const double rho : {0.0, 0.8}) {
+    // AR(1) noise of coefficient rho along each joint's samples (joint-major rows), of standard
+    // deviation 1/w_j in the joint's innovations, so that the weights are right.
+    std::mt19937 rng(11);
+    std::normal_distribution<double> normal(0.0, 0.02);
+    data.y = record.tau_exact;
+    for (int joint = 0; joint < 4; ++joint) {
+      double e = 0.0;
+      for (int t = 0; t < num_states; ++t) {
+        e = rho * e + normal(rng) / (1.0 + 0.5 * joint);
+        data.y[joint * num_states + t] += e;
+      }
+    }
+    for (bool compress : {true, false}) {
+      PhysicallyConsistentOptions options;
+      options.problem.compress_rows = compress;
+      options.hac = true;
+      options.hac_blocks = blocks;
+      PhysicallyConsistentSummary fit;
+      std::string error;
+      ASSERT_TRUE(FitPhysicallyConsistent(robot, data, Description(robot), options,
+                                          record.base.names, &fit, &error))
+          << error;
+      ASSERT_TRUE(fit.success && fit.solver.converged && fit.at_bound.empty()) << fit.Report();
+      ASSERT_TRUE(fit.column_hac.success) << fit.column_hac.message;
+      const Eigen::MatrixXd wx = data.row_weights.asDiagonal() * data.x;
+      const Eigen::VectorXd we = data.row_weights.cwiseProduct(data.y - data.x * fit.columns);
+      const HacCovariance expected = ComputeHacCovariance(wx, wx, we, blocks);
+      ASSERT_TRUE(expected.success) << expected.message;
+      EXPECT_EQ(fit.column_hac.lags, expected.lags);
+      EXPECT_LT((fit.column_hac.covariance - expected.covariance).norm(),
+                1e-6 * expected.covariance.norm())
+          << "rho " << rho << " compress " << compress;
+      const Eigen::ArrayXd ratio =
+          fit.column_hac.standard_deviation.array() / fit.column_standard_deviation.array();
+      if (rho == 0.0) {
+        // White noise: the sandwich and σ̂² (XᵀW²X)^{-1} estimate the same thing.
+        EXPECT_GT(ratio.minCoeff(), 0.8) << ratio.transpose();
+        EXPECT_LT(ratio.maxCoeff(), 1.25) << ratio.transpose();
+      }
+    }
+  }
+  // A layout that does not match the rows is an error, not a silent covariance.
+  PhysicallyConsistentOptions options;
+  options.hac = true;
+  options.hac_blocks = RowBlocks::Stacked(data::StackOrder::kJointMajor, 4, num_states - 1);
+  PhysicallyConsistentSummary fit;
+  std::string error;
+  EXPECT_FALSE(FitPhysicallyConsistent(robot, data, Description(robot), options, record.base.names,
+                                       &fit, &error));
+  EXPECT_NE(error.find("hac_blocks"), std::string::npos) << error;
 }
 
 TEST(PhysicallyConsistentFitTest, RankDeficientExcitationStaysConsistentAndNamesTheGap) {

@@ -115,13 +115,18 @@ grep -q "^  ls      0 of 57 calibrated, median coverage 0.50; lowest: " "$work/t
   fail "TIAGo from another folder, absolute paths: shipped coverage not quoted: $(cat "$work/tiago.log")"
 grep -q "^  ls_hac  39 of 57 calibrated, median coverage 0.88; lowest: " "$work/tiago.log" ||
   fail "TIAGo: the shipped coverage is not the default HAC bandwidth rule's: $(cat "$work/tiago.log")"
+# The physically consistent fit's HAC intervals (the default method's) cover where its
+# delta-method ones do not: most of them calibrated.
+check "TIAGo: pc_hac calibrated on most parameters, pc on few" "a >= 45 && b <= 25" \
+  "$(grep "^  pc_hac  " "$work/tiago.log" | awk '{ print $2 }')" \
+  "$(grep "^  pc      " "$work/tiago.log" | awk '{ print $2 }')"
 # The console summarises: one line per estimator naming three intervals, not 57.
-check "TIAGo coverage lines name at most 3 parameters each" "a == 5 && b <= 3" \
+check "TIAGo coverage lines name at most 3 parameters each" "a == 6 && b <= 3" \
   "$(grep -c "^  [a-z_]* *[0-9]* of 57 calibrated" "$work/tiago.log")" \
   "$(grep "^  ls  " "$work/tiago.log" | tr ',' '\n' | grep -c " 0\.[0-9][0-9]")"
 grep -qF "every interval's label: $work/tiago/parameters.csv" "$work/tiago.log" ||
   fail "the console does not say where every label is"
-check "summary.json keeps every TIAGo label" "a == 285 && b == 57" \
+check "summary.json keeps every TIAGo label" "a == 6 * 57 && b == 57" \
   "$(json "$work/tiago/summary.json" \
      "sum(len(v) for v in d['coverage']['estimators'].values())")" \
   "$(json "$work/tiago/summary.json" \
@@ -247,9 +252,9 @@ for f in coverage.csv monte_carlo_runs.csv summary.json; do
 done
 grep -q "^# settings: identify --monte_carlo=20 --seed=1 " "$work/white/coverage.csv" ||
   fail "coverage.csv settings: $(head -1 "$work/white/coverage.csv")"
-# 5 estimators (ls, ls_hac, wls, wls_hac, pc) × 4 parameters, the header and the settings.
-check "coverage.csv rows" "a == 22" "$(wc -l < "$work/white/coverage.csv")"
-for e in ls ls_hac wls wls_hac pc; do
+# 6 estimators (ls, ls_hac, wls, wls_hac, pc, pc_hac) × 4 parameters, the header and the settings.
+check "coverage.csv rows" "a == 26" "$(wc -l < "$work/white/coverage.csv")"
+for e in ls ls_hac wls wls_hac pc pc_hac; do
   for p in zz1r fv1 fc1 off1; do
     check "$e $p has 20 runs" "a == 20" \
       "$(awk -F, -v e=$e -v p=$p '$1 == e && $2 == p { print $3 }' "$work/white/coverage.csv")"
@@ -265,6 +270,9 @@ for p in zz1r fv1 fc1 off1; do
   check "coloured noise: HAC $p covers better than classical" "a >= b + 0.3" \
     "$(coverage ls_hac $p "$work/coloured/coverage.csv")" \
     "$(coverage ls $p "$work/coloured/coverage.csv")"
+  check "coloured noise: the physically consistent fit's HAC $p covers better than its delta method" \
+    "a >= b + 0.3" "$(coverage pc_hac $p "$work/coloured/coverage.csv")" \
+    "$(coverage pc $p "$work/coloured/coverage.csv")"
   check "coloured noise, i.i.d. bootstrap: LS $p looks calibrated" "a >= 0.85" \
     "$(coverage ls $p "$work/coloured_iid/coverage.csv")"
 done
@@ -306,6 +314,13 @@ label=$(awk -F, '$1 == "zz1r" { print $17 }' "$work/quoted/parameters.csv")
   fail "parameters.csv coverage_label of zz1r: '$label'"
 head -1 "$work/quoted/parameters.csv" | grep -q ",ls_to_pc_z,coverage_95,coverage_label," ||
   fail "parameters.csv columns: $(head -1 "$work/quoted/parameters.csv")"
+head -1 "$work/quoted/parameters.csv" | grep -q ",pc_hac_std,pc_hac_coverage_95,pc_hac_coverage_label$" ||
+  fail "parameters.csv columns: $(head -1 "$work/quoted/parameters.csv")"
+label=$(awk -F, '$1 == "zz1r" { print $24 }' "$work/quoted/parameters.csv")
+[[ "$label" == *"calibrated (coverage $(printf %.2f "$(coverage pc_hac zz1r "$work/coloured/coverage.csv")"))" ]] ||
+  fail "parameters.csv pc_hac_coverage_label of zz1r: '$label'"
+check "parameters.csv pc_hac_std of zz1r is a positive number" "a > 0" \
+  "$(awk -F, '$1 == "zz1r" { print $22 }' "$work/quoted/parameters.csv")"
 # The console line: calibrated count, median coverage, the three lowest coverages (lowest first),
 # how many more are NOT calibrated.
 expected_line=$(python3 - "$work/coloured/coverage.csv" <<'PY'
