@@ -140,14 +140,15 @@ void AppendEstimates(const IdentifyResults& r, const BootstrapRecord& record,
         method == Method::kLs ? r.ls : (method == Method::kWls ? r.wls : r.iv);
     const std::string name = MethodName(method);
     AppendMethod(name, e.base, e.base_std, result.converged, record, estimates);
-    AppendMethod(name + "_hac", e.base, result.hac.success ? result.hac.standard_deviation : none,
+    const solvers::HacCovariance* hac = r.Hac(method);
+    AppendMethod(name + "_hac", e.base, hac != nullptr ? hac->standard_deviation : none,
                  result.converged, record, estimates);
   }
   const MethodEstimate& pc = r.Estimate(Method::kPc);
   if (pc.available) {
     AppendMethod("pc", pc.base, pc.base_std, r.pc.solver.converged, record, estimates);
-    AppendMethod("pc_hac", pc.base,
-                 r.pc.column_hac.success ? r.pc.column_hac.standard_deviation : none,
+    const solvers::HacCovariance* hac = r.Hac(Method::kPc);
+    AppendMethod("pc_hac", pc.base, hac != nullptr ? hac->standard_deviation : none,
                  r.pc.solver.converged, record, estimates);
   } else {
     AppendMethod("pc", none, none, false, record, estimates);

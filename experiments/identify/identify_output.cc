@@ -74,11 +74,9 @@ std::string ParametersCsv(const IdentifyResults& r, Method chosen, const QuotedC
   auto ls_to_pc = [&](int i) {
     return ls.available && pc.available && r.ls_to_pc.z.size() > i ? r.ls_to_pc.z[i] : kNaN;
   };
-  auto hac = [&](int i) {
-    return ls.available && r.ls.hac.success ? r.ls.hac.standard_deviation[i] : kNaN;
-  };
-  auto pc_hac = [&](int i) {
-    return pc.available && r.pc.column_hac.success ? r.pc.column_hac.standard_deviation[i] : kNaN;
+  auto hac_std = [&](Method method, int i) {
+    const solvers::HacCovariance* hac = r.Hac(method);
+    return hac != nullptr ? hac->standard_deviation[i] : kNaN;
   };
   for (int i = 0; i < r.base.size(); ++i) {
     out << r.base.names[i] << ',' << Num(e.base[i]) << ',' << Num(e.base_std[i]) << ','
@@ -87,7 +85,7 @@ std::string ParametersCsv(const IdentifyResults& r, Method chosen, const QuotedC
         << Num(value(ls, ls.base, i)) << ',' << Num(value(ls, ls.base_std, i)) << ','
         << Num(3.0 * value(ls, ls.base_std, i)) << ',' << Num(value(pc, pc.base, i)) << ','
         << Num(value(pc, pc.base_std, i)) << ',' << Num(3.0 * value(pc, pc.base_std, i)) << ','
-        << Num(hac(i)) << ',' << Num(ls_to_pc(i));
+        << Num(hac_std(Method::kLs, i)) << ',' << Num(ls_to_pc(i));
     // The measured coverage of the interval (--coverage_csv) of the chosen method, LS, LS HAC
     // and (after its σ) the physically consistent fit's HAC.
     auto quote = [&](const std::string& estimator) {
@@ -96,7 +94,7 @@ std::string ParametersCsv(const IdentifyResults& r, Method chosen, const QuotedC
           << IntervalLabel(row);
     };
     for (const char* estimator : {MethodName(chosen), "ls", "ls_hac"}) quote(estimator);
-    out << ',' << Num(pc_hac(i));
+    out << ',' << Num(hac_std(Method::kPc, i));
     quote("pc_hac");
     out << '\n';
   }
@@ -295,23 +293,24 @@ std::string Report(const models::SerialRobot& robot, const IdentifyResults& r,
              std::to_string(ratios.size()) + " parameters; " + Fixed("%.2g", ratios.front()) +
              " to " + Fixed("%.2g", ratios.back()) + ")";
     };
+    const solvers::HacCovariance* ls_hac = r.Hac(Method::kLs);
     const std::string ls_ratio =
-        r.ls.hac.success ? ratio_range(r.ls.hac.standard_deviation, r.ls.fit.standard_deviation)
-                         : std::string();
+        ls_hac != nullptr ? ratio_range(ls_hac->standard_deviation, r.ls.fit.standard_deviation)
+                          : std::string();
     if (!ls_ratio.empty()) {
       out << " The classical σ (σ̂² (XᵀX)⁻¹) then understate the uncertainty; the HAC σ "
              "(Newey–West, Bartlett lags L = "
-          << r.ls.hac.lags << " by the `--hac_bandwidth=" << run.hac_bandwidth
+          << ls_hac->lags << " by the `--hac_bandwidth=" << run.hac_bandwidth
           << "` rule, column `ls_hac_std` of parameters.csv) are " << ls_ratio << ".";
     }
+    const solvers::HacCovariance* pc_hac = r.Hac(Method::kPc);
     const std::string pc_ratio =
-        r.Estimate(Method::kPc).available && r.pc.column_hac.success
-            ? ratio_range(r.pc.column_hac.standard_deviation, r.pc.column_standard_deviation)
-            : std::string();
+        pc_hac != nullptr ? ratio_range(pc_hac->standard_deviation, r.pc.column_standard_deviation)
+                          : std::string();
     if (!pc_ratio.empty()) {
       out << " The physically consistent fit's HAC σ (the same sandwich about its solution, L = "
-          << r.pc.column_hac.lags << ", column `pc_hac_std`), against its delta-method σ, are "
-          << pc_ratio << ".";
+          << pc_hac->lags << ", column `pc_hac_std`), against its delta-method σ, are " << pc_ratio
+          << ".";
     }
     out << "\n";
   }
@@ -378,18 +377,25 @@ std::string Report(const models::SerialRobot& robot, const IdentifyResults& r,
   out << ".\n\n";
   out << "## Base parameters (" << MethodLabel(run.chosen) << ")\n\n";
   if (!run.coverage.source.empty()) {
-    out << "The σ column's interval (± 1.96 σ) is labelled with its coverage measured by the "
-           "parametric bootstrap in `"
+    out << "The intervals (± 1.96 σ) of the σ and HAC σ columns are labelled with their coverage "
+           "measured by the parametric bootstrap in `"
         << run.coverage.source << "`.\n\n";
   } else if (!run.coverage.withheld.empty()) {
     out << run.coverage.withheld << ".\n\n";
   }
-  out << "| parameter | groups | estimate | σ | σ % | interval |\n|---|---|---|---|---|---|\n";
+  // The HAC σ beside the method's own (Newey–West, valid under correlated residuals).
+  const solvers::HacCovariance* hac = r.Hac(run.chosen);
+  const std::string hac_estimator = std::string(MethodName(run.chosen)) + "_hac";
+  out << "| parameter | groups | estimate | σ | σ % | interval | HAC σ | HAC interval |\n"
+         "|---|---|---|---|---|---|---|---|\n";
   for (int i = 0; i < r.base.size(); ++i) {
     out << "| " << r.base.names[i] << " | " << r.base.descriptions[i] << " | "
         << Fixed("%.5g", chosen.base[i]) << " | " << Fixed("%.3g", chosen.base_std[i]) << " | "
         << Fixed("%.3g", RelativeStdPercent(chosen.base[i], chosen.base_std[i])) << " | "
-        << IntervalLabel(QuotedRow(run.coverage, MethodName(run.chosen), r.base.names[i]))
+        << IntervalLabel(QuotedRow(run.coverage, MethodName(run.chosen), r.base.names[i])) << " | "
+        << (hac != nullptr ? Fixed("%.3g", hac->standard_deviation[i]) : "–") << " | "
+        << (hac != nullptr ? IntervalLabel(QuotedRow(run.coverage, hac_estimator, r.base.names[i]))
+                           : "no HAC σ")
         << " |\n";
   }
   return out.str();
@@ -454,15 +460,8 @@ bool WriteIdentifyOutputs(const models::SerialRobot& robot, const IdentifyResult
   summary["differentiator"] = run.differentiator;
   // The HAC covariance: its bandwidth rule and the Bartlett lags it chose per estimator.
   nlohmann::json hac_lags = nlohmann::json::object();
-  for (Method method : {Method::kLs, Method::kWls, Method::kIv}) {
-    const solvers::IdimResult& result =
-        method == Method::kLs ? r.ls : (method == Method::kWls ? r.wls : r.iv);
-    if (r.Estimate(method).available && result.hac.success) {
-      hac_lags[MethodName(method)] = result.hac.lags;
-    }
-  }
-  if (r.Estimate(Method::kPc).available && r.pc.column_hac.success) {
-    hac_lags[MethodName(Method::kPc)] = r.pc.column_hac.lags;
+  for (Method method : {Method::kLs, Method::kWls, Method::kPc, Method::kIv}) {
+    if (const solvers::HacCovariance* hac = r.Hac(method)) hac_lags[MethodName(method)] = hac->lags;
   }
   summary["hac"] = {{"bandwidth", run.hac_bandwidth}, {"lags", hac_lags}};
   summary["method"] = MethodName(run.chosen);

@@ -189,6 +189,27 @@ const MethodEstimate& IdentifyResults::Estimate(Method method) const {
   return estimates.front();
 }
 
+const solvers::HacCovariance* IdentifyResults::Hac(Method method) const {
+  const solvers::HacCovariance* hac = nullptr;
+  switch (method) {
+    case Method::kLs:
+      hac = &ls.hac;
+      break;
+    case Method::kWls:
+      hac = &wls.hac;
+      break;
+    case Method::kIv:
+      hac = &iv.hac;
+      break;
+    case Method::kPc:
+      hac = &pc.column_hac;
+      break;
+    case Method::kPrior:
+      break;
+  }
+  return hac != nullptr && hac->success && Estimate(method).available ? hac : nullptr;
+}
+
 bool RunIdentify(const models::SerialRobot& robot, const JointLog& identification,
                  const JointLog& validation, const IdentifyOptions& options,
                  IdentifyResults* results, std::string* error) {

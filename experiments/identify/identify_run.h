@@ -93,6 +93,9 @@ struct IdentifyResults {
   std::vector<std::string> notes;  // what was done, for the report
 
   const MethodEstimate& Estimate(Method method) const;
+  // The HAC covariance of a method's base parameters (LS, WLS, IDIM-IV, the physically
+  // consistent fit), or nullptr when the method has none, did not run or it failed.
+  const solvers::HacCovariance* Hac(Method method) const;
 };
 
 // Runs every method. `validation` may be empty (num_samples() == 0): no validation then.

@@ -120,6 +120,9 @@ grep -q "^  ls_hac  39 of 57 calibrated, median coverage 0.88; lowest: " "$work/
 check "TIAGo: pc_hac calibrated on most parameters, pc on few" "a >= 45 && b <= 25" \
   "$(grep "^  pc_hac  " "$work/tiago.log" | awk '{ print $2 }')" \
   "$(grep "^  pc      " "$work/tiago.log" | awk '{ print $2 }')"
+# The report gives the chosen method's HAC σ beside its σ, each interval with its label.
+grep -q "^| fv2 | fv2 | [0-9.]* | [0-9.]* | [0-9.]* | NOT calibrated (coverage 0.38) | [0-9.]* | calibrated (coverage 0.86) |$" \
+  "$work/tiago/report.md" || fail "report.md: fv2 without its HAC σ and labels: $(grep "^| fv2 " "$work/tiago/report.md")"
 # The console summarises: one line per estimator naming three intervals, not 57.
 check "TIAGo coverage lines name at most 3 parameters each" "a == 6 && b <= 3" \
   "$(grep -c "^  [a-z_]* *[0-9]* of 57 calibrated" "$work/tiago.log")" \
