@@ -289,7 +289,10 @@ std::string Report(const models::SerialRobot& robot, const IdentifyResults& r,
             << "` rule, column `ls_hac_std` of parameters.csv) are "
             << Fixed("%.2g", ratios[ratios.size() / 2]) << " times as large (median over the "
             << ratios.size() << " parameters; " << Fixed("%.2g", ratios.front()) << " to "
-            << Fixed("%.2g", ratios.back()) << ").";
+            << Fixed("%.2g", ratios.back()) << "). Their 95 % intervals are θ̂ ± "
+            << Fixed("%.3g", solvers::HacCriticalValue95(r.ls.hac, run.hac_critical_value))
+            << " σ (`--hac_critical=" << solvers::HacCriticalValueName(run.hac_critical_value)
+            << "`).";
       }
     }
     out << "\n";
@@ -432,15 +435,20 @@ bool WriteIdentifyOutputs(const models::SerialRobot& robot, const IdentifyResult
   summary["validation"] = run.validation;
   summary["differentiator"] = run.differentiator;
   // The HAC covariance: its bandwidth rule and the Bartlett lags it chose per estimator.
-  nlohmann::json hac_lags = nlohmann::json::object();
+  nlohmann::json hac_lags = nlohmann::json::object(), hac_critical = nlohmann::json::object();
   for (Method method : {Method::kLs, Method::kWls, Method::kIv}) {
     const solvers::IdimResult& result =
         method == Method::kLs ? r.ls : (method == Method::kWls ? r.wls : r.iv);
     if (r.Estimate(method).available && result.hac.success) {
       hac_lags[MethodName(method)] = result.hac.lags;
+      hac_critical[MethodName(method)] =
+          solvers::HacCriticalValue95(result.hac, run.hac_critical_value);
     }
   }
-  summary["hac"] = {{"bandwidth", run.hac_bandwidth}, {"lags", hac_lags}};
+  summary["hac"] = {{"bandwidth", run.hac_bandwidth},
+                    {"lags", hac_lags},
+                    {"critical_value_rule", solvers::HacCriticalValueName(run.hac_critical_value)},
+                    {"critical_value", hac_critical}};
   summary["method"] = MethodName(run.chosen);
   summary["joints"] = r.joint_names;
   nlohmann::json measured = nlohmann::json::array();
