@@ -257,6 +257,23 @@ const char* HacBandwidthName(HacBandwidth bandwidth) {
   return "?";
 }
 
+const char* HacCriticalValueName(HacCriticalValue rule) {
+  switch (rule) {
+    case HacCriticalValue::kNormal:
+      return "normal";
+    case HacCriticalValue::kFixedB:
+      return "fixed_b";
+  }
+  return "?";
+}
+
+double HacCriticalValue95(const HacScoreCovariance& hac, HacCriticalValue rule) {
+  constexpr double kNormal975 = 1.959963984540054;
+  if (rule == HacCriticalValue::kNormal) return kNormal975;
+  const double b = std::clamp(hac.bandwidth_fraction, 0.0, 1.0);
+  return kNormal975 + b * (2.9694 + b * (0.4160 - 0.5324 * b));  // Kiefer & Vogelsang (2005)
+}
+
 HacCovariance ComputeHacCovariance(const Eigen::MatrixXd& z, const Eigen::MatrixXd& x,
                                    const Eigen::VectorXd& residual, const RowBlocks& blocks,
                                    int lags, HacBandwidth bandwidth) {
@@ -367,6 +384,7 @@ HacScoreCovariance ComputeHacScoreCovariance(const HacRowSource& z_rows, Eigen::
     result.lags = static_cast<int>(std::ceil(1.1447 * std::cbrt(result.alpha * mean_rows)));
     result.lags = std::max(1, std::min(result.lags, cap));
   }
+  result.bandwidth_fraction = (result.lags + 1) / mean_rows;
   // Ω = Σ_blocks HᵀH / (L+1), H_t = Σ_{i=0}^{L} g_{t−i} over the block's sample grid, g_t = z_t e_t
   // (zero where the grid has no row), t = first sample … last sample + L: every window that holds
   // at least one row. The rows arrive in pieces; each block's moving sums advance over its grid.

@@ -108,18 +108,39 @@ enum class HacBandwidth {
 // "ar1", "acf".
 const char* HacBandwidthName(HacBandwidth bandwidth);
 
+// The two-sided 95 % critical value c of the HAC intervals θ̂_k ± c σ_k (HacCriticalValue95):
+enum class HacCriticalValue {
+  // The normal quantile 1.96: the HAC σ taken as exact, as when the bandwidth is a vanishing
+  // fraction of the sample (Newey & West 1987; Andrews 1991).
+  kNormal,
+  // Kiefer & Vogelsang's (2005) fixed-b critical value of the Bartlett kernel: the limit of the
+  // t statistic with the bandwidth held at a fixed fraction b of the sample. At a long bandwidth
+  // the HAC σ is biased down (the residuals are orthogonal to the regressors, so the long sums
+  // of z_t e_t partly cancel) and random; the nonstandard limit accounts for both. Their fitted
+  // 97.5 % quantile, cv(b) = 1.96 + 2.9694 b + 0.4160 b² − 0.5324 b³ (0 < b ≤ 1), at
+  // b = (L + 1) / N, N the mean rows per block (the weights 1 − l/(L + 1) vanish at bN = L + 1).
+  // Derived for the location model and stationary regressors (b = 0.04: 2.08; b = 0.25: 2.72).
+  kFixedB,
+};
+// "normal", "fixed_b".
+const char* HacCriticalValueName(HacCriticalValue rule);
+
 struct HacScoreCovariance {
   bool success = false;
   std::string message;
-  int lags = 0;           // L used
-  double rho = 0.0;       // mean lag-1 residual autocorrelation
-  double alpha = 0.0;     // α of the bandwidth rule (0 when lags were given)
-  Eigen::MatrixXd omega;  // Ω, b × b
+  int lags = 0;                     // L used
+  double rho = 0.0;                 // mean lag-1 residual autocorrelation
+  double alpha = 0.0;               // α of the bandwidth rule (0 when lags were given)
+  double bandwidth_fraction = 0.0;  // b = (L + 1) / N, N the mean rows per block
+  Eigen::MatrixXd omega;            // Ω, b × b
 };
 struct HacCovariance : HacScoreCovariance {
   Eigen::MatrixXd covariance;  // A Ω Aᵀ
   Eigen::VectorXd standard_deviation;
 };
+// c of the intervals θ̂_k ± c σ_k of `hac` by `rule` (the fixed-b value at b capped at 1).
+double HacCriticalValue95(const HacScoreCovariance& hac, HacCriticalValue rule);
+
 HacCovariance ComputeHacCovariance(const Eigen::MatrixXd& z, const Eigen::MatrixXd& x,
                                    const Eigen::VectorXd& residual, const RowBlocks& blocks,
                                    int lags = 0, HacBandwidth bandwidth = HacBandwidth::kAr1);

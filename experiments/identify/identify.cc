@@ -16,6 +16,7 @@
 //   identify --robot=FILE.urdf|FILE.json|FILE.yaml [--chain=ROOT:TIP] [--drives=FILE]
 //            --data=CSV [--validation_data=CSV | --validation_fraction=0.3]
 //            [--effort_joints=a,b] [--method=ls|wls|pc|prior] [--hac_bandwidth=acf|ar1]
+//            [--hac_critical=fixed_b|normal]
 //            --out_dir=D
 //   identify ... --monte_carlo=N [--seed=S] [--monte_carlo_threads=T] [--monte_carlo_resume]
 //            [--monte_carlo_block=L] [--monte_carlo_encoder_step=D]   (identify_monte_carlo.h)
@@ -28,6 +29,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -107,6 +109,11 @@ DEFINE_string(hac_bandwidth, "acf",
               "constant from "
               "the residuals' whole autocorrelation function, flat-top estimates) or ar1 "
               "(Andrews' AR(1) plug-in from the residuals' lag-1 autocorrelation)");
+DEFINE_string(hac_critical, "fixed_b",
+              "critical value c of the HAC intervals estimate +- c sigma (the report's, and the "
+              "ls_hac, wls_hac, pc_hac and iv_hac intervals of --monte_carlo): fixed_b (Kiefer & "
+              "Vogelsang's fixed-b value of the Bartlett kernel at b = (L + 1) / N) or normal "
+              "(1.96)");
 DEFINE_string(out_dir, "out/identify", "output folder");
 DEFINE_bool(figures, true, "render torques.png and parameters.png (needs python3 + matplotlib)");
 DEFINE_int32(threads, 0, "threads for the per-joint smoothers (0 = all cores)");
@@ -138,11 +145,13 @@ bool ParseMethod(const std::string& text, identify::Method* method) {
   return false;
 }
 
-bool ParseHacBandwidth(const std::string& text, dynid::solvers::HacBandwidth* bandwidth) {
-  for (dynid::solvers::HacBandwidth rule :
-       {dynid::solvers::HacBandwidth::kAr1, dynid::solvers::HacBandwidth::kAutocorrelation}) {
-    if (text == dynid::solvers::HacBandwidthName(rule)) {
-      *bandwidth = rule;
+// The rule among `rules` whose name(rule) is `text`.
+template <typename Rule>
+bool ParseRule(const std::string& text, std::initializer_list<Rule> rules,
+               const char* (*name)(Rule), Rule* rule) {
+  for (Rule candidate : rules) {
+    if (text == name(candidate)) {
+      *rule = candidate;
       return true;
     }
   }
@@ -161,9 +170,10 @@ int main(int argc, char** argv) {
                          "[--validation_data=CSV] [--method=pc|ls|wls|prior] "
                          "[--monte_carlo=N [--seed=S] [--monte_carlo_threads=T] "
                          "[--monte_carlo_resume]] [--coverage_csv=FILE] --out_dir=D");
-  // Coverage files record the HAC bandwidth rule at every value, its default too: a file that
-  // does not name the rule was measured with an unknown one and is quoted by no run.
-  dynid::cli::RecordFlagsAlways({"hac_bandwidth"});
+  // Coverage files record the HAC bandwidth rule and critical value at every value, their
+  // defaults too: a file that does not name them was measured with unknown ones and is quoted
+  // by no run.
+  dynid::cli::RecordFlagsAlways({"hac_bandwidth", "hac_critical"});
   const auto start = std::chrono::steady_clock::now();
   std::string error;
   // Flags first: nothing is read or computed before they are all valid.
@@ -224,8 +234,15 @@ int main(int argc, char** argv) {
     return Fail(2, "--iv_reference: expected log or measured, got '" + FLAGS_iv_reference + "'");
   }
   options.iv_reference_from_measured = FLAGS_iv_reference == "measured";
-  if (!ParseHacBandwidth(FLAGS_hac_bandwidth, &options.hac_bandwidth)) {
+  using dynid::solvers::HacBandwidth;
+  using dynid::solvers::HacCriticalValue;
+  if (!ParseRule(FLAGS_hac_bandwidth, {HacBandwidth::kAr1, HacBandwidth::kAutocorrelation},
+                 dynid::solvers::HacBandwidthName, &options.hac_bandwidth)) {
     return Fail(2, "--hac_bandwidth: expected ar1 or acf, got '" + FLAGS_hac_bandwidth + "'");
+  }
+  if (!ParseRule(FLAGS_hac_critical, {HacCriticalValue::kNormal, HacCriticalValue::kFixedB},
+                 dynid::solvers::HacCriticalValueName, &options.hac_critical_value)) {
+    return Fail(2, "--hac_critical: expected fixed_b or normal, got '" + FLAGS_hac_critical + "'");
   }
   if (!(FLAGS_essential_max_error_increase > 0.0 && FLAGS_essential_max_error_increase < 1.0)) {
     return Fail(2, "--essential_max_error_increase must be in (0, 1)");
@@ -370,6 +387,7 @@ int main(int argc, char** argv) {
   run.validation = validation_text;
   run.differentiator = FLAGS_differentiator;
   run.hac_bandwidth = FLAGS_hac_bandwidth;
+  run.hac_critical_value = options.hac_critical_value;
   run.chosen = method;
   run.drive_terms = models::DescribeDriveTerms(*robot);
   run.findings = findings;

@@ -34,9 +34,10 @@ bool Determined(const BootstrapRecord& record, int i) {
          record.truth_std[i] <= kDeterminedRelativeStd * std::abs(record.truth[i]);
 }
 
+// critical_value > 0: the interval is estimate ± critical_value σ (else ± 1.96 σ).
 void AppendMethod(const std::string& estimator, const Eigen::VectorXd& estimate,
                   const Eigen::VectorXd& std, bool converged, const BootstrapRecord& record,
-                  std::vector<solvers::MonteCarloEstimate>* out) {
+                  std::vector<solvers::MonteCarloEstimate>* out, double critical_value = 0.0) {
   for (int i = 0; i < static_cast<int>(record.names.size()); ++i) {
     solvers::MonteCarloEstimate e;
     e.estimator = estimator;
@@ -44,6 +45,10 @@ void AppendMethod(const std::string& estimator, const Eigen::VectorXd& estimate,
     e.truth = record.truth[i];
     e.estimate = i < estimate.size() ? estimate[i] : kNaN;
     e.reported_std = i < std.size() ? std[i] : kNaN;
+    if (critical_value > 0.0) {
+      e.lower = e.estimate - critical_value * e.reported_std;
+      e.upper = e.estimate + critical_value * e.reported_std;
+    }
     e.converged = converged;
     out->push_back(e);
   }
@@ -131,6 +136,7 @@ JointLog BootstrapLog(const JointLog& log, const BootstrapRecord& record,
 }
 
 void AppendEstimates(const IdentifyResults& r, const BootstrapRecord& record,
+                     solvers::HacCriticalValue hac_critical_value,
                      std::vector<solvers::MonteCarloEstimate>* estimates) {
   const Eigen::VectorXd none;
   for (Method method : {Method::kLs, Method::kWls, Method::kIv}) {
@@ -142,14 +148,16 @@ void AppendEstimates(const IdentifyResults& r, const BootstrapRecord& record,
     AppendMethod(name, e.base, e.base_std, result.converged, record, estimates);
     const solvers::HacCovariance* hac = r.Hac(method);
     AppendMethod(name + "_hac", e.base, hac != nullptr ? hac->standard_deviation : none,
-                 result.converged, record, estimates);
+                 result.converged, record, estimates,
+                 hac != nullptr ? solvers::HacCriticalValue95(*hac, hac_critical_value) : 0.0);
   }
   const MethodEstimate& pc = r.Estimate(Method::kPc);
   if (pc.available) {
     AppendMethod("pc", pc.base, pc.base_std, r.pc.solver.converged, record, estimates);
     const solvers::HacCovariance* hac = r.Hac(Method::kPc);
     AppendMethod("pc_hac", pc.base, hac != nullptr ? hac->standard_deviation : none,
-                 r.pc.solver.converged, record, estimates);
+                 r.pc.solver.converged, record, estimates,
+                 hac != nullptr ? solvers::HacCriticalValue95(*hac, hac_critical_value) : 0.0);
   } else {
     AppendMethod("pc", none, none, false, record, estimates);
     AppendMethod("pc_hac", none, none, false, record, estimates);
@@ -173,7 +181,7 @@ bool BootstrapTrial(const models::SerialRobot& robot, const JointLog& log,
     *error = "bootstrap run " + std::to_string(seed) + ": other base parameters than the record's";
     return false;
   }
-  AppendEstimates(results, record, estimates);
+  AppendEstimates(results, record, options.hac_critical_value, estimates);
   return true;
 }
 
@@ -322,10 +330,14 @@ bool RunIdentifyMonteCarlo(const models::SerialRobot& robot, const JointLog& log
              {"identification_samples", log.num_samples()},
              {"truth", truth},
              {"hac_bandwidth", solvers::HacBandwidthName(options.hac_bandwidth)},
+             {"hac_critical", solvers::HacCriticalValueName(options.hac_critical_value)},
              {"interval_note",
               std::string("estimate +- 1.96 sigma; ls/wls/iv: classical sigma, *_hac: Newey-West "
                           "HAC sigma of the same estimate (bandwidth rule ") +
-                  solvers::HacBandwidthName(options.hac_bandwidth) +
+                  solvers::HacBandwidthName(options.hac_bandwidth) + ", estimate +- c sigma, c " +
+                  (options.hac_critical_value == solvers::HacCriticalValue::kFixedB
+                       ? "Kiefer & Vogelsang's fixed-b critical value"
+                       : "= 1.96") +
                   "), pc: the physically consistent fit's delta-method sigma; rows with "
                   "calibrated = false "
                   "are NOT calibrated"},

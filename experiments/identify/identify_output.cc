@@ -301,7 +301,11 @@ std::string Report(const models::SerialRobot& robot, const IdentifyResults& r,
       out << " The classical σ (σ̂² (XᵀX)⁻¹) then understate the uncertainty; the HAC σ "
              "(Newey–West, Bartlett lags L = "
           << ls_hac->lags << " by the `--hac_bandwidth=" << run.hac_bandwidth
-          << "` rule, column `ls_hac_std` of parameters.csv) are " << ls_ratio << ".";
+          << "` rule, column `ls_hac_std` of parameters.csv) are " << ls_ratio
+          << ". Their 95 % intervals are θ̂ ± "
+          << Fixed("%.3g", solvers::HacCriticalValue95(*ls_hac, run.hac_critical_value))
+          << " σ (`--hac_critical=" << solvers::HacCriticalValueName(run.hac_critical_value)
+          << "`).";
     }
     const solvers::HacCovariance* pc_hac = r.Hac(Method::kPc);
     const std::string pc_ratio =
@@ -310,7 +314,8 @@ std::string Report(const models::SerialRobot& robot, const IdentifyResults& r,
     if (!pc_ratio.empty()) {
       out << " The physically consistent fit's HAC σ (the same sandwich about its solution, L = "
           << pc_hac->lags << ", column `pc_hac_std`), against its delta-method σ, are " << pc_ratio
-          << ".";
+          << "; its intervals θ̂ ± "
+          << Fixed("%.3g", solvers::HacCriticalValue95(*pc_hac, run.hac_critical_value)) << " σ.";
     }
     out << "\n";
   }
@@ -377,8 +382,9 @@ std::string Report(const models::SerialRobot& robot, const IdentifyResults& r,
   out << ".\n\n";
   out << "## Base parameters (" << MethodLabel(run.chosen) << ")\n\n";
   if (!run.coverage.source.empty()) {
-    out << "The intervals (± 1.96 σ) of the σ and HAC σ columns are labelled with their coverage "
-           "measured by the parametric bootstrap in `"
+    out << "The intervals of the σ column (± 1.96 σ) and of the HAC σ column (± c σ, c of "
+           "\"Residuals\") are labelled with their coverage measured by the parametric bootstrap "
+           "in `"
         << run.coverage.source << "`.\n\n";
   } else if (!run.coverage.withheld.empty()) {
     out << run.coverage.withheld << ".\n\n";
@@ -459,11 +465,17 @@ bool WriteIdentifyOutputs(const models::SerialRobot& robot, const IdentifyResult
   summary["validation"] = run.validation;
   summary["differentiator"] = run.differentiator;
   // The HAC covariance: its bandwidth rule and the Bartlett lags it chose per estimator.
-  nlohmann::json hac_lags = nlohmann::json::object();
+  nlohmann::json hac_lags = nlohmann::json::object(), hac_critical = nlohmann::json::object();
   for (Method method : {Method::kLs, Method::kWls, Method::kPc, Method::kIv}) {
-    if (const solvers::HacCovariance* hac = r.Hac(method)) hac_lags[MethodName(method)] = hac->lags;
+    if (const solvers::HacCovariance* hac = r.Hac(method)) {
+      hac_lags[MethodName(method)] = hac->lags;
+      hac_critical[MethodName(method)] = solvers::HacCriticalValue95(*hac, run.hac_critical_value);
+    }
   }
-  summary["hac"] = {{"bandwidth", run.hac_bandwidth}, {"lags", hac_lags}};
+  summary["hac"] = {{"bandwidth", run.hac_bandwidth},
+                    {"lags", hac_lags},
+                    {"critical_value_rule", solvers::HacCriticalValueName(run.hac_critical_value)},
+                    {"critical_value", hac_critical}};
   summary["method"] = MethodName(run.chosen);
   summary["joints"] = r.joint_names;
   nlohmann::json measured = nlohmann::json::array();

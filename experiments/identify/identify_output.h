@@ -29,6 +29,8 @@ struct RunDescription {
   std::string robot_file, chain, drives_file, data_file, validation;
   std::string differentiator;
   std::string hac_bandwidth;  // --hac_bandwidth: the HAC covariance's bandwidth rule
+  // --hac_critical: the critical value of the HAC intervals
+  solvers::HacCriticalValue hac_critical_value = solvers::HacCriticalValue::kFixedB;
   Method chosen = Method::kPc;
   std::vector<std::string> drive_terms;  // models::DescribeDriveTerms
   std::vector<std::string> findings;     // of the records (identify_log.h)

@@ -58,6 +58,9 @@ struct IdentifyOptions {
   // The HAC covariance of LS, WLS and IV: how its Bartlett bandwidth is chosen
   // (solvers/residual_analysis.h); identify's default is the autocorrelation rule.
   solvers::HacBandwidth hac_bandwidth = solvers::HacBandwidth::kAutocorrelation;
+  // The critical value of the HAC intervals (θ̂ ± c σ_HAC); identify's default is Kiefer &
+  // Vogelsang's fixed-b value.
+  solvers::HacCriticalValue hac_critical_value = solvers::HacCriticalValue::kFixedB;
 };
 
 // The estimate of one method: base parameters (b) with their standard deviations, and the

@@ -113,8 +113,8 @@ tiago_flags=(--chain=base_footprint:arm_7_link
   fail "TIAGo run exited non-zero: $(cat "$work/tiago.log")"
 grep -q "^  ls      0 of 57 calibrated, median coverage 0.50; lowest: " "$work/tiago.log" ||
   fail "TIAGo from another folder, absolute paths: shipped coverage not quoted: $(cat "$work/tiago.log")"
-grep -q "^  ls_hac  39 of 57 calibrated, median coverage 0.88; lowest: " "$work/tiago.log" ||
-  fail "TIAGo: the shipped coverage is not the default HAC bandwidth rule's: $(cat "$work/tiago.log")"
+grep -q "^  ls_hac  48 of 57 calibrated, median coverage 0.90; lowest: " "$work/tiago.log" ||
+  fail "TIAGo: the shipped coverage is not the default HAC bandwidth rule and critical value's: $(cat "$work/tiago.log")"
 # The physically consistent fit's HAC intervals (the default method's) cover where its
 # delta-method ones do not: most of them calibrated.
 check "TIAGo: pc_hac calibrated on most parameters, pc on few" "a >= 45 && b <= 25" \
@@ -214,6 +214,8 @@ expect_exit 2 "--iv_reference: expected" "${good[@]}" --data="$work/turntable.cs
   --iv_reference=cad
 expect_exit 2 "--hac_bandwidth: expected ar1 or acf, got 'long'" "${good[@]}" \
   --data="$work/turntable.csv" --hac_bandwidth=long
+expect_exit 2 "--hac_critical: expected fixed_b or normal, got 'wide'" "${good[@]}" \
+  --data="$work/turntable.csv" --hac_critical=wide
 
 # 4. The Monte Carlo. Torques of the turntable plus noise from a Park–Miller generator (the same
 # numbers with every awk): white, or AR(1) with coefficient 0.98 (same marginal σ, 0.05 N m).
@@ -287,6 +289,20 @@ grep -q "^# settings: .* --hac_bandwidth=ar1" "$work/coloured_ar1/coverage.csv" 
   fail "coverage.csv settings without --hac_bandwidth=ar1: $(head -1 "$work/coloured_ar1/coverage.csv")"
 grep -q "^# settings: .* --hac_bandwidth=acf" "$work/coloured/coverage.csv" ||
   fail "the default HAC bandwidth rule not in the settings: $(head -1 "$work/coloured/coverage.csv")"
+# The HAC intervals use Kiefer & Vogelsang's fixed-b critical value by default (recorded in the
+# settings and summary.json): wider than ± 1.96 σ, the classical ones exactly ± 1.96 σ.
+grep -q "^# settings: .* --hac_critical=fixed_b" "$work/coloured/coverage.csv" ||
+  fail "the default HAC critical value not in the settings: $(head -1 "$work/coloured/coverage.csv")"
+check "summary.json records the HAC critical value" "a == 1" \
+  "$(json "$work/coloured/summary.json" "int(d['monte_carlo']['hac_critical'] == 'fixed_b')")"
+half_widths() {  # half_widths ESTIMATOR: smallest and largest (upper − estimate) / σ of the runs
+  awk -F, -v e="$1" '$3 == e { c = ($9 - $6) / $7; if (n++ == 0 || c < lo) lo = c; if (c > hi) hi = c }
+    END { print lo, hi }' "$work/coloured/monte_carlo_runs.csv"
+}
+read -r lo hi <<< "$(half_widths ls_hac)"
+check "fixed-b HAC intervals wider than 1.96 sigma" "a > 2.0 && b < 4.9" "$lo" "$hi"
+read -r lo hi <<< "$(half_widths ls)"
+check "classical intervals at 1.96 sigma" "a > 1.9599 && b < 1.9601" "$lo" "$hi"
 check "summary.json records the HAC bandwidth rule" "a == 1 && b == 1" \
   "$(json "$work/coloured_ar1/summary.json" "int(d['monte_carlo']['hac_bandwidth'] == 'ar1')")" \
   "$(json "$work/coloured/summary.json" "int(d['monte_carlo']['hac_bandwidth'] == 'acf')")"
