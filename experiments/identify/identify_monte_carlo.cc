@@ -402,6 +402,8 @@ EstimatorCoverage SummarizeQuotedCoverage(const QuotedCoverage& coverage,
     if (row == nullptr || row->with_interval == 0) continue;
     ++summary.with_interval;
     coverages.push_back(row->coverage_95);
+    summary.cover_every_run += row->covered == row->with_interval;
+    summary.cover_every_run_expected += std::pow(0.95, row->with_interval);
     if (row->calibrated) {
       ++summary.calibrated;
     } else {
@@ -434,6 +436,11 @@ std::string CoverageConsoleLines(const QuotedCoverage& coverage,
     std::snprintf(line, sizeof(line), "  %-7s %d of %d calibrated, median coverage %.2f", estimator,
                   summary.calibrated, summary.with_interval, summary.median_coverage);
     out += line;
+    if (summary.cover_every_run > 0) {
+      std::snprintf(line, sizeof(line), ", %d cover in every run (%.1f expected)",
+                    summary.cover_every_run, summary.cover_every_run_expected);
+      out += line;
+    }
     if (summary.too_few_runs > 0) {
       out += " (" + std::to_string(summary.too_few_runs) + " over too few runs to judge)";
     }
@@ -487,6 +494,8 @@ nlohmann::json CoverageSummaryJson(const QuotedCoverage& coverage,
     per_estimator[estimator] = {{"parameters_with_interval", summary.with_interval},
                                 {"calibrated", summary.calibrated},
                                 {"too_few_runs", summary.too_few_runs},
+                                {"cover_every_run", summary.cover_every_run},
+                                {"cover_every_run_expected", summary.cover_every_run_expected},
                                 {"median_coverage_95", std::isfinite(summary.median_coverage)
                                                            ? nlohmann::json(summary.median_coverage)
                                                            : nlohmann::json()},

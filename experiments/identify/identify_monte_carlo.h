@@ -131,6 +131,10 @@ struct EstimatorCoverage {
   int calibrated = 0;
   int too_few_runs = 0;          // not calibrated because of fewer than kMinCalibrationRuns
   double median_coverage = 0.0;  // over the parameters with an interval (NaN for none)
+  // Intervals that held the truth in every run, and how many of those honest 95 % intervals
+  // would give by chance (Σ 0.95^runs): many more say the intervals are wider than they need be.
+  int cover_every_run = 0;
+  double cover_every_run_expected = 0.0;
   // The NOT calibrated ones with the lowest coverage (at most max_worst), lowest first, equal
   // coverages in the order of `parameters`.
   std::vector<std::string> worst;

@@ -113,13 +113,18 @@ tiago_flags=(--chain=base_footprint:arm_7_link
   fail "TIAGo run exited non-zero: $(cat "$work/tiago.log")"
 grep -q "^  ls      0 of 57 calibrated, median coverage 0.50; lowest: " "$work/tiago.log" ||
   fail "TIAGo from another folder, absolute paths: shipped coverage not quoted: $(cat "$work/tiago.log")"
-grep -q "^  ls_hac  48 of 57 calibrated, median coverage 0.90; lowest: " "$work/tiago.log" ||
+grep -q "^  ls_hac  48 of 57 calibrated, median coverage 0.90, 1 cover in every run (4.4 expected); lowest: " "$work/tiago.log" ||
   fail "TIAGo: the shipped coverage is not the default HAC bandwidth rule and critical value's: $(cat "$work/tiago.log")"
 # The physically consistent fit's HAC intervals (the default method's) cover where its
 # delta-method ones do not: most of them calibrated.
+# Many of them cover in every run, far more than honest intervals would (the undetermined
+# parameters'), and the line says so.
 check "TIAGo: pc_hac calibrated on most parameters, pc on few" "a >= 45 && b <= 25" \
   "$(grep "^  pc_hac  " "$work/tiago.log" | awk '{ print $2 }')" \
   "$(grep "^  pc      " "$work/tiago.log" | awk '{ print $2 }')"
+check "TIAGo: pc_hac intervals that cover in every run counted against chance" "a >= 20 && b < 5" \
+  "$(grep "^  pc_hac  " "$work/tiago.log" | sed 's/.*, \([0-9]*\) cover in every run.*/\1/')" \
+  "$(grep "^  pc_hac  " "$work/tiago.log" | sed 's/.*cover in every run (\([0-9.]*\) expected).*/\1/')"
 # The report gives the chosen method's HAC σ beside its σ, each interval with its label.
 grep -q "^| fv2 | fv2 | [0-9.]* | [0-9.]* | [0-9.]* | NOT calibrated (coverage 0.38) | [0-9.]* | calibrated (coverage 0.86) |$" \
   "$work/tiago/report.md" || fail "report.md: fv2 without its HAC σ and labels: $(grep "^| fv2 " "$work/tiago/report.md")"
@@ -351,6 +356,10 @@ bad = sorted([(float(r["coverage_95"]), i, r["parameter"]) for i, r in enumerate
               if r["calibrated"] == "0"])
 line = "  ls      %d of %d calibrated, median coverage %.2f" % (
     len(rows) - len(bad), len(rows), statistics.median(cov))
+every = [r for r in rows if r["covered"] == r["with_interval"]]
+if every:
+    line += ", %d cover in every run (%.1f expected)" % (
+        len(every), sum(0.95 ** int(r["with_interval"]) for r in rows))
 if bad:
     line += "; lowest: " + ", ".join("%s %.2f" % (p, c) for c, _, p in bad[:3])
     if len(bad) > 3:
