@@ -20,13 +20,29 @@
 
 namespace dynid::solvers {
 
+// ExtendedKalmanFilterOptions::second_order: the truncated (Gaussian) second-order filter
+// (Jazwinski (1970); Gelb (1974) §6.1), which keeps the second-order terms of
+// the Taylor expansions of f and h about the estimate under a Gaussian density: with the
+// Hessians ∇²f_i of the transition at x_k and ∇²h_i of the measurement at x⁻,
+//   x⁻ = f(x) + ½ Σ_i e_i tr(∇²f_i P),   P⁻ = F P Fᵀ + Q + ½ Σ_ij e_i e_jᵀ tr(∇²f_i P ∇²f_j P),
+//   ŷ = h(x⁻) + ½ Σ_i e_i tr(∇²h_i P⁻),  A = H P⁻ Hᵀ + R + ½ Σ_ij e_i e_jᵀ tr(∇²h_i P⁻ ∇²h_j P⁻),
+// the gain and Joseph form with A (its R replaced by A − H P⁻ Hᵀ). For quadratic f and h these
+// are the exact Gaussian moments. The Hessians are central differences of the callbacks' exact
+// Jacobians, ∂F/∂x_m ≈ (F(x + δ_m e_m) − F(x − δ_m e_m)) / 2δ_m, δ_m = hessian_step ·
+// max(1, |x_m|): 2n extra calls of each callback per sample.
+struct ExtendedKalmanFilterOptions {
+  bool second_order = false;
+  double hessian_step = 1e-5;  // > 0
+};
+
 // measurements: N × l. Returns false with `error` for invalid options/data or divergence
 // (non-finite numbers, innovation covariance not positive definite); `record` then holds the
 // samples up to that point.
 bool RunExtendedKalmanFilter(const DiscreteStateSpaceSystem& system,
                              const Eigen::MatrixXd& measurements,
                              const KalmanFilterOptions& options, KalmanFilterRecord* record,
-                             std::string* error);
+                             std::string* error,
+                             const ExtendedKalmanFilterOptions& ekf_options = {});
 
 }  // namespace dynid::solvers
 

@@ -195,11 +195,11 @@ FilterSetup MakeFilterSetup(const Record& record) {
 
 bool RunEkf(const std::string& name, const std::string& description, const System& system,
             const solvers::KalmanFilterOptions& o, const Eigen::MatrixXd& y, FilterResults* filters,
-            std::string* error) {
+            std::string* error, const solvers::ExtendedKalmanFilterOptions& eo = {}) {
   FilterRun run;
   run.name = name;
   run.description = description;
-  if (!solvers::RunExtendedKalmanFilter(system.Discrete(), y, o, &run.record, error)) {
+  if (!solvers::RunExtendedKalmanFilter(system.Discrete(), y, o, &run.record, error, eo)) {
     *error = name + ": " + *error;
     return false;
   }
@@ -244,6 +244,13 @@ bool RunFilters(const Record& record, const FilterSetup& setup, FilterResults* f
               error) ||
       !RunUkf("UKF_paper", "square-root UKF, forward Euler, published x0, P0 = Q = 10 I, R",
               setup.euler, setup.paper, y, filters, error)) {
+    return false;
+  }
+  // The tuned EKF as the truncated second-order filter (Gelb (1974) §6.1).
+  solvers::ExtendedKalmanFilterOptions second_order;
+  second_order.second_order = true;
+  if (!RunEkf("EKF_2nd", "second-order EKF, RK4, tuned x0, P0, Q (constant parameters)", setup.rk4,
+              setup.tuned, y, filters, error, second_order)) {
     return false;
   }
   // Continuous–discrete EKF (the project's general filter) with the tuned settings: intensity

@@ -93,9 +93,10 @@ struct FilterRun {
 constexpr int kEkfPaperRun = 0;
 constexpr int kEkfRun = 1;
 constexpr int kUkfRun = 2;
+constexpr int kEkf2ndRun = 4;
 
 struct FilterResults {
-  std::vector<FilterRun> runs;  // EKF_paper, EKF, UKF, UKF_paper
+  std::vector<FilterRun> runs;  // EKF_paper, EKF, UKF, UKF_paper, EKF_2nd
   solvers::ContinuousDiscreteEkfResult cd;
   solvers::RtsSmootherResult ekf_rts, ukf_rts;        // over the tuned EKF and UKF
   nlohmann::json ukf_json = nlohmann::json::array();  // per UKF run, for summary.json
