@@ -17,6 +17,7 @@
 #include "dynid/solvers/extended_kalman_filter.h"
 #include "dynid/solvers/linear_least_squares.h"
 #include "dynid/solvers/parameter_covariance.h"
+#include "dynid/solvers/residual_analysis.h"
 #include "dynid/solvers/weighted_residual_smoother.h"
 #include "experiments/scara_study/scara_published.h"
 
@@ -52,9 +53,13 @@ Regression StackIrwRegression(const Record& record) {
 
 // Weighted by the torque noise of each joint when it is known: the rows pre-whitened (divided by
 // the joint's torque-noise std), then solvers::SolveLeastSquares (pivoted QR, covariance
-// σ² (AᵀA)⁻¹ with σ² of the whitened residual).
+// σ² (AᵀA)⁻¹ with σ² of the whitened residual). With `hac`, the same estimate with the
+// Newey–West HAC covariance of the whitened rows instead (solvers/residual_analysis.h; rows
+// stacked sample-major, one block per joint, the Bartlett bandwidth from the residual's
+// autocorrelation function): on smoothed kinematics the regressor carries the smoothed noise of
+// the joint states, which leaves a residual correlated over many samples.
 Estimate EstimateLeastSquares(const Record& record, const Regression& regression,
-                              double* condition_number) {
+                              double* condition_number, bool hac = false) {
   const int num = static_cast<int>(regression.tau.size() / 3);
   Eigen::VectorXd w(3 * num);
   for (int k = 0; k < num; ++k) {
@@ -64,8 +69,9 @@ Estimate EstimateLeastSquares(const Record& record, const Regression& regression
   }
   solvers::LinearLeastSquaresOptions options;
   options.column_names = {kParamNames[0], kParamNames[1], kParamNames[2], kParamNames[3]};
-  const solvers::LinearLeastSquaresSummary solution = solvers::SolveLeastSquares(
-      w.asDiagonal() * regression.phi, w.asDiagonal() * regression.tau, options);
+  const Eigen::MatrixXd a = w.asDiagonal() * regression.phi;
+  const Eigen::VectorXd b = w.asDiagonal() * regression.tau;
+  const solvers::LinearLeastSquaresSummary solution = solvers::SolveLeastSquares(a, b, options);
   if (!solution.success) {
     std::cerr << "scara_study: warning: LS: " << solution.message << "\n";
   }
@@ -74,6 +80,18 @@ Estimate EstimateLeastSquares(const Record& record, const Regression& regression
   ls.cov = solution.covariance;
   ls.has_cov = true;
   *condition_number = solution.condition_number;
+  if (hac && solution.success) {
+    const solvers::HacCovariance covariance = solvers::ComputeHacCovariance(
+        a, a, b - a * solution.theta,
+        solvers::RowBlocks::Stacked(data::StackOrder::kSampleMajor, 3, num), 0,
+        solvers::HacBandwidth::kAutocorrelation);
+    ls.has_cov = covariance.success;
+    if (covariance.success) {
+      ls.cov = covariance.covariance;
+    } else {
+      std::cerr << "scara_study: warning: LS HAC: " << covariance.message << "\n";
+    }
+  }
   return ls;
 }
 
@@ -94,6 +112,13 @@ void RunLeastSquares(const Record& record, const EstimatorRuns& runs, Results* r
       "weighted least squares, IRWSM2 q, q', q'' of the noisy joint states the filters see, "
       "measured torques, after the first 0.5 s";
   results->estimates.push_back(irw);
+  double unused = 0.0;
+  Estimate irw_hac =
+      EstimateLeastSquares(record, RowsFrom(runs.regression_irw, FirstSampleAfterStartup(record)),
+                           &unused, /*hac=*/true);
+  irw_hac.method = "LS_irw_hac";
+  irw_hac.description = irw.description + "; Newey-West HAC covariance";
+  results->estimates.push_back(irw_hac);
   results->summary["regressor_condition_number_irw"] = condition_number;
 }
 

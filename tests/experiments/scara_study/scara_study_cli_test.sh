@@ -32,6 +32,11 @@ grep -q '^UKF,.*"calibrated (coverage 1.00 over 50 seeds' "$work/out/estimates.c
   fail "UKF std not labelled calibrated: $(grep '^UKF,' "$work/out/estimates.csv")"
 grep -q '^EKF_2nd,.*"calibrated (coverage 1.00 over 50 seeds' "$work/out/estimates.csv" ||
   fail "EKF_2nd std not labelled calibrated: $(grep '^EKF_2nd,' "$work/out/estimates.csv")"
+# LS on the filters' data: its classical σ not calibrated, its HAC σ calibrated (conservatively).
+grep -q '^LS_irw,.*IZZ2 not calibrated (coverage 0.40 over 50 seeds' "$work/out/estimates.csv" ||
+  fail "LS_irw std not labelled: $(grep '^LS_irw,' "$work/out/estimates.csv")"
+grep -q '^LS_irw_hac,.*"calibrated (coverage 0.96-1.00 over 50 seeds; conservative' "$work/out/estimates.csv" ||
+  fail "LS_irw_hac std not labelled calibrated: $(grep '^LS_irw_hac,' "$work/out/estimates.csv")"
 grep -q "tuned: IZZ2 = .*\[not calibrated (coverage 0.32 over 50 seeds; measured at other settings)\]" \
   "$work/log" ||
   fail "console EKF line lacks the label: $(grep 'tuned: IZZ2' "$work/log")"

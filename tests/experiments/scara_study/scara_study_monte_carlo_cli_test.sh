@@ -43,8 +43,8 @@ folder, single_csv = sys.argv[1], sys.argv[2]
 bad = []
 rows = list(csv.DictReader(l for l in open(folder + "/coverage.csv") if not l.startswith("#")))
 by = {(r["estimator"], r["parameter"]): r for r in rows}
-estimators = ["LS", "LS_irw", "HNN", "HNN_irw", "EKF_paper", "EKF", "EKF_2nd", "UKF", "UKF_paper",
-              "CD_EKF", "EKF_RTS", "UKF_RTS", "WR_smoother", "WR_smoother_weights_sd"]
+estimators = ["LS", "LS_irw", "LS_irw_hac", "HNN", "HNN_irw", "EKF_paper", "EKF", "EKF_2nd",
+              "UKF", "UKF_paper", "CD_EKF", "EKF_RTS", "UKF_RTS", "WR_smoother", "WR_smoother_weights_sd"]
 for e in estimators:
     for p in ("IZZ1", "IZZ2", "mr", "m3"):
         r = by.get((e, p))
