@@ -67,21 +67,26 @@ void SecondOrderTerms(const std::vector<Eigen::MatrixXd>& d, const Eigen::Matrix
 
 }  // namespace
 
+bool EkfOptions::IsValid(const DiscreteStateSpaceSystem& system, std::string* why) const {
+  if (!filter.IsValid(system, why)) return false;
+  if (second_order && !(hessian_step > 0.0)) {
+    if (why != nullptr) *why = "hessian_step must be > 0";
+    return false;
+  }
+  return true;
+}
+
 bool RunExtendedKalmanFilter(const DiscreteStateSpaceSystem& system,
-                             const Eigen::MatrixXd& measurements,
-                             const KalmanFilterOptions& options, KalmanFilterRecord* record,
-                             std::string* error, const ExtendedKalmanFilterOptions& ekf_options) {
+                             const Eigen::MatrixXd& measurements, const EkfOptions& ekf_options,
+                             KalmanFilterRecord* record, std::string* error) {
   const auto start = std::chrono::steady_clock::now();
   *record = KalmanFilterRecord();
   std::string why;
-  if (!options.IsValid(system, &why)) {
+  if (!ekf_options.IsValid(system, &why)) {
     *error = "invalid EKF options: " + why;
     return false;
   }
-  if (ekf_options.second_order && !(ekf_options.hessian_step > 0.0)) {
-    *error = "invalid EKF options: hessian_step must be > 0";
-    return false;
-  }
+  const KalmanFilterOptions& options = ekf_options.filter;
   const int n = system.state_size;
   const int l = system.measurement_size;
   const int num = static_cast<int>(measurements.rows());

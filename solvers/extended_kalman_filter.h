@@ -20,9 +20,10 @@
 
 namespace dynid::solvers {
 
-// ExtendedKalmanFilterOptions::second_order: the truncated (Gaussian) second-order filter
-// (Jazwinski (1970); Gelb (1974) §6.1), which keeps the second-order terms of
-// the Taylor expansions of f and h about the estimate under a Gaussian density: with the
+// EkfOptions: the filter's settings (Q, R, x0, P0, as for every filter of kalman_smoother.h) and,
+// with second_order, the truncated (Gaussian) second-order filter (Jazwinski (1970); Gelb (1974)
+// §6.1), which keeps the second-order terms of the Taylor expansions of f and h about the
+// estimate under a Gaussian density: with the
 // Hessians ∇²f_i of the transition at x_k and ∇²h_i of the measurement at x⁻,
 //   x⁻ = f(x) + ½ Σ_i e_i tr(∇²f_i P),   P⁻ = F P Fᵀ + Q + ½ Σ_ij e_i e_jᵀ tr(∇²f_i P ∇²f_j P),
 //   ŷ = h(x⁻) + ½ Σ_i e_i tr(∇²h_i P⁻),  A = H P⁻ Hᵀ + R + ½ Σ_ij e_i e_jᵀ tr(∇²h_i P⁻ ∇²h_j P⁻),
@@ -30,19 +31,19 @@ namespace dynid::solvers {
 // are the exact Gaussian moments. The Hessians are central differences of the callbacks' exact
 // Jacobians, ∂F/∂x_m ≈ (F(x + δ_m e_m) − F(x − δ_m e_m)) / 2δ_m, δ_m = hessian_step ·
 // max(1, |x_m|): 2n extra calls of each callback per sample.
-struct ExtendedKalmanFilterOptions {
+struct EkfOptions {
+  KalmanFilterOptions filter;  // Q, R, x0, P0
   bool second_order = false;
-  double hessian_step = 1e-5;  // > 0
+  double hessian_step = 1e-5;  // > 0, used by second_order
+  bool IsValid(const DiscreteStateSpaceSystem& system, std::string* why) const;
 };
 
 // measurements: N × l. Returns false with `error` for invalid options/data or divergence
 // (non-finite numbers, innovation covariance not positive definite); `record` then holds the
 // samples up to that point.
 bool RunExtendedKalmanFilter(const DiscreteStateSpaceSystem& system,
-                             const Eigen::MatrixXd& measurements,
-                             const KalmanFilterOptions& options, KalmanFilterRecord* record,
-                             std::string* error,
-                             const ExtendedKalmanFilterOptions& ekf_options = {});
+                             const Eigen::MatrixXd& measurements, const EkfOptions& options,
+                             KalmanFilterRecord* record, std::string* error);
 
 }  // namespace dynid::solvers
 

@@ -113,10 +113,12 @@ int main(int argc, char** argv) {
     std::printf("  %-34s %9.4f s  %12.0f samples/s\n", name, seconds, num / seconds);
   };
   report("EKF (forward Euler)", BestOf(FLAGS_repeat, [&] {
-           return solvers::RunExtendedKalmanFilter(euler.Discrete(), y, o, &ekf_record, &error);
+           return solvers::RunExtendedKalmanFilter(euler.Discrete(), y, solvers::EkfOptions{o},
+                                                   &ekf_record, &error);
          }));
   report("EKF (RK4)", BestOf(FLAGS_repeat, [&] {
-           return solvers::RunExtendedKalmanFilter(rk4.Discrete(), y, o, &ekf_record, &error);
+           return solvers::RunExtendedKalmanFilter(rk4.Discrete(), y, solvers::EkfOptions{o},
+                                                   &ekf_record, &error);
          }));
   report("RTS smoother over EKF", BestOf(FLAGS_repeat, [&] {
            return solvers::RunRtsSmoother(ekf_record, &rts, &error);

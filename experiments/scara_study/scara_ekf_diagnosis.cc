@@ -31,7 +31,8 @@ void DiagnoseEkfSettings(const Record& record, const FilterSetup& setup, Results
         const System& sys = disc == 0 ? setup.euler : setup.rk4;
         solvers::KalmanFilterRecord rec;
         std::string why;
-        const bool ok = solvers::RunExtendedKalmanFilter(sys.Discrete(), record.y, o, &rec, &why);
+        const bool ok = solvers::RunExtendedKalmanFilter(sys.Discrete(), record.y,
+                                                         solvers::EkfOptions{o}, &rec, &why);
         const char* dname = disc == 0 ? "euler" : "rk4";
         if (!ok) {
           diag_json.push_back(
@@ -147,7 +148,8 @@ SignCounts CountIzz2Signs(const Record& record, const FilterSetup& setup, const 
       }
       if (!ur.positive_definite_throughout) ++counts.ukf_failures;
       rec = std::move(ur.record);
-    } else if (!solvers::RunExtendedKalmanFilter(sys.Discrete(), yr, o, &rec, &why)) {
+    } else if (!solvers::RunExtendedKalmanFilter(sys.Discrete(), yr, solvers::EkfOptions{o}, &rec,
+                                                 &why)) {
       if (counts.first_failure.empty()) {
         counts.first_failure = "realisation " + std::to_string(rep) + ": " + why;
       }

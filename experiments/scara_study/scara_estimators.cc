@@ -219,12 +219,12 @@ FilterSetup MakeFilterSetup(const Record& record) {
 }
 
 bool RunEkf(const std::string& name, const std::string& description, const System& system,
-            const solvers::KalmanFilterOptions& o, const Eigen::MatrixXd& y, FilterResults* filters,
-            std::string* error, const solvers::ExtendedKalmanFilterOptions& eo = {}) {
+            const solvers::EkfOptions& o, const Eigen::MatrixXd& y, FilterResults* filters,
+            std::string* error) {
   FilterRun run;
   run.name = name;
   run.description = description;
-  if (!solvers::RunExtendedKalmanFilter(system.Discrete(), y, o, &run.record, error, eo)) {
+  if (!solvers::RunExtendedKalmanFilter(system.Discrete(), y, o, &run.record, error)) {
     *error = name + ": " + *error;
     return false;
   }
@@ -262,9 +262,9 @@ bool RunFilters(const Record& record, const FilterSetup& setup, FilterResults* f
                 std::string* error) {
   const Eigen::MatrixXd& y = record.y;
   if (!RunEkf("EKF_paper", "discrete EKF, forward Euler, published x0, P0 = Q = 10 I, R",
-              setup.euler, setup.paper, y, filters, error) ||
+              setup.euler, solvers::EkfOptions{setup.paper}, y, filters, error) ||
       !RunEkf("EKF", "discrete EKF, RK4, tuned x0, P0, Q (constant parameters)", setup.rk4,
-              setup.tuned, y, filters, error) ||
+              solvers::EkfOptions{setup.tuned}, y, filters, error) ||
       !RunUkf("UKF", "square-root UKF, RK4, tuned x0, P0, Q", setup.rk4, setup.tuned, y, filters,
               error) ||
       !RunUkf("UKF_paper", "square-root UKF, forward Euler, published x0, P0 = Q = 10 I, R",
@@ -272,10 +272,10 @@ bool RunFilters(const Record& record, const FilterSetup& setup, FilterResults* f
     return false;
   }
   // The tuned EKF as the truncated second-order filter (Gelb (1974) §6.1).
-  solvers::ExtendedKalmanFilterOptions second_order;
+  solvers::EkfOptions second_order{setup.tuned};
   second_order.second_order = true;
   if (!RunEkf("EKF_2nd", "second-order EKF, RK4, tuned x0, P0, Q (constant parameters)", setup.rk4,
-              setup.tuned, y, filters, error, second_order)) {
+              second_order, y, filters, error)) {
     return false;
   }
   // Continuous–discrete EKF (the project's general filter) with the tuned settings: intensity

@@ -112,7 +112,8 @@ TEST(RecursiveEstimatorsTest, EkfUkfAndKalmanFilterCoincideOnLinearSystem) {
   }
   KalmanFilterRecord ekf;
   std::string error;
-  ASSERT_TRUE(RunExtendedKalmanFilter(sys, c.y, LinearOptions(c), &ekf, &error)) << error;
+  ASSERT_TRUE(RunExtendedKalmanFilter(sys, c.y, EkfOptions{LinearOptions(c)}, &ekf, &error))
+      << error;
   UkfOptions uo;
   uo.filter = LinearOptions(c);
   for (double alpha : {1.0, 0.5}) {
@@ -215,12 +216,12 @@ TEST(RecursiveEstimatorsTest, SecondOrderEkfIsExactGaussianFilterOnQuadraticSyst
     ref_covs.push_back(cov);
   }
 
-  ExtendedKalmanFilterOptions second;
+  EkfOptions second{o};
   second.second_order = true;
   KalmanFilterRecord first_order, second_order;
   std::string error;
-  ASSERT_TRUE(RunExtendedKalmanFilter(sys, y, o, &first_order, &error)) << error;
-  ASSERT_TRUE(RunExtendedKalmanFilter(sys, y, o, &second_order, &error, second)) << error;
+  ASSERT_TRUE(RunExtendedKalmanFilter(sys, y, EkfOptions{o}, &first_order, &error)) << error;
+  ASSERT_TRUE(RunExtendedKalmanFilter(sys, y, second, &second_order, &error)) << error;
   double first_order_error = 0.0;
   for (int k = 0; k < y.rows(); ++k) {
     EXPECT_LE((second_order.filtered_states.row(k).transpose() - ref_states[k]).norm(), 1e-8) << k;
@@ -260,7 +261,8 @@ TEST(RecursiveEstimatorsTest, RtsSmootherEqualsBatchLeastSquares) {
 
   KalmanFilterRecord ekf;
   std::string error;
-  ASSERT_TRUE(RunExtendedKalmanFilter(sys, c.y, LinearOptions(c), &ekf, &error)) << error;
+  ASSERT_TRUE(RunExtendedKalmanFilter(sys, c.y, EkfOptions{LinearOptions(c)}, &ekf, &error))
+      << error;
   UkfOptions uo;
   uo.filter = LinearOptions(c);
   UkfResult ukf;
@@ -282,12 +284,12 @@ TEST(RecursiveEstimatorsTest, RejectsBadOptions) {
   o.measurement_covariance(0, 0) = -1.0;
   KalmanFilterRecord rec;
   std::string error;
-  EXPECT_FALSE(RunExtendedKalmanFilter(sys, c.y, o, &rec, &error));
+  EXPECT_FALSE(RunExtendedKalmanFilter(sys, c.y, EkfOptions{o}, &rec, &error));
   EXPECT_NE(error.find("measurement_covariance"), std::string::npos) << error;
-  ExtendedKalmanFilterOptions second;
+  EkfOptions second{LinearOptions(c)};
   second.second_order = true;
   second.hessian_step = 0.0;
-  EXPECT_FALSE(RunExtendedKalmanFilter(sys, c.y, LinearOptions(c), &rec, &error, second));
+  EXPECT_FALSE(RunExtendedKalmanFilter(sys, c.y, second, &rec, &error));
   EXPECT_NE(error.find("hessian_step"), std::string::npos) << error;
   UkfOptions uo;
   uo.filter = LinearOptions(c);
@@ -421,7 +423,8 @@ TEST(RecursiveEstimatorsTest, UkfAndEkfAgreeOnScara) {
   const DiscreteStateSpaceSystem sys = adapter.Discrete();
   KalmanFilterRecord ekf;
   std::string error;
-  ASSERT_TRUE(RunExtendedKalmanFilter(sys, rec.noisy, ScaraOptions(1.0), &ekf, &error)) << error;
+  ASSERT_TRUE(RunExtendedKalmanFilter(sys, rec.noisy, EkfOptions{ScaraOptions(1.0)}, &ekf, &error))
+      << error;
   UkfOptions uo;
   uo.filter = ScaraOptions(1.0);
   UkfResult ukf;
@@ -458,7 +461,8 @@ TEST(RecursiveEstimatorsTest, DiscreteAndContinuousDiscreteEkfAgree) {
   // Q of the discrete filter ≈ intensity × Δt.
   KalmanFilterOptions od = o;
   od.process_noise = o.process_noise * 0.01;
-  ASSERT_TRUE(RunExtendedKalmanFilter(adapter.Discrete(), rec.noisy, od, &ekf, &error)) << error;
+  ASSERT_TRUE(RunExtendedKalmanFilter(adapter.Discrete(), rec.noisy, EkfOptions{od}, &ekf, &error))
+      << error;
   ContinuousDiscreteEkfOptions co;
   co.process_noise_intensity = o.process_noise;
   co.measurement_covariance = o.measurement_covariance;
