@@ -53,13 +53,13 @@ Regression StackIrwRegression(const Record& record) {
 
 // Weighted by the torque noise of each joint when it is known: the rows pre-whitened (divided by
 // the joint's torque-noise std), then solvers::SolveLeastSquares (pivoted QR, covariance
-// σ² (AᵀA)⁻¹ with σ² of the whitened residual). With `hac`, the same estimate with the
-// Newey–West HAC covariance of the whitened rows instead (solvers/residual_analysis.h; rows
+// σ² (AᵀA)⁻¹ with σ² of the whitened residual). With `hac`, also the same estimate with the
+// Newey–West HAC covariance of the whitened rows (solvers/residual_analysis.h; rows
 // stacked sample-major, one block per joint, the Bartlett bandwidth from the residual's
 // autocorrelation function): on smoothed kinematics the regressor carries the smoothed noise of
 // the joint states, which leaves a residual correlated over many samples.
 Estimate EstimateLeastSquares(const Record& record, const Regression& regression,
-                              double* condition_number, bool hac = false) {
+                              double* condition_number, Estimate* hac = nullptr) {
   const int num = static_cast<int>(regression.tau.size() / 3);
   Eigen::VectorXd w(3 * num);
   for (int k = 0; k < num; ++k) {
@@ -80,16 +80,19 @@ Estimate EstimateLeastSquares(const Record& record, const Regression& regression
   ls.cov = solution.covariance;
   ls.has_cov = true;
   *condition_number = solution.condition_number;
-  if (hac && solution.success) {
-    const solvers::HacCovariance covariance = solvers::ComputeHacCovariance(
-        a, a, b - a * solution.theta,
-        solvers::RowBlocks::Stacked(data::StackOrder::kSampleMajor, 3, num), 0,
-        solvers::HacBandwidth::kAutocorrelation);
-    ls.has_cov = covariance.success;
-    if (covariance.success) {
-      ls.cov = covariance.covariance;
-    } else {
-      std::cerr << "scara_study: warning: LS HAC: " << covariance.message << "\n";
+  if (hac != nullptr) {
+    *hac = ls;
+    if (solution.success) {
+      const solvers::HacCovariance covariance = solvers::ComputeHacCovariance(
+          a, a, b - a * solution.theta,
+          solvers::RowBlocks::Stacked(data::StackOrder::kSampleMajor, 3, num), 0,
+          solvers::HacBandwidth::kAutocorrelation);
+      hac->has_cov = covariance.success;
+      if (covariance.success) {
+        hac->cov = covariance.covariance;
+      } else {
+        std::cerr << "scara_study: warning: LS HAC: " << covariance.message << "\n";
+      }
     }
   }
   return ls;
@@ -105,17 +108,15 @@ void RunLeastSquares(const Record& record, const EstimatorRuns& runs, Results* r
   results->estimates.push_back(ls);
   results->summary["regressor_condition_number"] = condition_number;
   if (record.measured) return;
-  Estimate irw = EstimateLeastSquares(
-      record, RowsFrom(runs.regression_irw, FirstSampleAfterStartup(record)), &condition_number);
+  Estimate irw_hac;
+  Estimate irw =
+      EstimateLeastSquares(record, RowsFrom(runs.regression_irw, FirstSampleAfterStartup(record)),
+                           &condition_number, &irw_hac);
   irw.method = "LS_irw";
   irw.description =
       "weighted least squares, IRWSM2 q, q', q'' of the noisy joint states the filters see, "
       "measured torques, after the first 0.5 s";
   results->estimates.push_back(irw);
-  double unused = 0.0;
-  Estimate irw_hac =
-      EstimateLeastSquares(record, RowsFrom(runs.regression_irw, FirstSampleAfterStartup(record)),
-                           &unused, /*hac=*/true);
   irw_hac.method = "LS_irw_hac";
   irw_hac.description = irw.description + "; Newey-West HAC covariance";
   results->estimates.push_back(irw_hac);
