@@ -44,6 +44,10 @@ SolverSummary SolveWeightedResidual(
       options.sparse_library == WeightedResidualSmootherOptions::SparseLibrary::kEigenSparse
           ? ceres::EIGEN_SPARSE
           : ceres::SUITE_SPARSE;
+  solver_options.trust_region_strategy_type =
+      options.trust_region == WeightedResidualSmootherOptions::TrustRegion::kDogleg
+          ? ceres::DOGLEG
+          : ceres::LEVENBERG_MARQUARDT;
   solver_options.max_num_iterations = options.max_iterations;
   solver_options.function_tolerance = options.function_tolerance;
   solver_options.gradient_tolerance = options.gradient_tolerance;

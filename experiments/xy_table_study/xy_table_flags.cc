@@ -33,7 +33,15 @@ DEFINE_string(transcription, "shooting",
               "shooting (default; the transcription of the acceptance test) or collocation "
               "(converges in ~10x fewer iterations here, but J2 biased by 6 % on "
               "model-structure data)");
-DEFINE_int32(max_iterations, 300, "smoother iterations per stage");
+DEFINE_int32(max_iterations, 300, "smoother iterations per stage (per solve of the continuation)");
+DEFINE_string(trust_region, "dogleg",
+              "trust-region strategy of the smoother: dogleg (default) or levenberg_marquardt");
+DEFINE_string(
+    smoothing_continuation, "10,4,2",
+    "each stage first solves with the models' friction smoothing eps (--friction_smoothing) "
+    "times these factors, each from the previous solution, then with eps itself: a "
+    "homotopy from a smooth problem to the sharp one (factors > 1, decreasing; empty = "
+    "solve with eps from the initial guess)");
 DEFINE_double(first_order_r0_factor, 1e-2,
               "R0 of the first-order approximation in the acceleration-weight scan, as a factor "
               "on the rule weight of each initial state and parameter (the thesis: 'small')");
@@ -108,6 +116,25 @@ bool ValidateFlags(std::vector<double>* scan, std::vector<double>* monte_carlo_w
                               FLAGS_transcription + "'");
   }
   if (FLAGS_max_iterations < 1) return Invalid(error, "--max_iterations must be >= 1");
+  if (FLAGS_trust_region != "dogleg" && FLAGS_trust_region != "levenberg_marquardt") {
+    return Invalid(error, "--trust_region must be dogleg or levenberg_marquardt, got '" +
+                              FLAGS_trust_region + "'");
+  }
+  std::vector<double> factors;
+  if (!FLAGS_smoothing_continuation.empty()) {
+    if (!cli::ParseNumberList("smoothing_continuation", FLAGS_smoothing_continuation, 0, 1.0,
+                              &factors, error)) {
+      return false;
+    }
+    for (size_t i = 0; i < factors.size(); ++i) {
+      if (!(factors[i] > 1.0) || (i > 0 && !(factors[i] < factors[i - 1]))) {
+        std::string message =
+            "--smoothing_continuation: the factors must be > 1 and decreasing, got '";
+        message += FLAGS_smoothing_continuation + "'";
+        return Invalid(error, message);
+      }
+    }
+  }
   if (!(FLAGS_first_order_r0_factor > 0.0 && std::isfinite(FLAGS_first_order_r0_factor))) {
     return Invalid(error, "--first_order_r0_factor must be a number > 0");
   }
@@ -175,6 +202,8 @@ nlohmann::json FlagsJson(bool simulated) {
           {"acceleration_weight", FLAGS_acceleration_weight},
           {"transcription", FLAGS_transcription},
           {"max_iterations", FLAGS_max_iterations},
+          {"trust_region", FLAGS_trust_region},
+          {"smoothing_continuation", SolveSettingsFromFlags().continuation_factors},
           {"friction_smoothing", FLAGS_friction_smoothing},
           {"first_order_r0_factor", FLAGS_first_order_r0_factor},
           {"first_order_damping", FLAGS_first_order_damping},
@@ -183,6 +212,25 @@ nlohmann::json FlagsJson(bool simulated) {
           {"truth_spread", FLAGS_truth_spread},
           {"model_transverse_mass_scale", FLAGS_model_transverse_mass_scale},
           {"viscous_friction", FLAGS_viscous_friction}};
+}
+
+XyTableSolveSettings SolveSettingsFromFlags() {
+  XyTableSolveSettings settings;
+  settings.transcription = FLAGS_transcription == "collocation"
+                               ? problems::Transcription::kCollocation
+                               : problems::Transcription::kShooting;
+  settings.trust_region =
+      FLAGS_trust_region == "levenberg_marquardt"
+          ? solvers::WeightedResidualSmootherOptions::TrustRegion::kLevenbergMarquardt
+          : solvers::WeightedResidualSmootherOptions::TrustRegion::kDogleg;
+  settings.max_iterations = FLAGS_max_iterations;
+  settings.continuation_factors.clear();
+  std::string error;
+  if (!FLAGS_smoothing_continuation.empty()) {
+    cli::ParseNumberList("smoothing_continuation", FLAGS_smoothing_continuation, 0, 1.0,
+                         &settings.continuation_factors, &error);  // checked by ValidateFlags
+  }
+  return settings;
 }
 
 std::string ModelMismatchDescription() {

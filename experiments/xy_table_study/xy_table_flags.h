@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "experiments/common/monte_carlo_cli.h"
+#include "experiments/xy_table_study/xy_table_solve.h"
 
 DECLARE_string(out_dir);
 DECLARE_string(measurements_csv);
@@ -28,6 +29,8 @@ DECLARE_string(acceleration_weight_sweep);
 DECLARE_bool(evaluation);
 DECLARE_string(transcription);
 DECLARE_int32(max_iterations);
+DECLARE_string(trust_region);
+DECLARE_string(smoothing_continuation);
 DECLARE_double(first_order_r0_factor);
 DECLARE_double(first_order_damping);
 DECLARE_double(friction_smoothing);
@@ -49,6 +52,10 @@ bool ValidateFlags(std::vector<double>* scan, std::vector<double>* monte_carlo_w
 
 // The flags as summary.json "flags" records them (the sample period only for a simulated record).
 nlohmann::json FlagsJson(bool simulated);
+
+// The smoother's settings the flags select (--transcription, --trust_region, --max_iterations,
+// --smoothing_continuation; checked by ValidateFlags).
+XyTableSolveSettings SolveSettingsFromFlags();
 
 // The reference speed of --viscous_friction: at this motor speed (0.5 m/s of belt) the viscous
 // torque c_i w equals --viscous_friction times the dry friction w_i of axis i.

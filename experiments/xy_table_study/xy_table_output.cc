@@ -72,9 +72,24 @@ void ReportStages(const Record& rec, const std::vector<StageResult>& stages,
         md << " | –";
       }
     }
-    md << " | " << r.summary.iterations << " | " << (r.summary.converged ? "yes" : "no") << " | "
-       << Fmt(r.summary.time_s, "%.2f") << " | " << CoverageText(coverage, XyStageName(r.stage))
-       << " |\n";
+    // Iterations of the final solve (the models' eps), those of the continuation's solves before
+    // it in brackets; the time is that of all of them.
+    int continuation_iterations = 0;
+    double time_s = r.summary.time_s;
+    nlohmann::json jcontinuation = nlohmann::json::array();
+    for (const ContinuationStep& step : r.continuation) {
+      continuation_iterations += step.summary.iterations;
+      time_s += step.summary.time_s;
+      jcontinuation.push_back({{"friction_smoothing", step.friction_smoothing_rad_per_s},
+                               {"converged", step.summary.converged},
+                               {"iterations", step.summary.iterations},
+                               {"final_cost", step.summary.final_cost},
+                               {"time_s", step.summary.time_s}});
+    }
+    md << " | " << r.summary.iterations;
+    if (!r.continuation.empty()) md << " (+" << continuation_iterations << " continuation)";
+    md << " | " << (r.summary.converged ? "yes" : "no") << " | " << Fmt(time_s, "%.2f") << " | "
+       << CoverageText(coverage, XyStageName(r.stage)) << " |\n";
     nlohmann::json j;
     j["stage"] = XyStageName(r.stage);
     for (int i = 0; i < r.theta.size(); ++i) {
@@ -91,7 +106,8 @@ void ReportStages(const Record& rec, const std::vector<StageResult>& stages,
                    {"initial_cost", r.summary.initial_cost},
                    {"final_cost", r.summary.final_cost},
                    {"time_s", r.summary.time_s},
-                   {"message", r.summary.message}};
+                   {"message", r.summary.message},
+                   {"continuation", jcontinuation}};
     const int n = r.stage == XyStage::kRigid ? 2 : 3;
     for (int m = 0; m < 8; ++m) {
       const double range = Range(d.measurements.col(m));

@@ -19,6 +19,7 @@
 #include "experiments/xy_table_study/xy_table_case.h"
 #include "experiments/xy_table_study/xy_table_flags.h"
 #include "experiments/xy_table_study/xy_table_record.h"
+#include "experiments/xy_table_study/xy_table_solve.h"
 
 namespace dynid::xy_table_study {
 
@@ -26,7 +27,8 @@ struct StageResult {
   XyStage stage;
   Eigen::VectorXd theta, sd, relative_sd;
   std::string identifiability;
-  solvers::SolverSummary summary;
+  solvers::SolverSummary summary;              // the final solve, with the models' own eps
+  std::vector<ContinuationStep> continuation;  // the solves before it (--smoothing_continuation)
   problems::WeightedResidualVariables variables;
   Eigen::MatrixXd zeta, model_z;  // N × (n + l), N × 8
   Eigen::VectorXd deformation;    // x_e(model) − r phi1 (flexible) or 0
@@ -34,8 +36,10 @@ struct StageResult {
   double residual_variance = NAN;  // scale of the reported covariance
 };
 
-// One smoother run of model (XyTableRigid or XyTableFlexible) on d from theta0 (--transcription,
-// --max_iterations); with mode kConstant also the covariance and identifiability of theta.
+// One smoother run of model (XyTableRigid or XyTableFlexible) on d from theta0 with the flags'
+// settings (SolveSettingsFromFlags: --transcription, --trust_region, --max_iterations,
+// --smoothing_continuation; SolveXyTableModel); with mode kConstant also the covariance and
+// identifiability of theta.
 template <class Model>
 bool RunStage(const Model& model, XyStage stage, const problems::WeightedResidualData& d,
               const problems::WeightedResidualWeights& weights,
@@ -47,19 +51,12 @@ bool RunStage(const Model& model, XyStage stage, const problems::WeightedResidua
   if (mode == problems::ParameterMode::kFixed) {
     out->variables.mode = mode;
   }
-  problems::WeightedResidualOptions options;
-  options.transcription = FLAGS_transcription == "collocation"
-                              ? problems::Transcription::kCollocation
-                              : problems::Transcription::kShooting;
-  options.parameter_mode = mode;
+  const XyTableSolveSettings settings = SolveSettingsFromFlags();
   ceres::Problem problem;
-  if (!problems::BuildWeightedResidualProblem(model, d, weights, options, &out->variables, &problem,
-                                              error)) {
+  if (!SolveXyTableModel(model, d, weights, mode, settings, &out->variables, &problem,
+                         &out->summary, &out->continuation, error)) {
     return false;
   }
-  solvers::WeightedResidualSmootherOptions solver_options;
-  solver_options.max_iterations = FLAGS_max_iterations;
-  out->summary = solvers::SolveWeightedResidual(&problem, &out->variables, solver_options);
   out->theta = out->variables.parameters.col(0);
   if (mode == problems::ParameterMode::kConstant) {
     Eigen::MatrixXd information;
@@ -72,7 +69,8 @@ bool RunStage(const Model& model, XyStage stage, const problems::WeightedResidua
       // The weights are not inverse noise variances: scale the covariance by the residual
       // variance factor (the library's rule: residuals with non-zero weight minus free unknowns).
       const double variance = solvers::ResidualVarianceFactor(
-          problem, out->summary.final_cost, problems::CountWeightedResiduals(weights, d, options));
+          problem, out->summary.final_cost,
+          problems::CountWeightedResiduals(weights, d, WeightedResidualOptionsOf(settings, mode)));
       out->sd = report.standard_deviation * std::sqrt(variance);
       out->relative_sd = report.relative_standard_deviation * std::sqrt(variance);
       out->residual_variance = variance;

@@ -10,7 +10,8 @@
 // and damping, PD control, cubic strokes of 0.83 s, six times forward and backward; noise as
 // documented there) or from --measurements_csv. On [3.33, 4.99] s,
 // problems::BuildWeightedResidualProblem + solvers::SolveWeightedResidual with the thesis's weight
-// rule (experiments/xy_table_study/xy_table_case.h): stage 1 rigid model (motor positions and
+// rule (experiments/xy_table_study/xy_table_case.h), each stage by the dogleg after a smoothing
+// continuation of the friction model (xy_table_solve.h): stage 1 rigid model (motor positions and
 // currents), stage 2 flexible model (+ end-effector position), stage 3 flexible model with
 // acceleration measurements; initial guesses of the thesis; covariances by the banded Schur
 // complement. Then: residuals as % of each measurement's range, elastic deformation estimated vs
@@ -28,6 +29,7 @@
 //                  [--measurement_emphasis=100] [--acceleration_weight=2.5e-5]
 //                  [--acceleration_weight_sweep=2.5e-5,2.5e-4,...] [--evaluation=true]
 //                  [--transcription=shooting|collocation] [--max_iterations=300] [--figures=true]
+//                  [--trust_region=dogleg|levenberg_marquardt] [--smoothing_continuation=10,4,2]
 //                  [--friction_smoothing=0.05] [--first_order_r0_factor=0.01]
 //                  [--first_order_damping=1]
 //                  [--truth=drawn|thesis] [--truth_seed=1] [--truth_spread=0.2]

@@ -1,12 +1,13 @@
 #include "dynid/solvers/weighted_residual_smoother.h"
 
-#include <cmath>
-#include <complex>
-#include <string>
-
 #include <ceres/covariance.h>
 #include <ceres/problem.h>
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <complex>
+#include <string>
+#include <vector>
 
 #include "dynid/models/friction_mass.h"
 #include "dynid/models/mass_spring_damper.h"
@@ -72,6 +73,41 @@ TEST(WeightedResidualSmootherTest, EstimatesMassSpringDamperParametersWithinThei
       // Damping (0.4 N s/m) is the weakly excited parameter.
       EXPECT_LT(report.relative_standard_deviation(i), i == 1 ? 0.3 : 0.05);
     }
+  }
+}
+
+// The dogleg trust region reaches the Levenberg–Marquardt optimum of a well-posed problem, by its
+// own path: the costs of the first iterations differ (so the option reaches Ceres), the
+// estimates agree.
+TEST(WeightedResidualSmootherTest, DoglegReachesTheLevenbergMarquardtOptimum) {
+  const MsdExperiment e = MakeMsdExperiment(401, 4.0, false, 11, ParameterMode::kConstant);
+  Eigen::Vector3d estimates[2];
+  std::vector<double> costs[2];
+  for (int strategy = 0; strategy < 2; ++strategy) {
+    problems::WeightedResidualVariables variables =
+        StartFromMeasurements(e, Eigen::Vector3d(1.3, 0.3, 35.0), ParameterMode::kConstant);
+    ceres::Problem problem;
+    std::string error;
+    ASSERT_TRUE(problems::BuildWeightedResidualProblem(e.model, e.data, e.weights, {}, &variables,
+                                                       &problem, &error))
+        << error;
+    WeightedResidualSmootherOptions options = TightOptions();
+    options.trust_region = strategy == 0
+                               ? WeightedResidualSmootherOptions::TrustRegion::kLevenbergMarquardt
+                               : WeightedResidualSmootherOptions::TrustRegion::kDogleg;
+    options.progress.callback = [&](const IterationProgress& progress) {
+      costs[strategy].push_back(progress.cost);
+    };
+    const SolverSummary summary = SolveWeightedResidual(&problem, &variables, options);
+    EXPECT_TRUE(summary.converged) << summary.message;
+    estimates[strategy] = variables.parameters.col(0);
+  }
+  ASSERT_GE(costs[0].size(), 2u);
+  ASSERT_GE(costs[1].size(), 2u);
+  EXPECT_EQ(costs[0][0], costs[1][0]);  // the same start
+  EXPECT_GT(std::abs(costs[0][1] - costs[1][1]), 1e-9 * costs[0][0]);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_NEAR(estimates[1](i), estimates[0](i), 1e-6 * std::abs(estimates[0](i))) << i;
   }
 }
 

@@ -21,6 +21,11 @@ done
 grep -q "^| rigid |" "$work/log" || fail "no rigid row in the table: $(cat "$work/log")"
 grep -q "^| flexible_with_accelerations |" "$work/log" || fail "no stage-3 row: $(cat "$work/log")"
 grep -q '"residual_percent_of_range"' "$work/out/summary.json" || fail "summary lacks residuals"
+# Each stage solves first at 10, 4 and 2 times the friction smoothing (the continuation).
+grep -q "^| rigid |.*| [0-9]* (+[0-9]* continuation) |" "$work/log" ||
+  fail "the rigid row does not give the continuation's iterations: $(cat "$work/log")"
+check "continuation's smoothing steps" "a == 3" "$(python3 -c 'import json, sys
+print(len(json.load(open(sys.argv[1]))["stages"][0]["solver"]["continuation"]))' "$work/out/summary.json")"
 grep -q '"hamiltonian_rate_per_s"' "$work/out/summary.json" ||
   fail "summary lacks the acceleration-weight scan"
 head -1 "$work/out/interval.csv" | grep -q "flexible_with_accelerations_model_a_orth" ||
@@ -103,6 +108,12 @@ expect_error "--noise_scale must be >= 0" --noise_scale=-1
 expect_error "--transcription must be shooting or collocation" --transcription=euler
 expect_error "--acceleration_weight_sweep: 'x' is not a number >= 0" --acceleration_weight_sweep=1,x
 expect_error "--max_iterations must be >= 1" --max_iterations=0
+expect_error "--trust_region must be dogleg or levenberg_marquardt" --trust_region=lm
+expect_error "--smoothing_continuation: the factors must be > 1 and decreasing" \
+  --smoothing_continuation=4,10
+expect_error "--smoothing_continuation: the factors must be > 1 and decreasing" \
+  --smoothing_continuation=10,1
+expect_error "--smoothing_continuation: 'z' is not a number" --smoothing_continuation=10,z
 expect_error "--friction_smoothing must be a number > 0" --friction_smoothing=0
 expect_error "--first_order_r0_factor must be a number > 0" --first_order_r0_factor=-1
 expect_error "--first_order_damping must be in (0, 1]" --first_order_damping=1.5
