@@ -115,6 +115,11 @@ DEFINE_bool(guard_comparison, true,
             "max(5 rows, 0.04 s) when none is used, none otherwise) and report the relative "
             "change of every essential parameter it causes");
 DEFINE_int32(max_iterations, 20, "IDIM-IV iteration cap (Brunot et al. (2018): 20)");
+DEFINE_string(hac_critical, "fixed_b",
+              "critical value c of the HAC intervals estimate +- c sigma (the Monte Carlo's "
+              "coverage): fixed_b (Kiefer & Vogelsang (2005): c grows with the bandwidth "
+              "fraction b = (L + 1) / N, 2.12 at b = 0.05) or normal (1.96); the eq. 8 intervals "
+              "are always +- 1.96 sigma");
 DEFINE_double(iv_tolerance, 1e-3,
               "IDIM-IV: tolerance of both relative changes (simulated torques and parameters)");
 DEFINE_int32(iv_stall_iterations, 5,
@@ -243,6 +248,10 @@ bool ValidateFlags(Settings* settings, std::string* error) {
   }
   if (FLAGS_threads < 0) return Invalid(error, "--threads must be >= 0");
   if (FLAGS_max_iterations < 1) return Invalid(error, "--max_iterations must be >= 1");
+  if (FLAGS_hac_critical != "fixed_b" && FLAGS_hac_critical != "normal") {
+    return Invalid(error,
+                   "--hac_critical: expected fixed_b or normal, got '" + FLAGS_hac_critical + "'");
+  }
   if (!(FLAGS_iv_tolerance > 0.0)) return Invalid(error, "--iv_tolerance must be > 0");
   if (FLAGS_iv_stall_iterations < 0)
     return Invalid(error, "--iv_stall_iterations must be >= 0 (0 = off)");
@@ -358,6 +367,9 @@ bool ValidateFlags(Settings* settings, std::string* error) {
   settings->max_iterations = FLAGS_max_iterations;
   settings->iv_tolerance = FLAGS_iv_tolerance;
   settings->iv_stall_iterations = FLAGS_iv_stall_iterations;
+  settings->hac_critical_value = FLAGS_hac_critical == "normal"
+                                     ? solvers::HacCriticalValue::kNormal
+                                     : solvers::HacCriticalValue::kFixedB;
   settings->real = real;
   settings->select_samples = select_samples;
   settings->levels = levels;

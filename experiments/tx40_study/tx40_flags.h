@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "dynid/solvers/residual_analysis.h"
 #include "experiments/tx40_study/prior_knowledge.h"
 #include "experiments/tx40_study/tx40_experiment.h"
 #include "experiments/tx40_study/tx40_runs.h"
@@ -63,6 +64,8 @@ struct Settings {
   int max_iterations = 0;
   double iv_tolerance = 0.0;
   int iv_stall_iterations = 0;  // IvIterationOptions::stall_iterations (0 = off)
+  // c of the HAC intervals θ̂ ± c σ (--hac_critical; solvers::HacCriticalValue95).
+  solvers::HacCriticalValue hac_critical_value = solvers::HacCriticalValue::kFixedB;
   // Selected by the flags.
   bool real = false;           // real data (--positions_csv/--torques_csv), else simulated
   bool select_samples = true;  // --sample_selection=on

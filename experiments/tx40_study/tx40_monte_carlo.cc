@@ -143,6 +143,11 @@ bool RunMonteCarloStudy(const Settings& settings, const models::SerialRobot& rob
             e.reported_std = hac == 0        ? r.fit.standard_deviation[i]
                              : r.hac.success ? r.hac.standard_deviation[i]
                                              : std::numeric_limits<double>::quiet_NaN();
+            if (hac == 1 && r.hac.success) {  // θ̂ ± c σ, c by --hac_critical
+              const double c = solvers::HacCriticalValue95(r.hac, settings.hac_critical_value);
+              e.lower = e.estimate - c * e.reported_std;
+              e.upper = e.estimate + c * e.reported_std;
+            }
           }
           out->push_back(e);
         }

@@ -263,6 +263,9 @@ void BuildTables(const Settings& settings, const solvers::IdimModel& model, cons
       if (r.hac.success) {
         entry["hac_lags"] = r.hac.lags;
         entry["hac_lag1_autocorrelation"] = r.hac.rho;
+        entry["hac_bandwidth_fraction"] = r.hac.bandwidth_fraction;
+        entry["hac_critical_value"] =
+            solvers::HacCriticalValue95(r.hac, settings.hac_critical_value);
         std::vector<double> hac_rel(model.num_parameters());
         for (int i = 0; i < model.num_parameters(); ++i) {
           hac_rel[i] = 100.0 * r.hac.standard_deviation[i] / std::abs(r.fit.theta[i]);
@@ -324,7 +327,11 @@ void BuildTables(const Settings& settings, const solvers::IdimModel& model, cons
   }
   if (coverage != nullptr) {
     // What the intervals of these runs are worth: the coverage measured by the Monte Carlo.
-    md << "\n## Measured coverage of the 95 % intervals (estimate ± 1.96 σ)\n\n"
+    md << "\n## Measured coverage of the 95 % intervals (eq. 8: estimate ± 1.96 σ; HAC: ± c σ, "
+       << (settings.hac_critical_value == solvers::HacCriticalValue::kFixedB
+               ? "c the fixed-b value of its bandwidth"
+               : "c = 1.96")
+       << ")\n\n"
        << (coverage->source.empty()
                ? std::string("No Monte Carlo coverage file was found: the intervals above are "
                              "not calibrated by any measurement (run --monte_carlo=50).")

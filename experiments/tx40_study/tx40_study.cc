@@ -79,6 +79,9 @@ int main(int argc, char** argv) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
   std::string error;
+  // Coverage files record the HAC intervals' critical value at every value: a file measured
+  // before it existed (±1.96 σ) is quoted by no run.
+  dynid::cli::RecordFlagsAlways({"hac_critical"});
 
   // The flags, the identified model, the record (simulated experiment or measured CSVs).
   study::Settings settings;

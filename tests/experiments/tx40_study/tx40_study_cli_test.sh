@@ -178,6 +178,7 @@ expect_error "--guard_s must be >= 0" --positions_csv="$pos" --torques_csv="$tau
 expect_error "--sample_selection must be on or off" --sample_selection=maybe
 expect_error "--guard_rows must be >= 0" --guard_rows=-1
 expect_error "--iv_stall_iterations must be >= 0 (0 = off)" --iv_stall_iterations=-1
+expect_error "--hac_critical: expected fixed_b or normal, got 'student'" --hac_critical=student
 expect_error "cannot open file" --positions_csv="$work/missing.csv" --torques_csv="$tau"
 expect_error "five.csv:1:1: unknown column 'a' (expected m1,m2,m3,m4,m5,m6" --positions_csv="$work/five.csv" --torques_csv="$tau"
 expect_error "reference_csv: $work/five.csv:1:1: unknown column 'a'" --positions_csv="$pos" --torques_csv="$tau" --reference_csv="$work/five.csv"

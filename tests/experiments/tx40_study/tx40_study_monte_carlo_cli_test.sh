@@ -41,6 +41,24 @@ python3 -c "import sys; v = float(sys.argv[1]); sys.exit(not 2 <= v <= 7)" "$med
   fail "realistic Monte Carlo: IDIM-LS median relative error $median % not in [2, 7] %"
 grep -q "IDIM-LS conv.        good: relative error" "$work/log" || fail "no relative-error summary printed"
 grep -q "^bias (|bias| > 2 standard errors" "$work/log" || fail "no bias statement printed"
+# The HAC intervals are estimate ± c σ with the fixed-b c (> 1.96, growing with the bandwidth),
+# the eq. 8 intervals ± 1.96 σ; the settings line records the rule.
+grep -q "^# settings: .*--hac_critical=fixed_b" "$work/mc/coverage.csv" ||
+  fail "coverage.csv's settings line does not record --hac_critical: $(grep '^#' "$work/mc/coverage.csv")"
+python3 - "$work/mc/monte_carlo_runs.csv" <<'PY' || fail "HAC intervals are not estimate ± c σ with fixed-b c"
+import csv, sys
+hac, plain = [], []
+for r in csv.DictReader(open(sys.argv[1])):
+    if r["parameter"] != "zz1r" or not r["upper"] or not r["reported_std"]:
+        continue
+    c = (float(r["upper"]) - float(r["estimate"])) / float(r["reported_std"])
+    c_low = (float(r["estimate"]) - float(r["lower"])) / float(r["reported_std"])
+    assert abs(c - c_low) < 1e-6 * c, (c, c_low)
+    (hac if r["estimator"].endswith("_hac") else plain).append(c)
+assert len(hac) == 4 and len(plain) == 4, (hac, plain)
+assert all(abs(c - 1.959964) < 1e-4 for c in plain), plain
+assert all(1.97 < c < 3.0 for c in hac), hac
+PY
 # Run i is the single run with --seed + i: the first seed's IDIM-LS estimate of zz1r.
 "$binary" --out_dir="$work/single" --figures=false --duration_s=3 --knowledge=good \
   --methods=idim_ls_conventional --seed=7 > "$work/log" 2>&1 ||
