@@ -34,6 +34,7 @@
 #include "dynid/problems/weighted_residual_problem.h"
 #include "dynid/problems/weighted_residual_weights.h"
 #include "dynid/solvers/observability.h"
+#include "dynid/solvers/weighted_residual_smoother.h"
 
 namespace dynid::solvers {
 
@@ -73,6 +74,9 @@ struct WeightGridSettings {
   double theta_start_factor = 1.2;  // theta starts at factor × truth
   double noise_scale = 1.0;         // multiplies the case's noise standard deviations
   problems::Transcription transcription = problems::Transcription::kShooting;
+  // The smoother's trust region (WeightedResidualSmootherOptions::trust_region).
+  WeightedResidualSmootherOptions::TrustRegion trust_region =
+      WeightedResidualSmootherOptions::TrustRegion::kLevenbergMarquardt;
 
   // True when every setting is in range; otherwise false with "<setting> must be ..." in `why`.
   bool IsValid(std::string* why) const;

@@ -125,6 +125,7 @@ class ModelGridCase : public solvers::WeightGridCase {
     solver_options.max_iterations = settings.max_iterations;
     solver_options.function_tolerance = settings.function_tolerance;
     solver_options.num_threads = 1;
+    solver_options.trust_region = settings.trust_region;
     const solvers::SolverSummary summary =
         solvers::SolveWeightedResidual(&problem, &variables, solver_options);
     solvers::GridPointResult r;

@@ -20,6 +20,7 @@
 //                --grid=NAME:LOW:HIGH:COUNT[,NAME:LOW:HIGH:COUNT...] [--relative]
 //                [--seeds=10] [--first_seed=1] [--threads=0] [--nodes=0] [--noise_scale=1]
 //                [--theta_start_factor=1.2] [--max_iterations=50] [--transcription=shooting]
+//                [--trust_region=levenberg_marquardt|dogleg]
 //                [--out_dir=out/weight_sweep] [--figures] [--progress] [--list_weights]
 //   mpirun -np K weight_sweep_mpi <same flags>
 //   weight_sweep --monte_carlo=N [--case_name=...] [--grid=...] [--first_seed=1]

@@ -21,6 +21,9 @@ DEFINE_double(noise_scale, 1.0, "multiplies the case's measurement noise");
 DEFINE_double(theta_start_factor, 1.2, "theta starts at this factor times the truth");
 DEFINE_int32(max_iterations, 50, "solver iterations per point");
 DEFINE_string(transcription, "shooting", "shooting or collocation");
+DEFINE_string(trust_region, "levenberg_marquardt",
+              "the smoother's trust region: levenberg_marquardt (default) or dogleg (on "
+              "xy_flexible it converges where Levenberg-Marquardt stops at the iteration cap)");
 DEFINE_string(out_dir, "out/weight_sweep", "output folder");
 DEFINE_bool(figures, true, "render PNG figures (needs python3 + matplotlib)");
 DEFINE_bool(list_weights, false, "print the case's weight names and base values, then exit");
@@ -97,6 +100,15 @@ bool SetupFromFlags(SweepSetup* setup, std::string* error) {
     *error = "--transcription: expected shooting or collocation, got '" + FLAGS_transcription + "'";
     return false;
   }
+  if (FLAGS_trust_region != "levenberg_marquardt" && FLAGS_trust_region != "dogleg") {
+    *error =
+        "--trust_region: expected levenberg_marquardt or dogleg, got '" + FLAGS_trust_region + "'";
+    return false;
+  }
+  settings.trust_region =
+      FLAGS_trust_region == "dogleg"
+          ? solvers::WeightedResidualSmootherOptions::TrustRegion::kDogleg
+          : solvers::WeightedResidualSmootherOptions::TrustRegion::kLevenbergMarquardt;
   if (!settings.IsValid(error)) {
     // Name the flag: the settings mirror --max_iterations, --theta_start_factor, --noise_scale.
     *error = "--" + *error;
@@ -138,7 +150,8 @@ nlohmann::json FlagsJson(int threads, int ranks) {
           {"noise_scale", FLAGS_noise_scale},
           {"theta_start_factor", FLAGS_theta_start_factor},
           {"max_iterations", FLAGS_max_iterations},
-          {"transcription", FLAGS_transcription}};
+          {"transcription", FLAGS_transcription},
+          {"trust_region", FLAGS_trust_region}};
 }
 
 }  // namespace dynid::experiments

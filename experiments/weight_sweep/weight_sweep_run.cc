@@ -28,6 +28,10 @@ std::string Signature(const SweepSetup& setup) {
          << " iterations=" << setup.settings.max_iterations
          << " tol=" << setup.settings.function_tolerance
          << " transcription=" << FLAGS_transcription;
+  if (setup.settings.trust_region !=
+      solvers::WeightedResidualSmootherOptions::TrustRegion::kLevenbergMarquardt) {
+    config << " trust_region=dogleg";  // journals of the default keep their key
+  }
   for (const solvers::WeightAxis& a : setup.axes) {
     config << " " << a.entry.name << ":" << a.low << ":" << a.high << ":" << a.count;
   }

@@ -109,6 +109,7 @@ expect_error "num_nodes must be 0 (case default) or in [20, 1e6]" --nodes=5
 expect_error "--seeds must be in [1, 100000]" --seeds=0
 expect_error "--threads must be in [0, 1024]" --threads=-1
 expect_error "--transcription: expected shooting or collocation" --transcription=euler
+expect_error "--trust_region: expected levenberg_marquardt or dogleg" --trust_region=newton
 expect_error "--max_iterations must be >= 1" --max_iterations=0
 expect_error "--theta_start_factor must be > 0" --theta_start_factor=0
 expect_error "unexpected argument 'extra'" extra

@@ -182,6 +182,36 @@ TEST(WeightSweepTest, MsdCaseEstimatesAndPredictsItsSpread) {
   EXPECT_EQ(FormatJournalBody(again), FormatJournalBody(results[0]));
 }
 
+// At small acceleration weights (2.5e-5 on both) the xy_flexible case's Levenberg–Marquardt solve
+// of seed 1 creeps to the iteration cap; the dogleg trust region converges at a cost several times
+// lower (WeightGridSettings::trust_region reaches the solve).
+TEST(WeightSweepTest, XyTableCaseConvergesWithTheDogleg) {
+  std::string error;
+  const std::unique_ptr<solvers::WeightGridCase> c =
+      MakeGridCase("xy_flexible", GridCaseOptions(), &error);
+  ASSERT_NE(c, nullptr) << error;
+  std::vector<WeightAxis> axes;
+  ASSERT_TRUE(ParseWeightGrid(
+      "V.z.acceleration_along:2.5e-5:2.5e-5:1,V.z.acceleration_orthogonal:2.5e-5:2.5e-5:1",
+      c->info(), "--grid", &axes, &error))
+      << error;
+  problems::WeightedResidualWeights weights = c->base_weights();
+  ASSERT_TRUE(solvers::ApplyGridPoint(axes, {2.5e-5, 2.5e-5}, false, 5, &weights, &error)) << error;
+  GridPointResult r[2];
+  for (int strategy = 0; strategy < 2; ++strategy) {
+    solvers::WeightGridSettings settings;
+    settings.max_iterations = 300;
+    settings.trust_region =
+        strategy == 0 ? solvers::WeightedResidualSmootherOptions::TrustRegion::kLevenbergMarquardt
+                      : solvers::WeightedResidualSmootherOptions::TrustRegion::kDogleg;
+    ASSERT_TRUE(c->Run(weights, 1, settings, &r[strategy], &error)) << error;
+  }
+  EXPECT_FALSE(r[0].converged);
+  EXPECT_EQ(r[0].iterations, 300);
+  EXPECT_TRUE(r[1].converged);
+  EXPECT_LT(r[1].final_cost, 0.5 * r[0].final_cost);
+}
+
 }  // namespace
 }  // namespace dynid::experiments
 
