@@ -28,6 +28,16 @@ bool WeightedResidualSmootherOptions::IsValid(std::string* why) const {
   return false;
 }
 
+const char* TrustRegionName(WeightedResidualSmootherOptions::TrustRegion trust_region) {
+  switch (trust_region) {
+    case WeightedResidualSmootherOptions::TrustRegion::kLevenbergMarquardt:
+      return "levenberg_marquardt";
+    case WeightedResidualSmootherOptions::TrustRegion::kDogleg:
+      return "dogleg";
+  }
+  return "?";
+}
+
 SolverSummary SolveWeightedResidual(
     ceres::Problem* problem, problems::WeightedResidualVariables* variables,
     const WeightedResidualSmootherOptions& options) {

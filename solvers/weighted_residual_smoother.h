@@ -52,6 +52,9 @@ struct WeightedResidualSmootherOptions {
   bool IsValid(std::string* why) const;
 };
 
+// "levenberg_marquardt" or "dogleg" (the programs' flag values).
+const char* TrustRegionName(WeightedResidualSmootherOptions::TrustRegion trust_region);
+
 // Solves `problem` (built over `variables`) in place. Convergence means Ceres stopped on one of
 // its tolerances; hitting max_iterations or a failure is reported in `message`.
 SolverSummary SolveWeightedResidual(

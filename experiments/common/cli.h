@@ -7,6 +7,7 @@
 #ifndef DYNID_EXPERIMENTS_COMMON_CLI_H_
 #define DYNID_EXPERIMENTS_COMMON_CLI_H_
 
+#include <initializer_list>
 #include <limits>
 #include <string>
 #include <vector>
@@ -64,6 +65,20 @@ bool CheckOutDir(const std::string& out_dir, std::string* error);
 // Parses the comma-separated numbers of flag --`flag` (text `text`): each finite and >= `minimum`,
 // exactly `expected_size` of them when > 0, at least one otherwise. False with a message naming
 // the flag and the offending item.
+// The one of `values` whose name(value) is `text` (a library enumeration with its name function,
+// e.g. solvers::HacCriticalValueName); false when none is.
+template <class Enum>
+bool ParseNamed(const std::string& text, std::initializer_list<Enum> values,
+                const char* (*name)(Enum), Enum* value) {
+  for (Enum candidate : values) {
+    if (text == name(candidate)) {
+      *value = candidate;
+      return true;
+    }
+  }
+  return false;
+}
+
 bool ParseNumberList(const std::string& flag, const std::string& text, int expected_size,
                      double minimum, std::vector<double>* values, std::string* error);
 inline constexpr double kAnyNumber = -std::numeric_limits<double>::infinity();

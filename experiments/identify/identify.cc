@@ -145,19 +145,6 @@ bool ParseMethod(const std::string& text, identify::Method* method) {
   return false;
 }
 
-// The rule among `rules` whose name(rule) is `text`.
-template <typename Rule>
-bool ParseRule(const std::string& text, std::initializer_list<Rule> rules,
-               const char* (*name)(Rule), Rule* rule) {
-  for (Rule candidate : rules) {
-    if (text == name(candidate)) {
-      *rule = candidate;
-      return true;
-    }
-  }
-  return false;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -236,12 +223,14 @@ int main(int argc, char** argv) {
   options.iv_reference_from_measured = FLAGS_iv_reference == "measured";
   using dynid::solvers::HacBandwidth;
   using dynid::solvers::HacCriticalValue;
-  if (!ParseRule(FLAGS_hac_bandwidth, {HacBandwidth::kAr1, HacBandwidth::kAutocorrelation},
-                 dynid::solvers::HacBandwidthName, &options.hac_bandwidth)) {
+  if (!dynid::cli::ParseNamed(FLAGS_hac_bandwidth,
+                              {HacBandwidth::kAr1, HacBandwidth::kAutocorrelation},
+                              dynid::solvers::HacBandwidthName, &options.hac_bandwidth)) {
     return Fail(2, "--hac_bandwidth: expected ar1 or acf, got '" + FLAGS_hac_bandwidth + "'");
   }
-  if (!ParseRule(FLAGS_hac_critical, {HacCriticalValue::kNormal, HacCriticalValue::kFixedB},
-                 dynid::solvers::HacCriticalValueName, &options.hac_critical_value)) {
+  if (!dynid::cli::ParseNamed(FLAGS_hac_critical,
+                              {HacCriticalValue::kNormal, HacCriticalValue::kFixedB},
+                              dynid::solvers::HacCriticalValueName, &options.hac_critical_value)) {
     return Fail(2, "--hac_critical: expected fixed_b or normal, got '" + FLAGS_hac_critical + "'");
   }
   if (!(FLAGS_essential_max_error_increase > 0.0 && FLAGS_essential_max_error_increase < 1.0)) {

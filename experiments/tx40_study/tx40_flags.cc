@@ -12,6 +12,7 @@
 
 #include "dynid/data/csv.h"
 #include "dynid/solvers/idim.h"
+#include "experiments/common/cli.h"
 #include "experiments/common/monte_carlo_cli.h"
 #include "experiments/tx40_study/prior_knowledge.h"
 #include "experiments/tx40_study/tx40_runs.h"
@@ -248,7 +249,10 @@ bool ValidateFlags(Settings* settings, std::string* error) {
   }
   if (FLAGS_threads < 0) return Invalid(error, "--threads must be >= 0");
   if (FLAGS_max_iterations < 1) return Invalid(error, "--max_iterations must be >= 1");
-  if (FLAGS_hac_critical != "fixed_b" && FLAGS_hac_critical != "normal") {
+  solvers::HacCriticalValue hac_critical_value;
+  if (!cli::ParseNamed(FLAGS_hac_critical,
+                       {solvers::HacCriticalValue::kFixedB, solvers::HacCriticalValue::kNormal},
+                       solvers::HacCriticalValueName, &hac_critical_value)) {
     return Invalid(error,
                    "--hac_critical: expected fixed_b or normal, got '" + FLAGS_hac_critical + "'");
   }
@@ -367,9 +371,7 @@ bool ValidateFlags(Settings* settings, std::string* error) {
   settings->max_iterations = FLAGS_max_iterations;
   settings->iv_tolerance = FLAGS_iv_tolerance;
   settings->iv_stall_iterations = FLAGS_iv_stall_iterations;
-  settings->hac_critical_value = FLAGS_hac_critical == "normal"
-                                     ? solvers::HacCriticalValue::kNormal
-                                     : solvers::HacCriticalValue::kFixedB;
+  settings->hac_critical_value = hac_critical_value;
   settings->real = real;
   settings->select_samples = select_samples;
   settings->levels = levels;

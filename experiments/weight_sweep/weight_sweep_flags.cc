@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "experiments/common/cli.h"
 #include "experiments/common/monte_carlo_cli.h"
 #include "experiments/weight_sweep/grid_cases.h"
 #include "experiments/weight_sweep/grid_text.h"
@@ -100,15 +101,13 @@ bool SetupFromFlags(SweepSetup* setup, std::string* error) {
     *error = "--transcription: expected shooting or collocation, got '" + FLAGS_transcription + "'";
     return false;
   }
-  if (FLAGS_trust_region != "levenberg_marquardt" && FLAGS_trust_region != "dogleg") {
+  using TrustRegion = solvers::WeightedResidualSmootherOptions::TrustRegion;
+  if (!cli::ParseNamed(FLAGS_trust_region, {TrustRegion::kLevenbergMarquardt, TrustRegion::kDogleg},
+                       solvers::TrustRegionName, &settings.trust_region)) {
     *error =
         "--trust_region: expected levenberg_marquardt or dogleg, got '" + FLAGS_trust_region + "'";
     return false;
   }
-  settings.trust_region =
-      FLAGS_trust_region == "dogleg"
-          ? solvers::WeightedResidualSmootherOptions::TrustRegion::kDogleg
-          : solvers::WeightedResidualSmootherOptions::TrustRegion::kLevenbergMarquardt;
   if (!settings.IsValid(error)) {
     // Name the flag: the settings mirror --max_iterations, --theta_start_factor, --noise_scale.
     *error = "--" + *error;

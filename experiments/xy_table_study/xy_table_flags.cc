@@ -92,6 +92,41 @@ bool Invalid(std::string* error, const std::string& message) {
   return false;
 }
 
+// The smoother's settings of --transcription, --max_iterations, --trust_region and
+// --smoothing_continuation; false with a message naming the flag when one is bad.
+bool ParseSolveSettings(XyTableSolveSettings* settings, std::string* error) {
+  using TrustRegion = solvers::WeightedResidualSmootherOptions::TrustRegion;
+  if (!cli::ParseNamed(FLAGS_transcription,
+                       {problems::Transcription::kShooting, problems::Transcription::kCollocation},
+                       problems::TranscriptionName, &settings->transcription)) {
+    return Invalid(error, "--transcription must be shooting or collocation, got '" +
+                              FLAGS_transcription + "'");
+  }
+  if (FLAGS_max_iterations < 1) return Invalid(error, "--max_iterations must be >= 1");
+  settings->max_iterations = FLAGS_max_iterations;
+  if (!cli::ParseNamed(FLAGS_trust_region, {TrustRegion::kDogleg, TrustRegion::kLevenbergMarquardt},
+                       solvers::TrustRegionName, &settings->trust_region)) {
+    return Invalid(error, "--trust_region must be dogleg or levenberg_marquardt, got '" +
+                              FLAGS_trust_region + "'");
+  }
+  std::vector<double>& factors = settings->continuation_factors;
+  factors.clear();
+  if (FLAGS_smoothing_continuation.empty()) return true;
+  if (!cli::ParseNumberList("smoothing_continuation", FLAGS_smoothing_continuation, 0, 1.0,
+                            &factors, error)) {
+    return false;
+  }
+  for (size_t i = 0; i < factors.size(); ++i) {
+    if (!(factors[i] > 1.0) || (i > 0 && !(factors[i] < factors[i - 1]))) {
+      return Invalid(error,
+                     "--smoothing_continuation: the factors must be > 1 and decreasing, "
+                     "got '" +
+                         FLAGS_smoothing_continuation + "'");
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 bool ValidateFlags(std::vector<double>* scan, std::vector<double>* monte_carlo_weights,
@@ -111,30 +146,8 @@ bool ValidateFlags(std::vector<double>* scan, std::vector<double>* monte_carlo_w
     return Invalid(error, "--measurement_emphasis must be > 0");
   if (!(FLAGS_acceleration_weight >= 0.0))
     return Invalid(error, "--acceleration_weight must be >= 0");
-  if (FLAGS_transcription != "shooting" && FLAGS_transcription != "collocation") {
-    return Invalid(error, "--transcription must be shooting or collocation, got '" +
-                              FLAGS_transcription + "'");
-  }
-  if (FLAGS_max_iterations < 1) return Invalid(error, "--max_iterations must be >= 1");
-  if (FLAGS_trust_region != "dogleg" && FLAGS_trust_region != "levenberg_marquardt") {
-    return Invalid(error, "--trust_region must be dogleg or levenberg_marquardt, got '" +
-                              FLAGS_trust_region + "'");
-  }
-  std::vector<double> factors;
-  if (!FLAGS_smoothing_continuation.empty()) {
-    if (!cli::ParseNumberList("smoothing_continuation", FLAGS_smoothing_continuation, 0, 1.0,
-                              &factors, error)) {
-      return false;
-    }
-    for (size_t i = 0; i < factors.size(); ++i) {
-      if (!(factors[i] > 1.0) || (i > 0 && !(factors[i] < factors[i - 1]))) {
-        std::string message =
-            "--smoothing_continuation: the factors must be > 1 and decreasing, got '";
-        message += FLAGS_smoothing_continuation + "'";
-        return Invalid(error, message);
-      }
-    }
-  }
+  XyTableSolveSettings solve_settings;
+  if (!ParseSolveSettings(&solve_settings, error)) return false;
   if (!(FLAGS_first_order_r0_factor > 0.0 && std::isfinite(FLAGS_first_order_r0_factor))) {
     return Invalid(error, "--first_order_r0_factor must be a number > 0");
   }
@@ -216,20 +229,8 @@ nlohmann::json FlagsJson(bool simulated) {
 
 XyTableSolveSettings SolveSettingsFromFlags() {
   XyTableSolveSettings settings;
-  settings.transcription = FLAGS_transcription == "collocation"
-                               ? problems::Transcription::kCollocation
-                               : problems::Transcription::kShooting;
-  settings.trust_region =
-      FLAGS_trust_region == "levenberg_marquardt"
-          ? solvers::WeightedResidualSmootherOptions::TrustRegion::kLevenbergMarquardt
-          : solvers::WeightedResidualSmootherOptions::TrustRegion::kDogleg;
-  settings.max_iterations = FLAGS_max_iterations;
-  settings.continuation_factors.clear();
   std::string error;
-  if (!FLAGS_smoothing_continuation.empty()) {
-    cli::ParseNumberList("smoothing_continuation", FLAGS_smoothing_continuation, 0, 1.0,
-                         &settings.continuation_factors, &error);  // checked by ValidateFlags
-  }
+  ParseSolveSettings(&settings, &error);  // checked by ValidateFlags
   return settings;
 }
 
