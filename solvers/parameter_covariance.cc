@@ -28,17 +28,24 @@ struct SchurParts {
   int bandwidth = 0;
 };
 
+// With `residual_blocks` non-empty only those residual blocks, in that order; the Jacobian and
+// the residuals are returned when `jacobian` / `residuals` are non-null.
 bool FactorTrajectoryBlock(ceres::Problem* problem, const std::vector<double*>& banded_blocks,
                            const std::vector<double*>& parameter_blocks, SchurParts* parts,
-                           std::string* error) {
+                           std::string* error,
+                           const std::vector<ceres::ResidualBlockId>& residual_blocks = {},
+                           ceres::CRSMatrix* jacobian = nullptr,
+                           std::vector<double>* residuals = nullptr) {
   ceres::Problem::EvaluateOptions options;
   options.parameter_blocks = banded_blocks;
   options.parameter_blocks.insert(options.parameter_blocks.end(), parameter_blocks.begin(),
                                   parameter_blocks.end());
+  options.residual_blocks = residual_blocks;
   int num_banded = 0;
   for (double* block : banded_blocks) num_banded += problem->ParameterBlockSize(block);
-  ceres::CRSMatrix crs;
-  if (!problem->Evaluate(options, nullptr, nullptr, nullptr, &crs)) {
+  ceres::CRSMatrix local;
+  ceres::CRSMatrix& crs = jacobian != nullptr ? *jacobian : local;
+  if (!problem->Evaluate(options, nullptr, residuals, nullptr, &crs)) {
     *error = "the residuals could not be evaluated at the current estimate";
     return false;
   }
@@ -223,6 +230,108 @@ bool TrajectoryCovarianceBySelectedInversion(ceres::Problem* problem,
   return true;
 }
 
+bool ParameterSandwichCovarianceBySchur(ceres::Problem* problem,
+                                        const std::vector<double*>& banded_blocks,
+                                        const std::vector<double*>& parameter_blocks,
+                                        const ResidualRowLayout& layout, SandwichCovariance* result,
+                                        std::string* error) {
+  CHECK(problem != nullptr && result != nullptr && error != nullptr)
+      << "expected problem and outputs, got nullptr";
+  CHECK(!parameter_blocks.empty()) << "expected at least one parameter block";
+  const int num_groups = static_cast<int>(layout.group_names.size());
+  if (layout.residual_blocks.empty()) {
+    *error = "the sandwich covariance needs the residual blocks of the layout";
+    return false;
+  }
+  SchurParts parts;
+  ceres::CRSMatrix crs;
+  std::vector<double> residuals;
+  if (!FactorTrajectoryBlock(problem, banded_blocks, parameter_blocks, &parts, error,
+                             layout.residual_blocks, &crs, &residuals)) {
+    return false;
+  }
+  if (static_cast<int>(layout.group.size()) != crs.num_rows) {
+    *error = "the layout has " + std::to_string(layout.group.size()) + " rows, the problem " +
+             std::to_string(crs.num_rows);
+    return false;
+  }
+  for (const int g : layout.group) {
+    if (g < -1 || g >= num_groups) {
+      *error = "the layout names group " + std::to_string(g) + " of " + std::to_string(num_groups);
+      return false;
+    }
+  }
+  const int p = static_cast<int>(parts.H_thetatheta.rows());
+  const int num_banded = static_cast<int>(parts.H_ytheta.rows());
+  const Eigen::MatrixXd X = SolveTrajectory(parts);
+  Eigen::MatrixXd information = parts.H_thetatheta - parts.H_ytheta.transpose() * X;
+  information = 0.5 * (information + information.transpose()).eval();
+  const Eigen::LLT<Eigen::MatrixXd> s(information);
+  if (s.info() != Eigen::Success) {
+    *error =
+        "the information matrix of theta is not positive definite: theta is not "
+        "determined (see AnalyzeIdentifiability)";
+    return false;
+  }
+  const BandedSpdMatrix inverse_band = parts.cholesky.InverseBand();
+
+  // One pass over the rows: z_i, h_ii, and per group Σ r², Σ (1 − h), Σ z zᵀ.
+  result->group_names = layout.group_names;
+  result->group_variance = Eigen::VectorXd::Constant(num_groups, NAN);
+  result->group_redundancy = Eigen::VectorXd::Zero(num_groups);
+  result->group_rows = Eigen::VectorXi::Zero(num_groups);
+  Eigen::VectorXd sum_squares = Eigen::VectorXd::Zero(num_groups);
+  std::vector<Eigen::MatrixXd> outer(num_groups, Eigen::MatrixXd::Zero(p, p));
+  Eigen::MatrixXd prior = Eigen::MatrixXd::Zero(p, p);
+  std::vector<int> y_cols;
+  std::vector<double> y_values;
+  Eigen::VectorXd z(p);
+  for (int row = 0; row < crs.num_rows; ++row) {
+    y_cols.clear(), y_values.clear();
+    z.setZero();
+    bool nonzero = false;
+    for (int idx = crs.rows[row]; idx < crs.rows[row + 1]; ++idx) {
+      const int col = crs.cols[idx];
+      const double value = crs.values[idx];
+      if (value != 0.0) nonzero = true;
+      if (col < num_banded) {
+        y_cols.push_back(col), y_values.push_back(value);
+      } else {
+        z(col - num_banded) += value;
+      }
+    }
+    if (!nonzero) continue;
+    for (size_t a = 0; a < y_cols.size(); ++a) z -= y_values[a] * X.row(y_cols[a]).transpose();
+    const int g = layout.group[row];
+    if (g < 0) {
+      prior += z * z.transpose();
+      continue;
+    }
+    double leverage = s.matrixL().solve(z).squaredNorm();
+    for (size_t a = 0; a < y_cols.size(); ++a) {
+      for (size_t b = 0; b < y_cols.size(); ++b) {
+        leverage += y_values[a] * inverse_band(y_cols[a], y_cols[b]) * y_values[b];
+      }
+    }
+    sum_squares(g) += residuals[row] * residuals[row];
+    result->group_redundancy(g) += std::max(0.0, 1.0 - leverage);
+    result->group_rows(g) += 1;
+    outer[g] += z * z.transpose();
+  }
+  Eigen::MatrixXd middle = prior;
+  for (int g = 0; g < num_groups; ++g) {
+    if (result->group_redundancy(g) > 1e-9 * result->group_rows(g)) {
+      result->group_variance(g) = sum_squares(g) / result->group_redundancy(g);
+      middle += result->group_variance(g) * outer[g];
+    }
+  }
+  const Eigen::MatrixXd s_inverse = s.solve(Eigen::MatrixXd::Identity(p, p));
+  result->covariance = s_inverse * middle * s_inverse;
+  result->covariance = 0.5 * (result->covariance + result->covariance.transpose()).eval();
+  result->standard_deviation = result->covariance.diagonal().cwiseMax(0.0).cwiseSqrt();
+  return true;
+}
+
 bool ParameterCovarianceByCeres(ceres::Problem* problem,
                                 const std::vector<double*>& parameter_blocks,
                                 Eigen::MatrixXd* covariance, std::string* error) {
@@ -325,6 +434,16 @@ IdentifiabilityReport AnalyzeIdentifiability(const Eigen::MatrixXd& information,
   }
   report.message = message.str();
   return report;
+}
+
+const char* CovarianceScalingName(CovarianceScaling scaling) {
+  switch (scaling) {
+    case CovarianceScaling::kVarianceFactor:
+      return "variance_factor";
+    case CovarianceScaling::kSandwich:
+      return "sandwich";
+  }
+  return "unknown";
 }
 
 double ResidualVarianceFactor(double cost, int num_weighted_residuals, int num_unknowns) {

@@ -32,7 +32,11 @@
 
 namespace ceres {
 class Problem;
+namespace internal {
+class ResidualBlock;
 }
+using ResidualBlockId = internal::ResidualBlock*;  // as ceres/problem.h declares it
+}  // namespace ceres
 
 namespace dynid::solvers {
 
@@ -95,6 +99,65 @@ IdentifiabilityReport AnalyzeIdentifiability(const Eigen::MatrixXd& information,
                                              const Eigen::VectorXd& theta,
                                              const std::vector<std::string>& names,
                                              double relative_tolerance = 1e-10);
+
+// Sandwich covariance of theta for weights that are right only up to a factor per residual
+// group. When the weights of a trajectory problem are not the inverse noise variances — the
+// thesis's rule "1 / (order of magnitude)²", or weights tuned for a good trajectory — one
+// common factor (ResidualVarianceFactor below) cannot repair S⁻¹: the terms that carry the
+// noise into theta may be off by another factor than those that carry the fit. Linearised
+// at the estimate, with residual rows r_i, the profiled Jacobian of theta
+//
+//     z_i = j_θ,i − Xᵀ j_y,i   (X = H_yy⁻¹ H_yθ; the row's sensitivity with the trajectory
+//                               re-optimised, so S = Σ z_i z_iᵀ)
+//
+// gives θ̂ − θ = −S⁻¹ Σ z_i r_i, hence cov(θ̂) = S⁻¹ (Σ_ij z_i E[r_i r_j] z_jᵀ) S⁻¹ (the
+// Huber (1967) / White (1980) sandwich). With the rows of group g white with a common variance
+// s_g² (in the metric of the weights; 1 when the weights are right), the middle is
+// Σ_g s_g² Σ_{i∈g} z_i z_iᵀ. Each s_g² is estimated from the fitted residuals by the redundancy
+// numbers of the group (Förstner (1979); Koch (1999) §3.6, the first step of Helmert's variance
+// component estimation):
+//
+//     ŝ_g² = Σ_{i∈g} r_i² / Σ_{i∈g} (1 − h_ii),   h_ii = j_iᵀ H⁻¹ j_i
+//          = j_y,iᵀ H_yy⁻¹ j_y,i + z_iᵀ S⁻¹ z_i   (the leverage; Σ_i h_ii = number of unknowns),
+//
+// so that with one group the result is ResidualVarianceFactor × S⁻¹, and with right weights S⁻¹.
+// h_ii needs only the band of H_yy⁻¹ (selected inversion), so the cost stays O(N b²).
+// Rows of a group whose Jacobian row is zero (zero weight) count in neither sum. Rows marked as
+// prior (group −1, e.g. an initial-condition term whose weight is its inverse covariance)
+// enter with variance 1, not estimated.
+// What it does not repair: residuals correlated in time (model error along the trajectory), and
+// a bias of theta from a wrong model structure.
+//
+// The rows of the problem (ceres::Problem::Evaluate with `residual_blocks` in the given order,
+// each block's rows in order) with their groups:
+struct ResidualRowLayout {
+  std::vector<ceres::ResidualBlockId> residual_blocks;  // every block of the problem, in order
+  std::vector<int> group;  // one per row, 0 … group_names.size() − 1, or −1 (prior)
+  std::vector<std::string> group_names;  // e.g. the weight entries "V.z.x_measured", "W.v.x"
+};
+struct SandwichCovariance {
+  std::vector<std::string> group_names;  // the layout's
+  Eigen::MatrixXd covariance;            // p × p, S⁻¹ M S⁻¹
+  Eigen::VectorXd standard_deviation;    // sqrt(diag(covariance))
+  Eigen::VectorXd group_variance;    // ŝ_g², one per group (NaN for a group without redundancy)
+  Eigen::VectorXd group_redundancy;  // Σ_{i∈g} (1 − h_ii)
+  Eigen::VectorXi group_rows;        // rows with a non-zero Jacobian row, per group
+};
+// A group with no redundancy (every row fitted exactly, h_ii = 1: then z_i = 0 too) adds nothing
+// and reports NaN. Fails with a message when H_yy or S is not positive definite or when the
+// layout does not match the problem's rows.
+bool ParameterSandwichCovarianceBySchur(ceres::Problem* problem,
+                                        const std::vector<double*>& banded_blocks,
+                                        const std::vector<double*>& parameter_blocks,
+                                        const ResidualRowLayout& layout, SandwichCovariance* result,
+                                        std::string* error);
+
+// How an estimator whose weights are not the inverse noise variances scales the covariance of
+// theta it reports: by one a posteriori variance factor (ResidualVarianceFactor × S⁻¹), or by the
+// sandwich with a variance factor per residual group (ParameterSandwichCovarianceBySchur).
+enum class CovarianceScaling { kVarianceFactor, kSandwich };
+// "variance_factor", "sandwich".
+const char* CovarianceScalingName(CovarianceScaling scaling);
 
 // A posteriori variance factor (residual variance) of a weighted least-squares fit,
 //

@@ -131,7 +131,7 @@ std::vector<GridPointSummary> SummarizeWeightGrid(const std::vector<GridPointRes
   for (int i = 0; i < num_points; ++i) {
     summaries[i].point = i;
     summaries[i].bias = summaries[i].spread = summaries[i].rms_error = summaries[i].predicted_rsd =
-        Eigen::VectorXd::Zero(p);
+        summaries[i].sandwich_rsd = Eigen::VectorXd::Zero(p);
   }
   for (const GridPointResult& r : results) {
     CHECK(r.point >= 0 && r.point < num_points) << "point " << r.point << " out of range";
@@ -141,6 +141,11 @@ std::vector<GridPointSummary> SummarizeWeightGrid(const std::vector<GridPointRes
     s.mean_final_cost += r.final_cost;
     s.mean_time_s += r.time_s;
     s.predicted_rsd += r.scaled_standard_deviation.cwiseQuotient(scale);
+    if (r.sandwich_standard_deviation.size() == p) {
+      s.sandwich_rsd += r.sandwich_standard_deviation.cwiseQuotient(scale);
+    } else {
+      s.sandwich_rsd.setConstant(NAN);  // a result without it (a case that does not form it)
+    }
     errors[r.point].push_back((r.theta - truth).cwiseQuotient(scale));
   }
   for (int i = 0; i < num_points; ++i) {
@@ -149,6 +154,7 @@ std::vector<GridPointSummary> SummarizeWeightGrid(const std::vector<GridPointRes
     s.mean_final_cost /= s.num_seeds;
     s.mean_time_s /= s.num_seeds;
     s.predicted_rsd /= s.num_seeds;
+    s.sandwich_rsd /= s.num_seeds;
     for (const Eigen::VectorXd& e : errors[i]) {
       s.bias += e / s.num_seeds;
       s.rms_error += e.cwiseAbs2() / s.num_seeds;

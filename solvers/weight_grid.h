@@ -97,6 +97,9 @@ struct GridPointResult {
   Eigen::VectorXd theta;                      // p, estimate
   Eigen::VectorXd standard_deviation;         // p, sqrt(diag(S⁻¹)) in the metric of the weights
   Eigen::VectorXd scaled_standard_deviation;  // p, × sqrt(ResidualVarianceFactor)
+  // p, the sandwich covariance's (ConstantParameterSandwichCovariance: a variance factor per
+  // term of the functional); NaN when it cannot be formed.
+  Eigen::VectorXd sandwich_standard_deviation;
   Eigen::VectorXd zeta_rms;                   // n + l, RMS over nodes of each zeta component
   Eigen::VectorXd xi_rms;                     // 2n, RMS over intervals of xi_s, xi_v
 };
@@ -149,7 +152,7 @@ bool EvaluateWeightGrid(
 
 // Per grid point: number of converged seeds, and per parameter the mean relative error (bias),
 // its standard deviation over seeds (spread), the RMS relative error and the mean predicted
-// relative standard deviation (scaled).
+// relative standard deviations (scaled, and of the sandwich).
 struct GridPointSummary {
   int point = 0;
   int num_seeds = 0;
@@ -160,6 +163,7 @@ struct GridPointSummary {
   Eigen::VectorXd spread;         // p, standard deviation over seeds of the relative error
   Eigen::VectorXd rms_error;      // p, sqrt(mean relative error²)
   Eigen::VectorXd predicted_rsd;  // p, mean scaled_standard_deviation / |truth|
+  Eigen::VectorXd sandwich_rsd;   // p, mean sandwich_standard_deviation / |truth|
 };
 
 // The summaries of points 0 .. num_points − 1 from `results`, which must hold every

@@ -1,13 +1,14 @@
 #include "dynid/solvers/weighted_residual_smoother.h"
 
-#include <chrono>
-#include <memory>
-#include <sstream>
-
 #include <ceres/ordered_groups.h>
 #include <ceres/problem.h>
 #include <ceres/solver.h>
 #include <glog/logging.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <sstream>
 
 #include "dynid/solvers/internal/ceres_progress.h"
 
@@ -103,6 +104,67 @@ bool ConstantParameterInformation(ceres::Problem* problem,
   }
   return ParameterInformationBySchur(problem, variables->TrajectoryBlocks(), {theta}, information,
                                      error);
+}
+
+bool ConstantParameterSandwichCovariance(ceres::Problem* problem,
+                                         problems::WeightedResidualVariables* variables,
+                                         const models::ModelInfo& info,
+                                         const problems::WeightedResidualWeights& weights,
+                                         SandwichCovariance* result, std::string* error) {
+  CHECK(problem != nullptr && variables != nullptr) << "expected a problem and variables";
+  double* theta = variables->ConstantParameterBlock();
+  if (theta == nullptr) {
+    *error = std::string("the sandwich covariance needs ParameterMode::kConstant, got ") +
+             problems::ParameterModeName(variables->mode);
+    return false;
+  }
+  const int n = static_cast<int>(info.positions.size());
+  const int zeta_size = static_cast<int>(weights.residual.rows());
+  if (variables->states.rows() != 2 * n || weights.kinematic.rows() != 2 * n) {
+    *error = "the model info does not match the variables and weights (" + std::to_string(n) +
+             " positions)";
+    return false;
+  }
+  // Groups: W entries (2n), then V entries (n + l), named as problems::ListWeightEntries does
+  // when the matrix is diagonal (its factor's rows are then the entries).
+  const std::vector<problems::WeightEntry> entries = problems::ListWeightEntries(info);
+  ResidualRowLayout layout;
+  for (int i = 0; i < 2 * n + zeta_size; ++i) {
+    const bool kinematic = i < 2 * n;
+    const bool diagonal =
+        kinematic ? weights.kinematic.isDiagonal() : weights.residual.isDiagonal();
+    layout.group_names.push_back(
+        diagonal ? entries[i].name
+                 : (kinematic ? "W[" + std::to_string(i) : "V[" + std::to_string(i - 2 * n)) +
+                       "] (row of its square-root factor)");
+  }
+  std::map<const double*, int> state_node;
+  for (int k = 0; k < variables->num_nodes(); ++k) state_node[variables->state(k)] = k;
+  problem->GetResidualBlocks(&layout.residual_blocks);
+  std::vector<double*> blocks;
+  for (const ceres::ResidualBlockId id : layout.residual_blocks) {
+    problem->GetParameterBlocksForResidualBlock(id, &blocks);
+    const int rows = problem->GetCostFunctionForResidualBlock(id)->num_residuals();
+    const auto first = blocks.empty() ? state_node.end() : state_node.find(blocks[0]);
+    const bool starts_at_state = first != state_node.end();
+    if (starts_at_state && blocks.size() == 3 && blocks[2] == theta && rows == zeta_size) {
+      for (int r = 0; r < rows; ++r) layout.group.push_back(2 * n + r);  // zeta at a node
+    } else if (starts_at_state && blocks.size() >= 3 &&
+               first->second + 1 < variables->num_nodes() &&
+               blocks[1] == variables->state(first->second + 1) && rows % (2 * n) == 0) {
+      for (int r = 0; r < rows; ++r) layout.group.push_back(r % (2 * n));  // xi on an interval
+    } else if (starts_at_state && first->second == 0 &&
+               (blocks.size() == 1 || (blocks.size() == 2 && blocks[1] == theta))) {
+      for (int r = 0; r < rows; ++r) layout.group.push_back(-1);  // the initial term: a prior
+    } else {
+      *error = "a residual block that problems::BuildWeightedResidualProblem does not add (" +
+               std::to_string(blocks.size()) + " parameter blocks, " + std::to_string(rows) +
+               " residuals)";
+      return false;
+    }
+  }
+  return ParameterSandwichCovarianceBySchur(problem, variables->TrajectoryBlocks(), {theta}, layout,
+                                            result, error);
 }
 
 bool NodeCovarianceBlocks(ceres::Problem* problem, problems::WeightedResidualVariables* variables,

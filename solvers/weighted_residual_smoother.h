@@ -67,6 +67,21 @@ bool ConstantParameterInformation(ceres::Problem* problem,
                                   problems::WeightedResidualVariables* variables,
                                   Eigen::MatrixXd* information, std::string* error);
 
+// Sandwich covariance of the constant theta (kConstant only; ParameterSandwichCovarianceBySchur)
+// for a problem built by problems::BuildWeightedResidualProblem from `weights` for a model with
+// `info`: one residual group per term of the functional — each zeta component over the nodes
+// (V.eom.<equation>, V.z.<measurement>) and each xi component over the intervals (W.s.<position>,
+// W.v.<position>; both Gauss points of an element in the same group) — each with its own
+// variance factor estimated from the fitted residuals; the initial term (R0) is a prior. With a
+// non-diagonal V or W the rows are those of its square-root factor, named V[i] / W[i].
+// Fails with a message on another mode, on a residual block the builder does not add, or as
+// ParameterSandwichCovarianceBySchur does.
+bool ConstantParameterSandwichCovariance(ceres::Problem* problem,
+                                         problems::WeightedResidualVariables* variables,
+                                         const models::ModelInfo& info,
+                                         const problems::WeightedResidualWeights& weights,
+                                         SandwichCovariance* result, std::string* error);
+
 // Full covariance of every node's unknowns, node k's block ordered [s_k; v_k; a_k; u_k
 // (; theta_k for kTimeVarying)] (2n + n + m [+ p] square), with its cross-covariance with the
 // constant theta (kConstant; empty columns otherwise) and cov(theta): banded selected inversion

@@ -135,7 +135,8 @@ class ModelGridCase : public solvers::WeightGridCase {
     r.initial_cost = summary.initial_cost;
     r.final_cost = summary.final_cost;
     r.theta = variables.parameters.col(0);
-    r.standard_deviation = r.scaled_standard_deviation = Eigen::VectorXd::Constant(p, NAN);
+    r.standard_deviation = r.scaled_standard_deviation = r.sandwich_standard_deviation =
+        Eigen::VectorXd::Constant(p, NAN);
     r.condition_number = NAN;
     Eigen::MatrixXd information;
     std::string information_error;
@@ -149,6 +150,11 @@ class ModelGridCase : public solvers::WeightGridCase {
       const double factor = std::sqrt(solvers::ResidualVarianceFactor(
           problem, summary.final_cost, problems::CountWeightedResiduals(w, data, options)));
       r.scaled_standard_deviation = report.standard_deviation * factor;
+      solvers::SandwichCovariance sandwich;
+      if (solvers::ConstantParameterSandwichCovariance(&problem, &variables, info(), w, &sandwich,
+                                                       &information_error)) {
+        r.sandwich_standard_deviation = sandwich.standard_deviation;
+      }
     }
     Eigen::MatrixXd zeta, xi;
     problems::ComputeWeightedResiduals(setup_.model, data, variables, &zeta, &xi);

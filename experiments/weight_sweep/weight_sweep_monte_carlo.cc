@@ -48,16 +48,18 @@ bool RunWeightMonteCarlo(const SweepSetup& setup, std::string* error) {
       *why = GridPointName(setup.axes, point) + ", seed " + std::to_string(seed) + ": " + *why;
       return false;
     }
-    for (const char* estimator : {"smoother", kScaledEstimator}) {
-      const bool scaled = std::string(estimator) == kScaledEstimator;
+    const std::pair<const char*, const Eigen::VectorXd*> estimators[] = {
+        {"smoother", &result.standard_deviation},
+        {kScaledEstimator, &result.scaled_standard_deviation},
+        {kSandwichEstimator, &result.sandwich_standard_deviation}};
+    for (const auto& [estimator, standard_deviation] : estimators) {
       for (int j = 0; j < p; ++j) {
         solvers::MonteCarloEstimate e;
         e.estimator = estimator;
         e.parameter = info.parameters[j].name;
         e.truth = truth(j);
         e.estimate = result.theta(j);
-        e.reported_std =
-            scaled ? result.scaled_standard_deviation(j) : result.standard_deviation(j);
+        e.reported_std = (*standard_deviation)(j);
         e.converged = result.converged;
         out->push_back(e);
       }
@@ -98,7 +100,7 @@ bool RunWeightMonteCarlo(const SweepSetup& setup, std::string* error) {
   std::printf(
       "weight_sweep Monte Carlo: case %s (%s), %d nodes, at %s; smoother: σ = sqrt(diag S⁻¹) "
       "(weights as inverse variances), smoother_scaled: × sqrt(residual variance factor), the "
-      "sweep's predicted sd\n",
+      "sweep's predicted sd, smoother_sandwich: the sandwich with a variance factor per term\n",
       grid_case.name().c_str(), grid_case.description().c_str(), grid_case.num_nodes(),
       where.c_str());
   std::printf("%s", solvers::FormatCoverageTable(rows).c_str());
@@ -115,7 +117,10 @@ bool RunWeightMonteCarlo(const SweepSetup& setup, std::string* error) {
   monte_carlo["estimators"] = {
       {"smoother", "sigma = sqrt(diag S^-1), the weights read as inverse variances"},
       {kScaledEstimator,
-       "the same sigma x sqrt(residual variance factor): the sweep's predicted sd"}};
+       "the same sigma x sqrt(residual variance factor): the sweep's predicted sd"},
+      {kSandwichEstimator,
+       "the sandwich covariance with a variance factor per term of the functional, each "
+       "estimated from its residuals and redundancy"}};
   monte_carlo["coverage"] = solvers::CoverageJson(rows);
   return stage.WriteJson("summary.json", summary, error) && stage.Commit(error);
 }

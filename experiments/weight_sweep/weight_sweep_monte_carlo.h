@@ -6,10 +6,11 @@
 // Carlo answers it as every study does (solvers/monte_carlo.h, solvers/coverage.h): at the case's
 // base weights (no --grid given) or at every point of --grid, the case's experiment over N noise
 // seeds --first_seed, --first_seed + 1, ... (the sweep's realisations), per parameter the bias,
-// spread, mean reported σ and coverage of the 95 % interval of two estimators that share one
+// spread, mean reported σ and coverage of the 95 % interval of three estimators that share one
 // estimate:
-//   smoother         σ = sqrt(diag S⁻¹), the weights read as inverse variances;
-//   smoother_scaled  the same × sqrt(solvers::ResidualVarianceFactor) (the sweep's predicted sd).
+//   smoother           σ = sqrt(diag S⁻¹), the weights read as inverse variances;
+//   smoother_scaled    the same × sqrt(solvers::ResidualVarianceFactor) (the sweep's predicted sd);
+//   smoother_sandwich  solvers::ConstantParameterSandwichCovariance (a variance factor per term).
 // A scenario is a grid point, named by its weights ("V.z.a_measured=4000;W.v.s=10", or
 // "base_weights"). The runs go through the shared runner (experiments/common/monte_carlo_cli.h):
 // --monte_carlo_threads threads, journalled and resumable (--monte_carlo_resume), shared out over
@@ -30,6 +31,8 @@ namespace dynid::experiments {
 
 // The estimator whose σ the sweep reports as its predicted sd.
 inline constexpr const char* kScaledEstimator = "smoother_scaled";
+// The estimator with the sandwich covariance (a variance factor per term of the functional).
+inline constexpr const char* kSandwichEstimator = "smoother_sandwich";
 
 // The scenario name of grid point `point`: "ENTRY=value;ENTRY=value" (%.6g), "base_weights"
 // without axes.

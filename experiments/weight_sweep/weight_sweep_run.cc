@@ -26,11 +26,12 @@ std::string Signature(const SweepSetup& setup) {
          << " first_seed=" << FLAGS_first_seed << " noise=" << setup.settings.noise_scale
          << " start=" << setup.settings.theta_start_factor
          << " iterations=" << setup.settings.max_iterations
-         << " tol=" << setup.settings.function_tolerance
-         << " transcription=" << FLAGS_transcription;
+         << " tol=" << setup.settings.function_tolerance << " transcription=" << FLAGS_transcription
+         // A record holds the sandwich σ too: journals written before have other records.
+         << " record=with_sandwich_sd";
   if (setup.settings.trust_region !=
       solvers::WeightedResidualSmootherOptions::TrustRegion::kLevenbergMarquardt) {
-    config << " trust_region=dogleg";  // journals of the default keep their key
+    config << " trust_region=dogleg";
   }
   for (const solvers::WeightAxis& a : setup.axes) {
     config << " " << a.entry.name << ":" << a.low << ":" << a.high << ":" << a.count;

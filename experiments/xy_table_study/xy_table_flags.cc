@@ -42,6 +42,10 @@ DEFINE_string(
     "times these factors, each from the previous solution, then with eps itself: a "
     "homotopy from a smooth problem to the sharp one (factors > 1, decreasing; empty = "
     "solve with eps from the initial guess)");
+DEFINE_string(covariance, "sandwich",
+              "reported covariance of the estimates: sandwich (default; a variance factor per "
+              "term of the functional, estimated from its residuals) or variance_factor (one "
+              "factor, 2 cost / (m - u), on the inverse information)");
 DEFINE_double(first_order_r0_factor, 1e-2,
               "R0 of the first-order approximation in the acceleration-weight scan, as a factor "
               "on the rule weight of each initial state and parameter (the thesis: 'small')");
@@ -92,8 +96,9 @@ bool Invalid(std::string* error, const std::string& message) {
   return false;
 }
 
-// The smoother's settings of --transcription, --max_iterations, --trust_region and
-// --smoothing_continuation; false with a message naming the flag when one is bad.
+// The smoother's settings of --transcription, --max_iterations, --trust_region,
+// --smoothing_continuation and --covariance; false with a message naming the flag when one is
+// bad.
 bool ParseSolveSettings(XyTableSolveSettings* settings, std::string* error) {
   using TrustRegion = solvers::WeightedResidualSmootherOptions::TrustRegion;
   if (!cli::ParseNamed(FLAGS_transcription,
@@ -108,6 +113,13 @@ bool ParseSolveSettings(XyTableSolveSettings* settings, std::string* error) {
                        solvers::TrustRegionName, &settings->trust_region)) {
     return Invalid(error, "--trust_region must be dogleg or levenberg_marquardt, got '" +
                               FLAGS_trust_region + "'");
+  }
+  if (!cli::ParseNamed(
+          FLAGS_covariance,
+          {solvers::CovarianceScaling::kSandwich, solvers::CovarianceScaling::kVarianceFactor},
+          solvers::CovarianceScalingName, &settings->covariance)) {
+    return Invalid(
+        error, "--covariance must be sandwich or variance_factor, got '" + FLAGS_covariance + "'");
   }
   std::vector<double>& factors = settings->continuation_factors;
   factors.clear();
@@ -216,6 +228,7 @@ nlohmann::json FlagsJson(bool simulated) {
           {"transcription", FLAGS_transcription},
           {"max_iterations", FLAGS_max_iterations},
           {"trust_region", FLAGS_trust_region},
+          {"covariance", FLAGS_covariance},
           {"smoothing_continuation", SolveSettingsFromFlags().continuation_factors},
           {"friction_smoothing", FLAGS_friction_smoothing},
           {"first_order_r0_factor", FLAGS_first_order_r0_factor},

@@ -30,6 +30,7 @@ DECLARE_bool(evaluation);
 DECLARE_string(transcription);
 DECLARE_int32(max_iterations);
 DECLARE_string(trust_region);
+DECLARE_string(covariance);
 DECLARE_string(smoothing_continuation);
 DECLARE_double(first_order_r0_factor);
 DECLARE_double(first_order_damping);
@@ -54,7 +55,7 @@ bool ValidateFlags(std::vector<double>* scan, std::vector<double>* monte_carlo_w
 nlohmann::json FlagsJson(bool simulated);
 
 // The smoother's settings the flags select (--transcription, --trust_region, --max_iterations,
-// --smoothing_continuation; checked by ValidateFlags).
+// --smoothing_continuation, --covariance; checked by ValidateFlags).
 XyTableSolveSettings SolveSettingsFromFlags();
 
 // The reference speed of --viscous_friction: at this motor speed (0.5 m/s of belt) the viscous

@@ -53,8 +53,11 @@ void ReportStages(const Record& rec, const std::vector<StageResult>& stages,
     if (!mismatch.empty()) md << "; " << mismatch;
     md << ".\n\n";
   }
-  md << "± is the Schur-complement σ scaled by the residual variance factor; the last column is "
-        "its measured 95 % interval coverage (Monte Carlo"
+  md << (SolveSettingsFromFlags().covariance == solvers::CovarianceScaling::kSandwich
+             ? "± is the sandwich σ (a variance factor per term of the functional, from its "
+               "residuals)"
+             : "± is the Schur-complement σ scaled by the residual variance factor")
+     << "; the last column is its measured 95 % interval coverage (Monte Carlo"
      << (coverage.source.empty() ? "" : ", " + coverage.source) << ").\n\n";
   md << "| stage | J1 [kg m²] | J2 [kg m²] | w1 [N m] | w2 [N m] | k [N m/rad] | iterations | "
         "converged | time [s] | interval coverage |\n|---|---|---|---|---|---|---|---|---|---|\n";
@@ -101,6 +104,14 @@ void ReportStages(const Record& rec, const std::vector<StageResult>& stages,
     j["identifiability"] = r.identifiability;
     j["information_condition_number"] = r.condition;
     j["residual_variance_scale"] = r.residual_variance;
+    j["covariance"] = solvers::CovarianceScalingName(r.covariance);
+    if (r.covariance == solvers::CovarianceScaling::kSandwich) {
+      nlohmann::json& terms = j["sandwich_term_variance"];
+      for (int g = 0; g < r.sandwich.group_variance.size(); ++g) {
+        const double v = r.sandwich.group_variance(g);
+        terms[r.sandwich.group_names[g]] = std::isfinite(v) ? nlohmann::json(v) : nlohmann::json();
+      }
+    }
     j["solver"] = {{"converged", r.summary.converged},
                    {"iterations", r.summary.iterations},
                    {"initial_cost", r.summary.initial_cost},

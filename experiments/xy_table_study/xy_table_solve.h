@@ -22,6 +22,7 @@
 
 #include "dynid/models/xy_table.h"
 #include "dynid/problems/weighted_residual_problem.h"
+#include "dynid/solvers/parameter_covariance.h"
 #include "dynid/solvers/weighted_residual_smoother.h"
 
 namespace dynid::xy_table_study {
@@ -34,6 +35,9 @@ struct XyTableSolveSettings {
   // Factors > 1, decreasing, on the models' eps of the solves before the final one (empty: the
   // final solve only, from the initial guess).
   std::vector<double> continuation_factors = {10.0, 4.0, 2.0};
+  // The reported covariance of theta: the sandwich with a variance factor per term of the
+  // functional (the default), or S⁻¹ scaled by one variance factor.
+  solvers::CovarianceScaling covariance = solvers::CovarianceScaling::kSandwich;
 };
 
 // One solve of the continuation: the friction smoothing eps it used and how it ended.

@@ -33,7 +33,9 @@ struct StageResult {
   Eigen::MatrixXd zeta, model_z;  // N × (n + l), N × 8
   Eigen::VectorXd deformation;    // x_e(model) − r phi1 (flexible) or 0
   double condition = NAN;
-  double residual_variance = NAN;  // scale of the reported covariance
+  double residual_variance = NAN;  // the one variance factor 2 cost / (m − u)
+  solvers::CovarianceScaling covariance = solvers::CovarianceScaling::kSandwich;  // of sd
+  solvers::SandwichCovariance sandwich;  // kSandwich: its per-term variance factors
 };
 
 // One smoother run of model (XyTableRigid or XyTableFlexible) on d from theta0 with the flags'
@@ -66,15 +68,30 @@ bool RunStage(const Model& model, XyStage stage, const problems::WeightedResidua
       for (const auto& v : model.Info().parameters) names.push_back(v.name + " [" + v.unit + "]");
       const solvers::IdentifiabilityReport report =
           solvers::AnalyzeIdentifiability(information, out->theta, names);
-      // The weights are not inverse noise variances: scale the covariance by the residual
-      // variance factor (the library's rule: residuals with non-zero weight minus free unknowns).
+      // The weights are the thesis's rule, not inverse noise variances: the covariance is the
+      // sandwich with a variance factor per term of the functional (--covariance=sandwich), or
+      // S⁻¹ scaled by one factor (the library's rule: residuals with non-zero weight minus free
+      // unknowns).
       const double variance = solvers::ResidualVarianceFactor(
           problem, out->summary.final_cost,
           problems::CountWeightedResiduals(weights, d, WeightedResidualOptionsOf(settings, mode)));
-      out->sd = report.standard_deviation * std::sqrt(variance);
-      out->relative_sd = report.relative_standard_deviation * std::sqrt(variance);
       out->residual_variance = variance;
+      out->covariance = settings.covariance;
+      out->sd = report.standard_deviation * std::sqrt(variance);
       out->identifiability = report.message;
+      if (settings.covariance == solvers::CovarianceScaling::kSandwich) {
+        std::string sandwich_error;
+        if (solvers::ConstantParameterSandwichCovariance(&problem, &out->variables, model.Info(),
+                                                         weights, &out->sandwich,
+                                                         &sandwich_error)) {
+          out->sd = out->sandwich.standard_deviation;
+        } else {
+          out->sd.setConstant(NAN);
+          out->identifiability += "; no sandwich covariance: " + sandwich_error;
+        }
+      }
+      out->relative_sd = out->sd.cwiseQuotient(
+          out->theta.cwiseAbs().unaryExpr([](double x) { return x > 0.0 ? x : 1.0; }));
       out->condition = report.condition_number;
     } else {
       out->identifiability = why;

@@ -90,6 +90,9 @@ int main(int argc, char** argv) {
   dynid::cli::ParseFlags(&argc, &argv,
                          "xy-table global identification (van de Molengraft (1990) ch. 5)");
   FLAGS_logtostderr = true;
+  // Coverage files record the covariance form at every value: a file measured before the
+  // sandwich became the default (σ scaled by one variance factor) is quoted by no run.
+  dynid::cli::RecordFlagsAlways({"covariance"});
   std::string error;
   std::vector<double> scan, monte_carlo_weights;
   if (!study::ValidateFlags(&scan, &monte_carlo_weights, &error)) return Fail(2, error);

@@ -173,6 +173,7 @@ TEST(WeightGridTest, SummaryMatchesHandComputation) {
     results[i].converged = i != 1;
     results[i].theta = Eigen::Vector2d(estimates[i][0], estimates[i][1]);
     results[i].scaled_standard_deviation = Eigen::Vector2d(0.2, 0.4);
+    results[i].sandwich_standard_deviation = Eigen::Vector2d(0.6, 0.4 * (i + 1));
   }
   const std::vector<GridPointSummary> s = SummarizeWeightGrid(results, 2, truth);
   ASSERT_EQ(s.size(), 2u);
@@ -186,6 +187,8 @@ TEST(WeightGridTest, SummaryMatchesHandComputation) {
   EXPECT_NEAR(s[0].spread(1), std::sqrt(2 * 0.125 * 0.125), 1e-15);
   EXPECT_NEAR(s[0].rms_error(1), std::sqrt(0.25 * 0.25 / 2), 1e-15);
   EXPECT_NEAR(s[0].predicted_rsd(0), 0.1, 1e-15);
+  EXPECT_NEAR(s[0].sandwich_rsd(0), 0.3, 1e-15);
+  EXPECT_NEAR(s[0].sandwich_rsd(1), 0.15, 1e-15);  // (0.4 + 0.8) / 2 / 4
   EXPECT_NEAR(s[1].bias(1), -0.25, 1e-15);
   EXPECT_EQ(s[1].spread(1), 0.0);
 }

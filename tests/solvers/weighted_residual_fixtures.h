@@ -3,15 +3,15 @@
 #ifndef DYNID_TESTS_SOLVERS_WEIGHTED_RESIDUAL_FIXTURES_H_
 #define DYNID_TESTS_SOLVERS_WEIGHTED_RESIDUAL_FIXTURES_H_
 
+#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 #include <random>
 
-#include <Eigen/Core>
-
 #include "dynid/models/mass_spring_damper.h"
 #include "dynid/models/mechanical_model.h"
 #include "dynid/problems/weighted_residual_problem.h"
+#include "dynid/solvers/weighted_residual_smoother.h"
 
 namespace dynid::testing_fixtures {
 
@@ -76,6 +76,16 @@ inline MsdExperiment MakeMsdExperiment(int num_samples, double duration, bool sm
     e.weights.initial_guess.tail(3) = Eigen::Vector3d(1.3, 0.3, 35.0);
   }
   return e;
+}
+
+// Solver options tight enough that the estimate is the optimum to round-off.
+inline solvers::WeightedResidualSmootherOptions TightOptions() {
+  solvers::WeightedResidualSmootherOptions options;
+  options.function_tolerance = 1e-15;
+  options.gradient_tolerance = 1e-15;
+  options.parameter_tolerance = 1e-14;
+  options.max_iterations = 200;
+  return options;
 }
 
 // Variables at a start: states/inputs from the measurements (s measured, v = 0, a measured,

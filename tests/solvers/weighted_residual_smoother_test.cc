@@ -24,15 +24,7 @@ using problems::Transcription;
 using testing_fixtures::MakeMsdExperiment;
 using testing_fixtures::MsdExperiment;
 using testing_fixtures::StartFromMeasurements;
-
-WeightedResidualSmootherOptions TightOptions() {
-  WeightedResidualSmootherOptions options;
-  options.function_tolerance = 1e-15;
-  options.gradient_tolerance = 1e-15;
-  options.parameter_tolerance = 1e-14;
-  options.max_iterations = 200;
-  return options;
-}
+using testing_fixtures::TightOptions;
 
 TEST(WeightedResidualSmootherTest, EstimatesMassSpringDamperParametersWithinTheirUncertainty) {
   const MsdExperiment e = MakeMsdExperiment(401, 4.0, false, 11, ParameterMode::kConstant);

@@ -66,6 +66,7 @@ GridPointResult SampleResult() {
   r.theta = Eigen::Vector3d(1.0 / 7.0, -2.5e-300, 40.0);
   r.standard_deviation = Eigen::Vector3d(NAN, 1e-3, 2e-3);
   r.scaled_standard_deviation = Eigen::Vector3d(1e-4, 2e-4, 3e-4);
+  r.sandwich_standard_deviation = Eigen::Vector3d(4e-4, NAN, 6e-4);
   r.zeta_rms = Eigen::Vector4d(1, 2, 3, M_PI);
   r.xi_rms = Eigen::Vector2d(5, 6);
   return r;
@@ -82,6 +83,7 @@ TEST(WeightSweepTest, JournalRecordRoundTripsExactly) {
   EXPECT_EQ(back.theta(0), r.theta(0));  // bit-exact
   EXPECT_EQ(back.theta(1), r.theta(1));
   EXPECT_TRUE(std::isnan(back.standard_deviation(0)));
+  EXPECT_EQ(back.sandwich_standard_deviation(2), r.sandwich_standard_deviation(2));
   EXPECT_TRUE(std::isinf(back.condition_number));
   // Cut short or with other sizes: rejected (an altered digit is the checksum's business,
   // data::RunJournal).

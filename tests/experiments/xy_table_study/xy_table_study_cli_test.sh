@@ -21,6 +21,19 @@ done
 grep -q "^| rigid |" "$work/log" || fail "no rigid row in the table: $(cat "$work/log")"
 grep -q "^| flexible_with_accelerations |" "$work/log" || fail "no stage-3 row: $(cat "$work/log")"
 grep -q '"residual_percent_of_range"' "$work/out/summary.json" || fail "summary lacks residuals"
+# The reported σ are the sandwich's, with the variance factor of every term of the functional.
+python3 - "$work/out/summary.json" <<'PY' || fail "summary lacks the sandwich covariance"
+import json, math, sys
+for stage in json.load(open(sys.argv[1]))["stages"]:
+    assert stage["covariance"] == "sandwich", stage["covariance"]
+    terms = stage["sandwich_term_variance"]
+    assert terms["V.z.phi1_measured"] > 0 and terms["W.v.phi1"] > 0, terms
+    # Terms weighted 0 have no rows and no variance: the accelerations but in stage 3, the
+    # effector positions in the rigid stage.
+    assert (terms["V.z.acceleration_along"] is None) == (stage["stage"] != "flexible_with_accelerations"), terms
+    assert (terms["V.z.x_effector"] is None) == (stage["stage"] == "rigid"), terms
+PY
+grep -q "^± is the sandwich σ" "$work/out/tables.md" || fail "tables.md does not name the sandwich"
 # Each stage solves first at 10, 4 and 2 times the friction smoothing (the continuation).
 grep -q "^| rigid |.*| [0-9]* (+[0-9]* continuation) |" "$work/log" ||
   fail "the rigid row does not give the continuation's iterations: $(cat "$work/log")"
@@ -43,7 +56,7 @@ grep -q "^| truth of the simulation |" "$work/log" || fail "no truth row: $(cat 
 # The shipped coverage was measured at the default flags: this short run says so instead.
 grep -q "^| flexible |.*| coverage not measured for this setting" "$work/log" ||
   fail "the shipped coverage is quoted for other settings: $(cat "$work/log")"
-grep -q "measured by xy_table_study at the defaults, this run at .*--interval_end_s=1" \
+grep -q "measured by xy_table_study at --covariance=sandwich, this run at --covariance=sandwich .*--interval_end_s=1" \
   "$work/out/summary.json" "$work/log" || fail "the other settings are not named"
 "$binary" --out_dir="$work/thesis" "${short[@]}" --truth=thesis --acceleration_weight_sweep= \
   --model_transverse_mass_scale=1.1 --viscous_friction=0.3 > "$work/log" 2>&1 ||
@@ -109,6 +122,7 @@ expect_error "--transcription must be shooting or collocation" --transcription=e
 expect_error "--acceleration_weight_sweep: 'x' is not a number >= 0" --acceleration_weight_sweep=1,x
 expect_error "--max_iterations must be >= 1" --max_iterations=0
 expect_error "--trust_region must be dogleg or levenberg_marquardt" --trust_region=lm
+expect_error "--covariance must be sandwich or variance_factor" --covariance=hac
 expect_error "--smoothing_continuation: the factors must be > 1 and decreasing" \
   --smoothing_continuation=4,10
 expect_error "--smoothing_continuation: the factors must be > 1 and decreasing" \
