@@ -124,8 +124,20 @@ bool RunEstimates(const models::RtManipulatorRigid& model,
       const solvers::IdentifiabilityReport report = solvers::AnalyzeIdentifiability(
           information, variables.parameters.col(0), {"payload_mass [kg]"});
       e.mass_smoother_sd_weights = report.standard_deviation(0);
-      e.mass_smoother_sd = e.mass_smoother_sd_weights * std::sqrt(e.variance_factor);
+      e.mass_smoother_sd_variance_factor =
+          e.mass_smoother_sd_weights * std::sqrt(e.variance_factor);
       e.identifiability = report.message;
+      solvers::SandwichCovariance sandwich;
+      if (solvers::ConstantParameterSandwichCovariance(&problem, &variables, info, weights,
+                                                       &sandwich, &error)) {
+        e.mass_smoother_sd_sandwich = sandwich.standard_deviation(0);
+      } else {
+        e.identifiability += "; no sandwich covariance: " + error;
+      }
+      CovarianceFromFlags(&e.covariance);  // checked by ValidateFlags
+      e.mass_smoother_sd = e.covariance == solvers::CovarianceScaling::kSandwich
+                               ? e.mass_smoother_sd_sandwich
+                               : e.mass_smoother_sd_variance_factor;
     } else {
       e.identifiability = error;
     }

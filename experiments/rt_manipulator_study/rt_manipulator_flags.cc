@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "dynid/models/rt_manipulator.h"
+#include "experiments/common/cli.h"
 
 DEFINE_string(out_dir, "out/rt_manipulator_study", "output folder");
 DEFINE_double(sample_period_s, 1e-3, "sampling interval of the measurements (s)");
@@ -28,6 +29,11 @@ DEFINE_string(measurements_csv, "",
 DEFINE_double(link_mass, 10.0, "measured record: link mass ml of the rigid model (kg)");
 DEFINE_double(link_length, 1.0, "measured record: link length l of the rigid model (m)");
 DEFINE_double(joint_inertia, 5.0, "measured record: joint inertia J of the rigid model (kg m²)");
+DEFINE_string(
+    covariance, "sandwich",
+    "the smoother's reported payload sd: sandwich (default; a variance factor per term of "
+    "the functional, estimated from its residuals) or variance_factor (one factor, "
+    "2 cost / (m - u), on the inverse information)");
 DEFINE_bool(figures, true, "render PNG figures (needs python3 + matplotlib)");
 DEFINE_double(model_link_mass_scale, 1.0,
               "model mismatch (simulation): the estimators' rigid model takes the link mass ml as "
@@ -81,6 +87,11 @@ bool ValidateFlags(std::string* error) {
     *error = "--noise_scale must be >= 0";
     return false;
   }
+  solvers::CovarianceScaling covariance;
+  if (!CovarianceFromFlags(&covariance)) {
+    *error = "--covariance must be sandwich or variance_factor, got '" + FLAGS_covariance + "'";
+    return false;
+  }
   if (!(FLAGS_deweight > 0.0)) {
     *error = "--deweight must be > 0";
     return false;
@@ -97,6 +108,13 @@ bool ValidateFlags(std::string* error) {
     }
   }
   return true;
+}
+
+bool CovarianceFromFlags(solvers::CovarianceScaling* covariance) {
+  return cli::ParseNamed(
+      FLAGS_covariance,
+      {solvers::CovarianceScaling::kSandwich, solvers::CovarianceScaling::kVarianceFactor},
+      solvers::CovarianceScalingName, covariance);
 }
 
 models::RtManipulatorParameters ModelParameters() {
@@ -140,6 +158,7 @@ nlohmann::json FlagsJson() {
           {"noise_scale", FLAGS_noise_scale},
           {"seed", FLAGS_seed},
           {"deweight", FLAGS_deweight},
+          {"covariance", FLAGS_covariance},
           {"model_link_mass_scale", FLAGS_model_link_mass_scale},
           {"model_joint_inertia_scale", FLAGS_model_joint_inertia_scale},
           {"model_mismatch", ModelMismatchDescription()}};

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "dynid/models/rt_manipulator.h"
+#include "dynid/solvers/parameter_covariance.h"
 #include "experiments/common/monte_carlo_cli.h"
 
 DECLARE_string(out_dir);
@@ -24,6 +25,7 @@ DECLARE_string(measurements_csv);
 DECLARE_double(link_mass);
 DECLARE_double(link_length);
 DECLARE_double(joint_inertia);
+DECLARE_string(covariance);
 DECLARE_bool(figures);
 DECLARE_double(model_link_mass_scale);
 DECLARE_double(model_joint_inertia_scale);
@@ -33,6 +35,9 @@ namespace dynid::rt_manipulator_study {
 // Every flag checked, with a message naming the flag; flags of one source only (simulation or
 // --measurements_csv): a flag that would be ignored is an error.
 bool ValidateFlags(std::string* error);
+
+// The reported covariance form of --covariance; false when the flag names none.
+bool CovarianceFromFlags(solvers::CovarianceScaling* covariance);
 
 // The manipulator's parameters from --stiffness, --link_mass, --link_length, --joint_inertia.
 models::RtManipulatorParameters ModelParameters();

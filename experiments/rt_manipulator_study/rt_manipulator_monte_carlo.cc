@@ -45,6 +45,15 @@ bool Trial(const models::RtManipulatorParameters& parameters, std::uint64_t seed
     unscaled.estimator += "_weights_sd";
     unscaled.reported_std = e.mass_smoother_sd_weights;
     out->push_back(unscaled);
+    // The other covariance form than the reported one, for comparison.
+    const bool sandwich = e.covariance == solvers::CovarianceScaling::kSandwich;
+    solvers::MonteCarloEstimate other = smoother;
+    other.estimator += std::string("_") + solvers::CovarianceScalingName(
+                                              sandwich ? solvers::CovarianceScaling::kVarianceFactor
+                                                       : solvers::CovarianceScaling::kSandwich);
+    other.reported_std =
+        sandwich ? e.mass_smoother_sd_variance_factor : e.mass_smoother_sd_sandwich;
+    out->push_back(other);
     solvers::MonteCarloEstimate filter;
     filter.estimator = "filter_" + e.name;
     filter.parameter = "payload_kg";

@@ -118,18 +118,22 @@ nlohmann::json Summary(const Record& record, const Weightings& weightings,
                         {"V_weighting1", std::vector<double>(v1.data(), v1.data() + 8)},
                         {"V_weighting2", std::vector<double>(v2.data(), v2.data() + 8)}};
   for (const Estimate& e : estimates) {
-    summary[e.name] = {{"filter_final_payload_kg", e.mass_filter(num_nodes - 1)},
-                       {"filter_mean_second_half_payload_kg",
-                        e.mass_filter.tail(num_nodes - num_nodes / 2).mean()},
-                       {"smoother_payload_kg", e.mass_smoother},
-                       {"smoother_payload_sd_kg", e.mass_smoother_sd},
-                       {"smoother_payload_sd_weights_kg", e.mass_smoother_sd_weights},
-                       {"smoother_variance_factor", e.variance_factor},
-                       {"smoother_converged", e.smoother_summary.converged},
-                       {"smoother_iterations", e.smoother_summary.iterations},
-                       {"smoother_time_s", e.smoother_summary.time_s},
-                       {"smoother_message", e.smoother_summary.message},
-                       {"identifiability", e.identifiability}};
+    summary[e.name] = {
+        {"filter_final_payload_kg", e.mass_filter(num_nodes - 1)},
+        {"filter_mean_second_half_payload_kg",
+         e.mass_filter.tail(num_nodes - num_nodes / 2).mean()},
+        {"smoother_payload_kg", e.mass_smoother},
+        {"smoother_payload_sd_kg", e.mass_smoother_sd},
+        {"smoother_payload_sd_weights_kg", e.mass_smoother_sd_weights},
+        {"smoother_payload_sd_sandwich_kg", e.mass_smoother_sd_sandwich},
+        {"smoother_payload_sd_variance_factor_kg", e.mass_smoother_sd_variance_factor},
+        {"smoother_payload_sd_form", solvers::CovarianceScalingName(e.covariance)},
+        {"smoother_variance_factor", e.variance_factor},
+        {"smoother_converged", e.smoother_summary.converged},
+        {"smoother_iterations", e.smoother_summary.iterations},
+        {"smoother_time_s", e.smoother_summary.time_s},
+        {"smoother_message", e.smoother_summary.message},
+        {"identifiability", e.identifiability}};
     if (record.simulated) {
       const std::string note = BiasNote(record, e);
       summary[e.name]["smoother_interval_covers_truth"] = note.empty();
