@@ -430,29 +430,39 @@ bool RunWeightedResidualSmoother(const Record& record, const FilterResults& filt
       "batch weighted-residual smoother (shooting, constant parameters) over "
       "positions, velocities and measured torques";
   e.p = variables.parameters.col(0);
-  // The covariance in the metric of the weights (the inverse information) scaled by the a
-  // posteriori variance factor 2 cost / (m − u) over the weighted residual rows: the weights are
-  // set from assumed noise levels (--wr_equation_std and the kinematic intensities are tuning
-  // values, not measured noise), so the residuals the data leave decide the scale.
+  // The weights are set from assumed noise levels (--wr_equation_std and the kinematic
+  // intensities are tuning values, not measured noise), so the residuals the data leave decide
+  // the scale: the reported covariance is the sandwich with a variance factor per term of the
+  // functional (solvers::ConstantParameterSandwichCovariance); the inverse information scaled by
+  // one a posteriori variance factor 2 cost / (m − u) over the weighted residual rows is kept for
+  // comparison (summary "std_variance_factor").
   const double variance_factor = solvers::ResidualVarianceFactor(
       problem, ws.final_cost, problems::CountWeightedResiduals(weights, wr_data, wr_options));
   Eigen::MatrixXd information;
   std::string why;
-  nlohmann::json std_weights = nullptr;
+  nlohmann::json std_weights = nullptr, std_variance_factor = nullptr;
   if (solvers::ConstantParameterInformation(&problem, &variables, &information, &why)) {
     const solvers::IdentifiabilityReport report = solvers::AnalyzeIdentifiability(
         information, variables.parameters.col(0), {"IZZ1", "IZZ2", "mr", "m3"});
-    e.cov = report.covariance * variance_factor;
-    e.has_cov = std::isfinite(variance_factor);
     std_weights = nlohmann::json::object();
+    std_variance_factor = nlohmann::json::object();
     for (int i = 0; i < 4; ++i) {
-      std_weights[kParamNames[i]] = std::sqrt(std::max(0.0, report.covariance(i, i)));
+      const double variance = std::max(0.0, report.covariance(i, i));
+      std_weights[kParamNames[i]] = std::sqrt(variance);
+      std_variance_factor[kParamNames[i]] = std::sqrt(variance * variance_factor);
+    }
+    solvers::SandwichCovariance sandwich;
+    if (solvers::ConstantParameterSandwichCovariance(&problem, &variables, wr_model.Info(), weights,
+                                                     &sandwich, &why)) {
+      e.cov = sandwich.covariance;
+      e.has_cov = true;
     }
   }
   results->estimates.push_back(e);
   results->summary["wr_smoother"] = {{"converged", ws.converged},
                                      {"variance_factor", variance_factor},
                                      {"std_in_metric_of_weights", std_weights},
+                                     {"std_variance_factor", std_variance_factor},
                                      {"iterations", ws.iterations},
                                      {"initial_cost", ws.initial_cost},
                                      {"final_cost", ws.final_cost},

@@ -58,13 +58,17 @@ bool Trial(const Eigen::Vector3d& torque_noise, std::uint64_t seed,
       const nlohmann::json& wr = results.summary["wr_smoother"];
       converged = wr["converged"].get<bool>();
       AddEstimate(e.method, record.truth, e.p, std, converged, out);
-      Eigen::Vector4d weights_std = Eigen::Vector4d::Constant(nan);
-      if (wr["std_in_metric_of_weights"].is_object()) {
-        for (int i = 0; i < 4; ++i) {
-          weights_std(i) = wr["std_in_metric_of_weights"][kParamNames[i]].get<double>();
+      // The same estimate with the other reported σ: one variance factor, and the metric of the
+      // weights alone.
+      for (const auto& [name, key] : {std::pair<const char*, const char*>{
+                                          "WR_smoother_variance_factor", "std_variance_factor"},
+                                      {"WR_smoother_weights_sd", "std_in_metric_of_weights"}}) {
+        Eigen::Vector4d other_std = Eigen::Vector4d::Constant(nan);
+        if (wr[key].is_object()) {
+          for (int i = 0; i < 4; ++i) other_std(i) = wr[key][kParamNames[i]].get<double>();
         }
+        AddEstimate(name, record.truth, e.p, other_std, converged, out);
       }
-      AddEstimate("WR_smoother_weights_sd", record.truth, e.p, weights_std, converged, out);
       continue;
     }
     AddEstimate(e.method, record.truth, e.p, std, converged, out);

@@ -6,8 +6,9 @@
 // Estimators in coverage.csv (parameters IZZ1, IZZ2, mr, m3), named as in estimates.csv: LS and
 // HNN on the noise-free q, q', q'' (the idealised case), LS_irw and HNN_irw on the IRWSM2
 // kinematics of the noisy joint states the filters see, the filters and their RTS passes, the
-// weighted-residual smoother with its reported σ (scaled by the a posteriori variance factor)
-// and WR_smoother_weights_sd with the σ in the metric of the weights alone (before that scaling).
+// weighted-residual smoother with its reported σ (the sandwich's, a variance factor per term),
+// WR_smoother_variance_factor with S⁻¹ scaled by one variance factor, and WR_smoother_weights_sd
+// with the σ in the metric of the weights alone.
 // HNN's "σ" is the spread of its response about the time mean (the published "Dev."), not a
 // covariance; HNN_final has none (no interval). The EKF sign statistics and the tracking
 // validation are not repeated.
