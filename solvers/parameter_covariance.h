@@ -118,15 +118,18 @@ IdentifiabilityReport AnalyzeIdentifiability(const Eigen::MatrixXd& information,
 // component estimation):
 //
 //     ŝ_g² = Σ_{i∈g} r_i² / Σ_{i∈g} (1 − h_ii),   h_ii = j_iᵀ H⁻¹ j_i
-//          = j_y,iᵀ H_yy⁻¹ j_y,i + z_iᵀ S⁻¹ z_i   (the leverage; Σ_i h_ii = number of unknowns),
+//          = j_y,iᵀ H_yy⁻¹ j_y,i + z_iᵀ S⁻¹ z_i   (the leverage; Σ_i h_ii = the number of
+//                                             unknowns when J has full column rank),
 //
-// so that with one group the result is ResidualVarianceFactor × S⁻¹, and with right weights S⁻¹.
+// so that with one group the result is ResidualVarianceFactor × S⁻¹, and with right weights
+// close to S⁻¹ (every ŝ_g² near 1).
 // h_ii needs only the band of H_yy⁻¹ (selected inversion), so the cost stays O(N b²).
 // Rows of a group whose Jacobian row is zero (zero weight) count in neither sum. Rows marked as
 // prior (group −1, e.g. an initial-condition term whose weight is its inverse covariance)
 // enter with variance 1, not estimated.
-// What it does not repair: residuals correlated in time (model error along the trajectory), and
-// a bias of theta from a wrong model structure.
+// Model error in a term widens that term's ŝ_g² (it is counted as noise); what the sandwich does
+// not model is its correlation in time along the trajectory, and no covariance repairs a bias of
+// theta from the weights or a wrong model structure.
 //
 // The rows of the problem (ceres::Problem::Evaluate with `residual_blocks` in the given order,
 // each block's rows in order) with their groups:
