@@ -1,5 +1,12 @@
 #include "dynid/solvers/parameter_covariance.h"
 
+#include <ceres/covariance.h>
+#include <ceres/crs_matrix.h>
+#include <ceres/problem.h>
+#include <glog/logging.h>
+
+#include <Eigen/Cholesky>
+#include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
@@ -7,14 +14,8 @@
 #include <numeric>
 #include <sstream>
 
-#include <Eigen/Eigenvalues>
-#include <Eigen/Cholesky>
-#include <ceres/covariance.h>
-#include <ceres/crs_matrix.h>
-#include <ceres/problem.h>
-#include <glog/logging.h>
-
 #include "dynid/solvers/internal/banded.h"
+#include "dynid/solvers/internal/flat_top.h"
 
 namespace dynid::solvers {
 
@@ -124,6 +125,36 @@ Eigen::MatrixXd SolveTrajectory(const SchurParts& parts) {
     X.col(j) = column;
   }
   return X;
+}
+
+// Andrews' (1991) automatic Bartlett bandwidth for the score series g_t (rows of `scores`, T of
+// them): α = Σ_a Ĝ_a² / Σ_a ĝ_a² over the columns, ĝ and Ĝ their flat-top estimates from the
+// centred column's autocorrelations (as ComputeHacScoreCovariance's kAutocorrelation rule does
+// for residual blocks), L = ceil(1.1447 (α T)^{1/3}) in [1, min(3 √T, T / 3)]. Also returns the
+// columns' mean lag-1 autocorrelation.
+int ScoreBandwidth(const Eigen::MatrixXd& scores, double* alpha, double* rho) {
+  const Eigen::Index t = scores.rows();
+  const int reach = internal::FlatTopReach(t);
+  double sum_big_g2 = 0.0, sum_g2 = 0.0, sum_rho = 0.0;
+  int columns = 0;
+  for (Eigen::Index a = 0; a < scores.cols(); ++a) {
+    const Eigen::VectorXd x = scores.col(a).array() - scores.col(a).mean();
+    Eigen::VectorXd autocovariance(reach + 1);
+    for (int k = 0; k <= reach; ++k) autocovariance[k] = x.head(t - k).dot(x.tail(t - k)) / t;
+    if (!(autocovariance[0] > 0.0)) continue;
+    const internal::FlatTopEstimate flat_top =
+        internal::FlatTopSums(autocovariance / autocovariance[0], t);
+    sum_big_g2 += flat_top.big_g * flat_top.big_g;
+    sum_g2 += flat_top.g * flat_top.g;
+    sum_rho += autocovariance[1] / autocovariance[0];
+    ++columns;
+  }
+  *alpha = sum_g2 > 0.0 ? sum_big_g2 / sum_g2 : 0.0;
+  *rho = columns > 0 ? sum_rho / columns : 0.0;
+  const double n = static_cast<double>(t);
+  const int cap = static_cast<int>(std::ceil(std::min(3.0 * std::sqrt(n), n / 3.0)));
+  const int lags = static_cast<int>(std::ceil(1.1447 * std::cbrt(*alpha * n)));
+  return std::max(1, std::min(lags, cap));
 }
 
 }  // namespace
@@ -261,6 +292,23 @@ bool ParameterSandwichCovarianceBySchur(ceres::Problem* problem,
       return false;
     }
   }
+  const bool with_hac = !layout.sample.empty();
+  int num_samples = 0;
+  if (with_hac) {
+    if (layout.sample.size() != layout.group.size()) {
+      *error = "the layout has " + std::to_string(layout.sample.size()) + " samples for " +
+               std::to_string(layout.group.size()) + " rows";
+      return false;
+    }
+    for (size_t row = 0; row < layout.sample.size(); ++row) {
+      if (layout.sample[row] < (layout.group[row] < 0 ? -1 : 0)) {
+        *error = "row " + std::to_string(row) + " of group " + std::to_string(layout.group[row]) +
+                 " has sample " + std::to_string(layout.sample[row]);
+        return false;
+      }
+      num_samples = std::max(num_samples, layout.sample[row] + 1);
+    }
+  }
   const int p = static_cast<int>(parts.H_thetatheta.rows());
   const int num_banded = static_cast<int>(parts.H_ytheta.rows());
   const Eigen::MatrixXd X = SolveTrajectory(parts);
@@ -283,6 +331,7 @@ bool ParameterSandwichCovarianceBySchur(ceres::Problem* problem,
   Eigen::VectorXd sum_squares = Eigen::VectorXd::Zero(num_groups);
   std::vector<Eigen::MatrixXd> outer(num_groups, Eigen::MatrixXd::Zero(p, p));
   Eigen::MatrixXd prior = Eigen::MatrixXd::Zero(p, p);
+  Eigen::MatrixXd scores = Eigen::MatrixXd::Zero(with_hac ? num_samples : 0, p);  // g_t, rows
   std::vector<int> y_cols;
   std::vector<double> y_values;
   Eigen::VectorXd z(p);
@@ -317,6 +366,9 @@ bool ParameterSandwichCovarianceBySchur(ceres::Problem* problem,
     result->group_redundancy(g) += std::max(0.0, 1.0 - leverage);
     result->group_rows(g) += 1;
     outer[g] += z * z.transpose();
+    if (with_hac && 1.0 - leverage > 1e-9) {  // HC2: r_i / sqrt(1 − h_ii)
+      scores.row(layout.sample[row]) += (residuals[row] / std::sqrt(1.0 - leverage)) * z;
+    }
   }
   Eigen::MatrixXd middle = prior;
   for (int g = 0; g < num_groups; ++g) {
@@ -329,6 +381,34 @@ bool ParameterSandwichCovarianceBySchur(ceres::Problem* problem,
   result->covariance = s_inverse * middle * s_inverse;
   result->covariance = 0.5 * (result->covariance + result->covariance.transpose()).eval();
   result->standard_deviation = result->covariance.diagonal().cwiseMax(0.0).cwiseSqrt();
+  result->hac = HacScoreCovariance();
+  result->hac_covariance.resize(0, 0);
+  result->hac_standard_deviation.resize(0);
+  result->hac_critical_value_95 = NAN;
+  if (!with_hac) return true;
+  if (num_samples <= p + 2) {
+    *error = "the HAC sandwich needs more samples than parameters + 2, got " +
+             std::to_string(num_samples);
+    return false;
+  }
+  const int lags = ScoreBandwidth(scores, &result->hac.alpha, &result->hac.rho);
+  const double alpha = result->hac.alpha, rho = result->hac.rho;
+  const HacRowSource rows = [&scores](const HacRowConsumer& consume, std::string*) {
+    consume(0, scores);
+    return true;
+  };
+  result->hac =
+      ComputeHacScoreCovariance(rows, p, Eigen::VectorXd::Ones(num_samples), RowBlocks(), lags);
+  if (!result->hac.success) {
+    *error = result->hac.message;
+    return false;
+  }
+  result->hac.alpha = alpha, result->hac.rho = rho;
+  result->hac_covariance = s_inverse * (result->hac.omega + prior) * s_inverse;
+  result->hac_covariance =
+      0.5 * (result->hac_covariance + result->hac_covariance.transpose()).eval();
+  result->hac_standard_deviation = result->hac_covariance.diagonal().cwiseMax(0.0).cwiseSqrt();
+  result->hac_critical_value_95 = HacCriticalValue95(result->hac, HacCriticalValue::kFixedB);
   return true;
 }
 
@@ -442,6 +522,8 @@ const char* CovarianceScalingName(CovarianceScaling scaling) {
       return "variance_factor";
     case CovarianceScaling::kSandwich:
       return "sandwich";
+    case CovarianceScaling::kHac:
+      return "hac";
   }
   return "unknown";
 }

@@ -25,10 +25,12 @@
 #ifndef DYNID_SOLVERS_PARAMETER_COVARIANCE_H_
 #define DYNID_SOLVERS_PARAMETER_COVARIANCE_H_
 
+#include <Eigen/Core>
+#include <cmath>
 #include <string>
 #include <vector>
 
-#include <Eigen/Core>
+#include "dynid/solvers/residual_analysis.h"
 
 namespace ceres {
 class Problem;
@@ -127,9 +129,24 @@ IdentifiabilityReport AnalyzeIdentifiability(const Eigen::MatrixXd& information,
 // Rows of a group whose Jacobian row is zero (zero weight) count in neither sum. Rows marked as
 // prior (group −1, e.g. an initial-condition term whose weight is its inverse covariance)
 // enter with variance 1, not estimated.
-// Model error in a term widens that term's ŝ_g² (it is counted as noise); what the sandwich does
+// Model error in a term widens that term's ŝ_g² (it is counted as noise); what this middle does
 // not model is its correlation in time along the trajectory, and no covariance repairs a bias of
 // theta from the weights or a wrong model structure.
+//
+// The HAC form (when the layout gives each row its time sample) drops the whiteness: the rows of
+// every group at sample t add up to the score g_t = Σ_{i at t} z_i r_i / sqrt(1 − h_ii) (the
+// fitted residual rescaled by its leverage, MacKinnon & White's (1985) HC2, so that a white row
+// contributes z_i z_iᵀ s_g² on average), and the middle is the long-run covariance of g_t,
+//
+//     M_HAC = Σ_{|l| ≤ L} (1 − |l| / (L + 1)) Σ_t g_t g_{t+l}ᵀ + (the prior rows' Σ z_i z_iᵀ)
+//
+// (Newey & West (1987) Bartlett weights; ComputeHacScoreCovariance), which takes in what the
+// terms share at one sample and model error that persists over L samples. L is Andrews' (1991)
+// automatic bandwidth with α pooled over the p columns of g from their flat-top autocorrelation
+// estimates (HacBandwidth::kAutocorrelation, which sees a slowly decaying correlation); the
+// intervals are θ̂ ± c σ with Kiefer & Vogelsang's (2005) fixed-b value c at b = (L + 1) / T
+// (hac_critical_value_95), because at a long bandwidth the scores of a fit partly cancel
+// (Σ_t g_t ≈ 0 at the optimum) and the HAC σ alone is biased down.
 //
 // The rows of the problem (ceres::Problem::Evaluate with `residual_blocks` in the given order,
 // each block's rows in order) with their groups:
@@ -137,6 +154,9 @@ struct ResidualRowLayout {
   std::vector<ceres::ResidualBlockId> residual_blocks;  // every block of the problem, in order
   std::vector<int> group;  // one per row, 0 … group_names.size() − 1, or −1 (prior)
   std::vector<std::string> group_names;  // e.g. the weight entries "V.z.x_measured", "W.v.x"
+  // Optional, one per row: the row's time sample 0 … T − 1 (a node's index, an interval's first
+  // node), −1 for a prior row. Given, the HAC form is computed too.
+  std::vector<int> sample;
 };
 struct SandwichCovariance {
   std::vector<std::string> group_names;  // the layout's
@@ -145,6 +165,11 @@ struct SandwichCovariance {
   Eigen::VectorXd group_variance;    // ŝ_g², one per group (NaN for a group without redundancy)
   Eigen::VectorXd group_redundancy;  // Σ_{i∈g} (1 − h_ii)
   Eigen::VectorXi group_rows;        // rows with a non-zero Jacobian row, per group
+  // The HAC form, when the layout has samples (else hac.success is false and these are empty).
+  HacScoreCovariance hac;          // M_HAC without the prior rows; L, α, b = (L + 1) / T
+  Eigen::MatrixXd hac_covariance;  // S⁻¹ M_HAC S⁻¹
+  Eigen::VectorXd hac_standard_deviation;
+  double hac_critical_value_95 = NAN;  // the fixed-b c of θ̂ ± c σ
 };
 // A group with no redundancy (every row fitted exactly, h_ii = 1: then z_i = 0 too) adds nothing
 // and reports NaN. Fails with a message when H_yy or S is not positive definite or when the
@@ -158,8 +183,9 @@ bool ParameterSandwichCovarianceBySchur(ceres::Problem* problem,
 // How an estimator whose weights are not the inverse noise variances scales the covariance of
 // theta it reports: by one a posteriori variance factor (ResidualVarianceFactor × S⁻¹), or by the
 // sandwich with a variance factor per residual group (ParameterSandwichCovarianceBySchur).
-enum class CovarianceScaling { kVarianceFactor, kSandwich };
-// "variance_factor", "sandwich".
+// kHac reports the HAC form of the sandwich with its fixed-b intervals.
+enum class CovarianceScaling { kVarianceFactor, kSandwich, kHac };
+// "variance_factor", "sandwich", "hac".
 const char* CovarianceScalingName(CovarianceScaling scaling);
 
 // A posteriori variance factor (residual variance) of a weighted least-squares fit,

@@ -149,13 +149,16 @@ bool ConstantParameterSandwichCovariance(ceres::Problem* problem,
     const bool starts_at_state = first != state_node.end();
     if (starts_at_state && blocks.size() == 3 && blocks[2] == theta && rows == zeta_size) {
       for (int r = 0; r < rows; ++r) layout.group.push_back(2 * n + r);  // zeta at a node
+      layout.sample.resize(layout.group.size(), first->second);
     } else if (starts_at_state && blocks.size() >= 3 &&
                first->second + 1 < variables->num_nodes() &&
                blocks[1] == variables->state(first->second + 1) && rows % (2 * n) == 0) {
       for (int r = 0; r < rows; ++r) layout.group.push_back(r % (2 * n));  // xi on an interval
+      layout.sample.resize(layout.group.size(), first->second);
     } else if (starts_at_state && first->second == 0 &&
                (blocks.size() == 1 || (blocks.size() == 2 && blocks[1] == theta))) {
       for (int r = 0; r < rows; ++r) layout.group.push_back(-1);  // the initial term: a prior
+      layout.sample.resize(layout.group.size(), -1);
     } else {
       *error = "a residual block that problems::BuildWeightedResidualProblem does not add (" +
                std::to_string(blocks.size()) + " parameter blocks, " + std::to_string(rows) +

@@ -73,7 +73,8 @@ bool ConstantParameterInformation(ceres::Problem* problem,
 // (V.eom.<equation>, V.z.<measurement>) and each xi component over the intervals (W.s.<position>,
 // W.v.<position>; both Gauss points of an element in the same group) — each with its own
 // variance factor estimated from the fitted residuals; the initial term (R0) is a prior. With a
-// non-diagonal V or W the rows are those of its square-root factor, named V[i] / W[i].
+// non-diagonal V or W the rows are those of its square-root factor, named V[i] / W[i]. The HAC
+// form is computed too, with node k's zeta rows and interval [k, k+1]'s xi rows at sample k.
 // Fails with a message on another mode, on a residual block the builder does not add, or as
 // ParameterSandwichCovarianceBySchur does.
 bool ConstantParameterSandwichCovariance(ceres::Problem* problem,

@@ -42,10 +42,11 @@ DEFINE_string(
     "times these factors, each from the previous solution, then with eps itself: a "
     "homotopy from a smooth problem to the sharp one (factors > 1, decreasing; empty = "
     "solve with eps from the initial guess)");
-DEFINE_string(covariance, "sandwich",
-              "reported covariance of the estimates: sandwich (default; a variance factor per "
-              "term of the functional, estimated from its residuals) or variance_factor (one "
-              "factor, 2 cost / (m - u), on the inverse information)");
+DEFINE_string(covariance, "hac",
+              "reported covariance of the estimates: hac (default; the sandwich with the terms' "
+              "residuals correlated over time, Bartlett weights, fixed-b intervals), sandwich (a "
+              "white variance factor per term of the functional, estimated from its residuals) "
+              "or variance_factor (one factor, 2 cost / (m - u), on the inverse information)");
 DEFINE_double(first_order_r0_factor, 1e-2,
               "R0 of the first-order approximation in the acceleration-weight scan, as a factor "
               "on the rule weight of each initial state and parameter (the thesis: 'small')");
@@ -114,12 +115,12 @@ bool ParseSolveSettings(XyTableSolveSettings* settings, std::string* error) {
     return Invalid(error, "--trust_region must be dogleg or levenberg_marquardt, got '" +
                               FLAGS_trust_region + "'");
   }
-  if (!cli::ParseNamed(
-          FLAGS_covariance,
-          {solvers::CovarianceScaling::kSandwich, solvers::CovarianceScaling::kVarianceFactor},
-          solvers::CovarianceScalingName, &settings->covariance)) {
-    return Invalid(
-        error, "--covariance must be sandwich or variance_factor, got '" + FLAGS_covariance + "'");
+  if (!cli::ParseNamed(FLAGS_covariance,
+                       {solvers::CovarianceScaling::kHac, solvers::CovarianceScaling::kSandwich,
+                        solvers::CovarianceScaling::kVarianceFactor},
+                       solvers::CovarianceScalingName, &settings->covariance)) {
+    return Invalid(error, "--covariance must be hac, sandwich or variance_factor, got '" +
+                              FLAGS_covariance + "'");
   }
   std::vector<double>& factors = settings->continuation_factors;
   factors.clear();

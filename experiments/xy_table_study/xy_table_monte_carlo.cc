@@ -58,7 +58,26 @@ void AddEstimates(const StageResult& stage, const std::string& estimator,
     e.parameter = kParameterNames[i];
     e.truth = truth(i);
     e.estimate = stage.theta(i);
-    if (i < stage.sd.size()) e.reported_std = stage.sd(i);
+    if (i < stage.sd.size()) {
+      e.reported_std = stage.sd(i);
+      e.lower = e.estimate - stage.critical_value_95 * e.reported_std;
+      e.upper = e.estimate + stage.critical_value_95 * e.reported_std;
+    }
+    e.converged = stage.summary.converged;
+    out->push_back(e);
+  }
+  // With the HAC form reported, the white sandwich beside it (estimator "<stage>_sandwich").
+  const Eigen::VectorXd& white = stage.sandwich.standard_deviation;
+  if (stage.covariance != solvers::CovarianceScaling::kHac || white.size() != stage.theta.size()) {
+    return;
+  }
+  for (int i = 0; i < stage.theta.size(); ++i) {
+    solvers::MonteCarloEstimate e;
+    e.estimator = estimator + "_sandwich";
+    e.parameter = kParameterNames[i];
+    e.truth = truth(i);
+    e.estimate = stage.theta(i);
+    e.reported_std = white(i);
     e.converged = stage.summary.converged;
     out->push_back(e);
   }
@@ -219,9 +238,9 @@ bool RunMonteCarloStudy(const std::vector<double>& extra_weights, std::string* e
   std::printf("\nmodel mismatch: %s\n",
               ModelMismatchJson()["description"].get<std::string>().c_str());
   std::printf(
-      "intervals: ± 1.96 σ, σ from the Schur complement scaled by the residual variance "
-      "factor; truth of k = the spindle's k_s (the estimate is spindle and belts in "
+      "intervals: %s; truth of k = the spindle's k_s (the estimate is spindle and belts in "
       "series)%s\n",
+      CovarianceDescription(SolveSettingsFromFlags().covariance).c_str(),
       FLAGS_truth == "drawn" ? "; bias, spread and coverage use each run's own truth" : "");
   std::printf("%s", solvers::FormatCoverageTable(rows).c_str());
   nlohmann::json relative = nlohmann::json::object();
@@ -282,9 +301,9 @@ bool RunMonteCarloStudy(const std::vector<double>& extra_weights, std::string* e
   monte_carlo.update(
       {{"truth", FLAGS_truth},
        {"first_truth_seed", TruthSeedOfRun(static_cast<std::uint64_t>(FLAGS_seed))},
-       {"interval_note",
-        "estimate ± 1.96 sigma, sigma from the Schur complement scaled by the residual variance "
-        "factor; truth of k is the spindle's k_s; rows with calibrated = false are NOT calibrated"},
+       {"interval_note", CovarianceDescription(SolveSettingsFromFlags().covariance) +
+                             "; truth of k is the spindle's k_s; rows with calibrated = false "
+                             "are NOT calibrated"},
        {"coverage", solvers::CoverageJson(rows)},
        {"relative_error_percent", relative},
        {"acceleration_effect_percent", effect},

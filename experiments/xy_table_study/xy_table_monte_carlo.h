@@ -1,7 +1,8 @@
 // experiments/xy_table_study/xy_table_monte_carlo — the study's Monte Carlo (--monte_carlo=N): the
 // three identification stages (rigid; flexible without and with the acceleration measurements)
-// repeated over N simulated records, each estimate's interval (± 1.96 × the Schur-complement σ
-// scaled by the residual variance factor) checked against the truth (solvers/coverage.h), and
+// repeated over N simulated records, each estimate's interval (--covariance; with the HAC
+// sandwich, the default, also the white sandwich's as "<stage>_sandwich") checked against the
+// truth (solvers/coverage.h), and
 // the effect of the acceleration measurements (stage 3 against stage 2) as a median and spread
 // over the runs.
 //

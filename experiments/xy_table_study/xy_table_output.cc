@@ -53,10 +53,7 @@ void ReportStages(const Record& rec, const std::vector<StageResult>& stages,
     if (!mismatch.empty()) md << "; " << mismatch;
     md << ".\n\n";
   }
-  md << (SolveSettingsFromFlags().covariance == solvers::CovarianceScaling::kSandwich
-             ? "± is the sandwich σ (a variance factor per term of the functional, from its "
-               "residuals)"
-             : "± is the Schur-complement σ scaled by the residual variance factor")
+  md << CovarianceDescription(SolveSettingsFromFlags().covariance)
      << "; the last column is its measured 95 % interval coverage (Monte Carlo"
      << (coverage.source.empty() ? "" : ", " + coverage.source) << ").\n\n";
   md << "| stage | J1 [kg m²] | J2 [kg m²] | w1 [N m] | w2 [N m] | k [N m/rad] | iterations | "
@@ -105,7 +102,14 @@ void ReportStages(const Record& rec, const std::vector<StageResult>& stages,
     j["information_condition_number"] = r.condition;
     j["residual_variance_scale"] = r.residual_variance;
     j["covariance"] = solvers::CovarianceScalingName(r.covariance);
-    if (r.covariance == solvers::CovarianceScaling::kSandwich) {
+    j["interval_critical_value_95"] = r.critical_value_95;
+    if (r.covariance == solvers::CovarianceScaling::kHac) {
+      j["hac"] = {{"lags", r.sandwich.hac.lags},
+                  {"bandwidth_fraction", r.sandwich.hac.bandwidth_fraction},
+                  {"alpha", r.sandwich.hac.alpha},
+                  {"score_lag1_autocorrelation", r.sandwich.hac.rho}};
+    }
+    if (r.covariance != solvers::CovarianceScaling::kVarianceFactor) {
       nlohmann::json& terms = j["sandwich_term_variance"];
       for (int g = 0; g < r.sandwich.group_variance.size(); ++g) {
         const double v = r.sandwich.group_variance(g);

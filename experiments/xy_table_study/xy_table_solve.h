@@ -35,9 +35,9 @@ struct XyTableSolveSettings {
   // Factors > 1, decreasing, on the models' eps of the solves before the final one (empty: the
   // final solve only, from the initial guess).
   std::vector<double> continuation_factors = {10.0, 4.0, 2.0};
-  // The reported covariance of theta: the sandwich with a variance factor per term of the
-  // functional (the default), or S⁻¹ scaled by one variance factor.
-  solvers::CovarianceScaling covariance = solvers::CovarianceScaling::kSandwich;
+  // The reported covariance of theta: the HAC sandwich (the default), the sandwich with a white
+  // variance factor per term of the functional, or S⁻¹ scaled by one variance factor.
+  solvers::CovarianceScaling covariance = solvers::CovarianceScaling::kHac;
 };
 
 // One solve of the continuation: the friction smoothing eps it used and how it ended.

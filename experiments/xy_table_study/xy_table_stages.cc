@@ -11,6 +11,22 @@ namespace dynid::xy_table_study {
 namespace models = dynid::models;
 namespace problems = dynid::problems;
 
+std::string CovarianceDescription(solvers::CovarianceScaling covariance) {
+  switch (covariance) {
+    case solvers::CovarianceScaling::kHac:
+      return "± is the HAC sandwich σ (every term's residuals summed per sample, their "
+             "correlation over time by Bartlett weights; the 95 % interval is ± c σ with each "
+             "stage's fixed-b c, summary.json's interval_critical_value_95)";
+    case solvers::CovarianceScaling::kSandwich:
+      return "± is the sandwich σ (a white variance factor per term of the functional, from its "
+             "residuals); the 95 % interval is ± 1.96 σ";
+    case solvers::CovarianceScaling::kVarianceFactor:
+      break;
+  }
+  return "± is the Schur-complement σ scaled by the residual variance factor; the 95 % interval "
+         "is ± 1.96 σ";
+}
+
 bool RunIdentificationStages(const Record& rec, std::vector<StageResult>* stages_out,
                              std::vector<problems::WeightedResidualWeights>* weights_out,
                              std::string* error) {

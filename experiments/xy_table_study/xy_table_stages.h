@@ -34,9 +34,13 @@ struct StageResult {
   Eigen::VectorXd deformation;    // x_e(model) − r phi1 (flexible) or 0
   double condition = NAN;
   double residual_variance = NAN;  // the one variance factor 2 cost / (m − u)
-  solvers::CovarianceScaling covariance = solvers::CovarianceScaling::kSandwich;  // of sd
-  solvers::SandwichCovariance sandwich;  // kSandwich: its per-term variance factors
+  solvers::CovarianceScaling covariance = solvers::CovarianceScaling::kHac;  // of sd
+  solvers::SandwichCovariance sandwich;  // kSandwich, kHac: both forms, per-term factors
+  double critical_value_95 = 1.96;       // the 95 % interval is theta ± c sd (kHac: fixed-b c)
 };
+
+// What the reported ± of `covariance` is, in a sentence (tables, console, JSON).
+std::string CovarianceDescription(solvers::CovarianceScaling covariance);
 
 // One smoother run of model (XyTableRigid or XyTableFlexible) on d from theta0 with the flags'
 // settings (SolveSettingsFromFlags: --transcription, --trust_region, --max_iterations,
@@ -69,9 +73,10 @@ bool RunStage(const Model& model, XyStage stage, const problems::WeightedResidua
       const solvers::IdentifiabilityReport report =
           solvers::AnalyzeIdentifiability(information, out->theta, names);
       // The weights are the thesis's rule, not inverse noise variances: the covariance is the
-      // sandwich with a variance factor per term of the functional (--covariance=sandwich), or
-      // S⁻¹ scaled by one factor (the library's rule: residuals with non-zero weight minus free
-      // unknowns).
+      // HAC sandwich (--covariance=hac: the terms' residuals summed per sample, correlated over
+      // time), the sandwich with a white variance factor per term of the functional (sandwich),
+      // or S⁻¹ scaled by one factor (the library's rule: residuals with non-zero weight minus
+      // free unknowns).
       const double variance = solvers::ResidualVarianceFactor(
           problem, out->summary.final_cost,
           problems::CountWeightedResiduals(weights, d, WeightedResidualOptionsOf(settings, mode)));
@@ -79,12 +84,15 @@ bool RunStage(const Model& model, XyStage stage, const problems::WeightedResidua
       out->covariance = settings.covariance;
       out->sd = report.standard_deviation * std::sqrt(variance);
       out->identifiability = report.message;
-      if (settings.covariance == solvers::CovarianceScaling::kSandwich) {
+      out->critical_value_95 = 1.96;
+      if (settings.covariance != solvers::CovarianceScaling::kVarianceFactor) {
         std::string sandwich_error;
         if (solvers::ConstantParameterSandwichCovariance(&problem, &out->variables, model.Info(),
                                                          weights, &out->sandwich,
                                                          &sandwich_error)) {
-          out->sd = out->sandwich.standard_deviation;
+          const bool hac = settings.covariance == solvers::CovarianceScaling::kHac;
+          out->sd = hac ? out->sandwich.hac_standard_deviation : out->sandwich.standard_deviation;
+          if (hac) out->critical_value_95 = out->sandwich.hac_critical_value_95;
         } else {
           out->sd.setConstant(NAN);
           out->identifiability += "; no sandwich covariance: " + sandwich_error;

@@ -14,14 +14,14 @@
 // continuation of the friction model (xy_table_solve.h): stage 1 rigid model (motor positions and
 // currents), stage 2 flexible model (+ end-effector position), stage 3 flexible model with
 // acceleration measurements; initial guesses of the thesis; covariances by the banded Schur
-// complement. Then: residuals as % of each measurement's range, elastic deformation estimated vs
-// true, residual spectrum (peak frequency), a scan of the acceleration weight (the thesis's solver
-// overflowed above ~0.0025), open-loop simulation of the identified model with the measured
-// currents over three intervals and on a circular path, and the end-effector path reconstructed
-// without position measurements (accelerations + model; by the smoother with theta fixed and
-// on-line by the linear optimal filter). Success: residuals below ~2–3 % of the ranges; stiffness
-// estimate below the spindle's (the belt springs act in series); the 11 Hz mode visible in the
-// residuals.
+// complement, reported as the HAC sandwich (--covariance). Then: residuals as % of each
+// measurement's range, elastic deformation estimated vs true, residual spectrum (peak frequency), a
+// scan of the acceleration weight (the thesis's solver overflowed above ~0.0025), open-loop
+// simulation of the identified model with the measured currents over three intervals and on a
+// circular path, and the end-effector path reconstructed without position measurements
+// (accelerations + model; by the smoother with theta fixed and on-line by the linear optimal
+// filter). Success: residuals below ~2–3 % of the ranges; stiffness estimate below the spindle's
+// (the belt springs act in series); the 11 Hz mode visible in the residuals.
 //
 //   xy_table_study [--out_dir=out/xy_table_study] [--measurements_csv=F [--circle_csv=G]]
 //                  [--interval_start_s=3.33] [--interval_end_s=4.99] [--duration_s=9.96]
@@ -90,8 +90,8 @@ int main(int argc, char** argv) {
   dynid::cli::ParseFlags(&argc, &argv,
                          "xy-table global identification (van de Molengraft (1990) ch. 5)");
   FLAGS_logtostderr = true;
-  // Coverage files record the covariance form at every value: a file measured before the
-  // sandwich became the default (σ scaled by one variance factor) is quoted by no run.
+  // Coverage files record the covariance form at every value, so that a file measured with one
+  // form (hac, sandwich, variance_factor) is never quoted for another.
   dynid::cli::RecordFlagsAlways({"covariance"});
   std::string error;
   std::vector<double> scan, monte_carlo_weights;

@@ -21,11 +21,17 @@ done
 grep -q "^| rigid |" "$work/log" || fail "no rigid row in the table: $(cat "$work/log")"
 grep -q "^| flexible_with_accelerations |" "$work/log" || fail "no stage-3 row: $(cat "$work/log")"
 grep -q '"residual_percent_of_range"' "$work/out/summary.json" || fail "summary lacks residuals"
-# The reported σ are the sandwich's, with the variance factor of every term of the functional.
-python3 - "$work/out/summary.json" <<'PY' || fail "summary lacks the sandwich covariance"
+# The reported σ are the HAC sandwich's (bandwidth, fixed-b c), with the white sandwich's variance
+# factor of every term of the functional beside them.
+python3 - "$work/out/summary.json" <<'PY' || fail "summary lacks the HAC sandwich covariance"
 import json, math, sys
 for stage in json.load(open(sys.argv[1]))["stages"]:
-    assert stage["covariance"] == "sandwich", stage["covariance"]
+    assert stage["covariance"] == "hac", stage["covariance"]
+    hac = stage["hac"]
+    b = hac["bandwidth_fraction"]
+    assert hac["lags"] >= 1 and 0 < b < 1, hac
+    c = 1.959963984540054 + 2.9694 * b + 0.4160 * b * b - 0.5324 * b * b * b
+    assert abs(stage["interval_critical_value_95"] - c) < 1e-9, (stage["interval_critical_value_95"], c)
     terms = stage["sandwich_term_variance"]
     assert terms["V.z.phi1_measured"] > 0 and terms["W.v.phi1"] > 0, terms
     # Terms weighted 0 have no rows and no variance: the accelerations but in stage 3, the
@@ -33,7 +39,7 @@ for stage in json.load(open(sys.argv[1]))["stages"]:
     assert (terms["V.z.acceleration_along"] is None) == (stage["stage"] != "flexible_with_accelerations"), terms
     assert (terms["V.z.x_effector"] is None) == (stage["stage"] == "rigid"), terms
 PY
-grep -q "^± is the sandwich σ" "$work/out/tables.md" || fail "tables.md does not name the sandwich"
+grep -q "^± is the HAC sandwich σ" "$work/out/tables.md" || fail "tables.md does not name the HAC sandwich"
 # Each stage solves first at 10, 4 and 2 times the friction smoothing (the continuation).
 grep -q "^| rigid |.*| [0-9]* (+[0-9]* continuation) |" "$work/log" ||
   fail "the rigid row does not give the continuation's iterations: $(cat "$work/log")"
@@ -56,7 +62,7 @@ grep -q "^| truth of the simulation |" "$work/log" || fail "no truth row: $(cat 
 # The shipped coverage was measured at the default flags: this short run says so instead.
 grep -q "^| flexible |.*| coverage not measured for this setting" "$work/log" ||
   fail "the shipped coverage is quoted for other settings: $(cat "$work/log")"
-grep -q "measured by xy_table_study at --covariance=sandwich, this run at --covariance=sandwich .*--interval_end_s=1" \
+grep -q "measured by xy_table_study at --covariance=hac, this run at --covariance=hac .*--interval_end_s=1" \
   "$work/out/summary.json" "$work/log" || fail "the other settings are not named"
 "$binary" --out_dir="$work/thesis" "${short[@]}" --truth=thesis --acceleration_weight_sweep= \
   --model_transverse_mass_scale=1.1 --viscous_friction=0.3 > "$work/log" 2>&1 ||
@@ -80,7 +86,7 @@ grep -v '^#' "$work/mc/coverage.csv" | head -1 |
   > "$work/log_quoted" 2>&1 || fail "quoting run exited non-zero: $(cat "$work/log_quoted")"
 grep -q "^| flexible |.*| coverage J1 " "$work/log_quoted" ||
   fail "no measured coverage beside the flexible stage: $(cat "$work/log_quoted")"
-for row in "rigid,J1" "flexible,k" "flexible_with_accelerations,k" \
+for row in "rigid,J1" "flexible,k" "flexible_sandwich,k" "flexible_with_accelerations,k" \
            "flexible_with_accelerations_w0.25,k"; do
   grep -q "^$row," "$work/mc/coverage.csv" || fail "coverage.csv lacks $row"
 done
@@ -122,7 +128,7 @@ expect_error "--transcription must be shooting or collocation" --transcription=e
 expect_error "--acceleration_weight_sweep: 'x' is not a number >= 0" --acceleration_weight_sweep=1,x
 expect_error "--max_iterations must be >= 1" --max_iterations=0
 expect_error "--trust_region must be dogleg or levenberg_marquardt" --trust_region=lm
-expect_error "--covariance must be sandwich or variance_factor" --covariance=hac
+expect_error "--covariance must be hac, sandwich or variance_factor" --covariance=white
 expect_error "--smoothing_continuation: the factors must be > 1 and decreasing" \
   --smoothing_continuation=4,10
 expect_error "--smoothing_continuation: the factors must be > 1 and decreasing" \
