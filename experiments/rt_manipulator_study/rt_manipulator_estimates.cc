@@ -14,6 +14,7 @@
 #include "dynid/problems/weighted_residual_problem.h"
 #include "dynid/problems/weighted_residual_weights.h"
 #include "dynid/solvers/first_order_smoother.h"
+#include "dynid/solvers/monte_carlo.h"
 #include "dynid/solvers/parameter_covariance.h"
 #include "dynid/solvers/weighted_residual_smoother.h"
 #include "experiments/rt_manipulator_study/rt_manipulator_flags.h"
@@ -48,6 +49,18 @@ bool MakeWeightings(const models::RtManipulatorRigid& model,
   weightings->base = base;
   weightings->deweighted = deweighted;
   return true;
+}
+
+double ReportedSd(const Estimate& e, solvers::CovarianceScaling form) {
+  switch (form) {
+    case solvers::CovarianceScaling::kHac:
+      return e.mass_smoother_sd_hac;
+    case solvers::CovarianceScaling::kSandwich:
+      return e.mass_smoother_sd_sandwich;
+    case solvers::CovarianceScaling::kVarianceFactor:
+      break;
+  }
+  return e.mass_smoother_sd_variance_factor;
 }
 
 bool RunEstimates(const models::RtManipulatorRigid& model,
@@ -131,13 +144,15 @@ bool RunEstimates(const models::RtManipulatorRigid& model,
       if (solvers::ConstantParameterSandwichCovariance(&problem, &variables, info, weights,
                                                        &sandwich, &error)) {
         e.mass_smoother_sd_sandwich = sandwich.standard_deviation(0);
+        e.mass_smoother_sd_hac = sandwich.hac_standard_deviation(0);
+        e.mass_smoother_hac_c = sandwich.hac_critical_value_95;
       } else {
         e.identifiability += "; no sandwich covariance: " + error;
       }
       CovarianceFromFlags(&e.covariance);  // checked by ValidateFlags
-      e.mass_smoother_sd = e.covariance == solvers::CovarianceScaling::kSandwich
-                               ? e.mass_smoother_sd_sandwich
-                               : e.mass_smoother_sd_variance_factor;
+      e.mass_smoother_sd = ReportedSd(e, e.covariance);
+      e.interval_c = e.covariance == solvers::CovarianceScaling::kHac ? e.mass_smoother_hac_c
+                                                                      : solvers::kNormalQuantile975;
     } else {
       e.identifiability = error;
     }

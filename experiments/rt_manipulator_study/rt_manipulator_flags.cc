@@ -30,10 +30,11 @@ DEFINE_double(link_mass, 10.0, "measured record: link mass ml of the rigid model
 DEFINE_double(link_length, 1.0, "measured record: link length l of the rigid model (m)");
 DEFINE_double(joint_inertia, 5.0, "measured record: joint inertia J of the rigid model (kg m²)");
 DEFINE_string(
-    covariance, "sandwich",
-    "the smoother's reported payload sd: sandwich (default; a variance factor per term of "
-    "the functional, estimated from its residuals) or variance_factor (one factor, "
-    "2 cost / (m - u), on the inverse information)");
+    covariance, "hac",
+    "the smoother's reported payload sd: hac (default; the sandwich with the terms' "
+    "residuals correlated over time, Bartlett weights, fixed-b interval), sandwich (a white "
+    "variance factor per term of the functional, estimated from its residuals) or "
+    "variance_factor (one factor, 2 cost / (m - u), on the inverse information)");
 DEFINE_bool(figures, true, "render PNG figures (needs python3 + matplotlib)");
 DEFINE_double(model_link_mass_scale, 1.0,
               "model mismatch (simulation): the estimators' rigid model takes the link mass ml as "
@@ -89,7 +90,8 @@ bool ValidateFlags(std::string* error) {
   }
   solvers::CovarianceScaling covariance;
   if (!CovarianceFromFlags(&covariance)) {
-    *error = "--covariance must be sandwich or variance_factor, got '" + FLAGS_covariance + "'";
+    *error =
+        "--covariance must be hac, sandwich or variance_factor, got '" + FLAGS_covariance + "'";
     return false;
   }
   if (!(FLAGS_deweight > 0.0)) {
@@ -111,10 +113,10 @@ bool ValidateFlags(std::string* error) {
 }
 
 bool CovarianceFromFlags(solvers::CovarianceScaling* covariance) {
-  return cli::ParseNamed(
-      FLAGS_covariance,
-      {solvers::CovarianceScaling::kSandwich, solvers::CovarianceScaling::kVarianceFactor},
-      solvers::CovarianceScalingName, covariance);
+  return cli::ParseNamed(FLAGS_covariance,
+                         {solvers::CovarianceScaling::kHac, solvers::CovarianceScaling::kSandwich,
+                          solvers::CovarianceScaling::kVarianceFactor},
+                         solvers::CovarianceScalingName, covariance);
 }
 
 models::RtManipulatorParameters ModelParameters() {

@@ -38,22 +38,31 @@ bool Trial(const models::RtManipulatorParameters& parameters, std::uint64_t seed
     smoother.parameter = "payload_kg";
     smoother.truth = parameters.payload_mass_kg;
     smoother.estimate = e.mass_smoother;
-    smoother.reported_std = e.mass_smoother_sd;
     smoother.converged = e.smoother_summary.converged;
-    out->push_back(smoother);
     solvers::MonteCarloEstimate unscaled = smoother;
     unscaled.estimator += "_weights_sd";
     unscaled.reported_std = e.mass_smoother_sd_weights;
+    // The reported covariance form under the estimator's name, the other two beside it
+    // ("smoother_<weighting>_<form>"); the HAC form's interval is ± c σ (fixed-b c).
+    const auto add = [&](solvers::CovarianceScaling form, const std::string& name) {
+      solvers::MonteCarloEstimate row = smoother;
+      row.estimator = name;
+      row.reported_std = ReportedSd(e, form);
+      if (form == solvers::CovarianceScaling::kHac) {
+        row.lower = row.estimate - e.mass_smoother_hac_c * row.reported_std;
+        row.upper = row.estimate + e.mass_smoother_hac_c * row.reported_std;
+      }
+      out->push_back(row);
+    };
+    add(e.covariance, smoother.estimator);
+    for (const solvers::CovarianceScaling form :
+         {solvers::CovarianceScaling::kHac, solvers::CovarianceScaling::kSandwich,
+          solvers::CovarianceScaling::kVarianceFactor}) {
+      if (form != e.covariance) {
+        add(form, smoother.estimator + "_" + solvers::CovarianceScalingName(form));
+      }
+    }
     out->push_back(unscaled);
-    // The other covariance form than the reported one, for comparison.
-    const bool sandwich = e.covariance == solvers::CovarianceScaling::kSandwich;
-    solvers::MonteCarloEstimate other = smoother;
-    other.estimator += std::string("_") + solvers::CovarianceScalingName(
-                                              sandwich ? solvers::CovarianceScaling::kVarianceFactor
-                                                       : solvers::CovarianceScaling::kSandwich);
-    other.reported_std =
-        sandwich ? e.mass_smoother_sd_variance_factor : e.mass_smoother_sd_sandwich;
-    out->push_back(other);
     solvers::MonteCarloEstimate filter;
     filter.estimator = "filter_" + e.name;
     filter.parameter = "payload_kg";

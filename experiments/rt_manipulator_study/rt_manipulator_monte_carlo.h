@@ -4,8 +4,9 @@
 // smoother's 95 % payload interval contains the true payload (solvers/coverage.h).
 //
 // Estimators in coverage.csv (parameter payload_kg): smoother_weighting1/2 with the reported
-// σ (--covariance: the sandwich, or S⁻¹ scaled by one variance factor), the other form as
-// smoother_weighting1/2_variance_factor (or _sandwich), smoother_weighting1/2_weights_sd with
+// σ (--covariance: the HAC sandwich with its fixed-b interval, the white sandwich, or S⁻¹ scaled
+// by one variance factor), the other two forms as smoother_weighting1/2_<form> (hac, sandwich,
+// variance_factor), smoother_weighting1/2_weights_sd with
 // the σ in the metric of the weights alone (for comparison), and filter_weighting1/2 (the
 // filter's final estimate; no interval).
 #ifndef DYNID_EXPERIMENTS_RT_MANIPULATOR_STUDY_RT_MANIPULATOR_MONTE_CARLO_H_

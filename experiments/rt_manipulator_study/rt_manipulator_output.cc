@@ -19,7 +19,7 @@
 namespace dynid::rt_manipulator_study {
 namespace {
 
-// For a simulated record, a note when the smoother's 95 % interval m ± 1.96 sd excludes the true
+// For a simulated record, a note when the smoother's 95 % interval m ± c sd excludes the true
 // payload: the estimate is biased by more than its reported uncertainty (with weighting 1, by
 // the joint flexibility the rigid model cannot represent). Empty otherwise.
 std::string BiasNote(const Record& record, const Estimate& e) {
@@ -27,7 +27,7 @@ std::string BiasNote(const Record& record, const Estimate& e) {
     return "";
   }
   const double error = e.mass_smoother - record.true_payload_kg;
-  if (std::abs(error) <= solvers::kNormalQuantile975 * e.mass_smoother_sd) return "";
+  if (std::abs(error) <= e.interval_c * e.mass_smoother_sd) return "";
   char note[200];
   std::snprintf(note, sizeof(note),
                 "biased: the 95 %% interval excludes the true %g kg (error %+.3f kg = %+.1f sd)",
@@ -125,6 +125,9 @@ nlohmann::json Summary(const Record& record, const Weightings& weightings,
         {"smoother_payload_kg", e.mass_smoother},
         {"smoother_payload_sd_kg", e.mass_smoother_sd},
         {"smoother_payload_sd_weights_kg", e.mass_smoother_sd_weights},
+        {"smoother_payload_sd_hac_kg", e.mass_smoother_sd_hac},
+        {"smoother_payload_hac_critical_value_95", e.mass_smoother_hac_c},
+        {"smoother_payload_interval_critical_value_95", e.interval_c},
         {"smoother_payload_sd_sandwich_kg", e.mass_smoother_sd_sandwich},
         {"smoother_payload_sd_variance_factor_kg", e.mass_smoother_sd_variance_factor},
         {"smoother_payload_sd_form", solvers::CovarianceScalingName(e.covariance)},

@@ -11,8 +11,8 @@
 // accelerations, F and T (optionally with Gaussian noise). Estimate with the rigid model:
 //  - filter: solvers::RunLinearOptimalFilter, payload as a time-varying parameter started at 0;
 //  - smoother: problems::BuildWeightedResidualProblem (collocation, constant payload) solved by
-//    Ceres, payload standard deviation by the sandwich with a variance factor per term of the
-//    functional (--covariance; so that it follows the residuals the data leave);
+//    Ceres, payload standard deviation by the HAC sandwich (--covariance; so that it follows the
+//    residuals the data leave, their correlation over time included);
 // for weighting 1 (all equations of motion trusted, measurements weighted by 1/order²) and
 // weighting 2 (2nd equation of motion and phi measurement weighted 1e-2).
 // Success: the final payload estimates are near 2 kg, closer with weighting 2; with weighting 2

@@ -30,10 +30,17 @@ check "weighting 2 filter payload within 2 % at the end" "a > 1.96 && a < 2.04" 
 check "phi residual follows the deformation" "a > 0.9" \
   "$(json "$s" "d['phi_residual_vs_deformation']['correlation']")"
 
-# The smoother's payload sd follows the data (the sandwich's term variances): larger with more
-# noise; the all-trusted estimate, whose interval excludes 2 kg, says so.
-check "weighting 1 labelled biased" "a == 0" \
-  "$(json "$s" "int(d['weighting1']['smoother_interval_covers_truth'])")"
+# The smoother's payload sd follows the data (the HAC sandwich): larger with more noise. The
+# all-trusted estimate's model error (+0.21 kg) is inside its wide HAC interval (± c sd, the
+# fixed-b c); the white sandwich's interval excludes 2 kg, and the run says so.
+check "weighting 1's HAC interval holds its model error" "a == 1 && b > 0.1 && c > 1.96" \
+  "$(json "$s" "int(d['weighting1']['smoother_interval_covers_truth'])")" \
+  "$(json "$s" "d['weighting1']['smoother_payload_sd_hac_kg']")" \
+  "$(json "$s" "d['weighting1']['smoother_payload_interval_critical_value_95']")"
+"$binary" --out_dir="$work/white" --covariance=sandwich --figures=false > "$work/log" 2>&1 ||
+  fail "sandwich run exited non-zero"
+check "weighting 1 labelled biased under the white sandwich" "a == 0" \
+  "$(json "$work/white/summary.json" "int(d['weighting1']['smoother_interval_covers_truth'])")"
 grep -q "^weighting1 .*biased: the 95 % interval excludes the true 2 kg" "$work/log" ||
   fail "weighting 1's bias not labelled on the console: $(cat "$work/log")"
 "$binary" --out_dir="$work/noisy" --noise_scale=100 --figures=false > /dev/null 2>&1 ||
@@ -53,12 +60,15 @@ awk -F, '$1 == "smoother_weighting2" { print $3, $4, $5, $6, $7, $8 }' "$work/mc
     check "Monte Carlo: 3 runs, finite statistics, not calibrated on 3 runs" \
       "a == 3 && b > 0 && c > 0 && d == 0" "$runs" "$spread" "$sd" "$calibrated"
     [[ "$bias $spread $sd $coverage" != *nan* ]] || fail "Monte Carlo: a NaN statistic"; }
-[[ $(wc -l < "$work/mc/monte_carlo_runs.csv") -eq 25 ]] ||
-  fail "monte_carlo_runs.csv should hold 3 runs x 8 estimates"
-# The reported sd is the sandwich's; the variance factor's has a row of its own.
-awk -F, '$1 == "smoother_weighting2_variance_factor" { print $3, $6 }' "$work/mc/coverage.csv" |
-  { read -r runs sd
-    check "Monte Carlo: the variance factor's row" "a == 3 && b > 0" "$runs" "$sd"; }
+[[ $(wc -l < "$work/mc/monte_carlo_runs.csv") -eq 31 ]] ||
+  fail "monte_carlo_runs.csv should hold 3 runs x 10 estimates"
+# The reported sd is the HAC sandwich's; the white sandwich's and the variance factor's have rows
+# of their own.
+for form in sandwich variance_factor; do
+  awk -F, -v e="smoother_weighting2_$form" '$1 == e { print $3, $6 }' "$work/mc/coverage.csv" |
+    { read -r runs sd
+      check "Monte Carlo: the $form row" "a == 3 && b > 0" "$runs" "$sd"; }
+done
 grep -q "smoother_weighting1 payload_kg" "$work/mclog" || fail "no coverage table on the console"
 "$binary" --out_dir="$work/mc1" --monte_carlo=3 --noise_scale=10 --monte_carlo_threads=1 \
   --figures=false > /dev/null 2>&1 || fail "one-thread Monte Carlo run exited non-zero"
@@ -107,7 +117,7 @@ expect_error "--duration_s must be in [0.2, 10]" --duration_s=20
 expect_error "--stiffness must be > 0" --stiffness=-1
 expect_error "--noise_scale must be >= 0" --noise_scale=-1
 expect_error "--deweight must be > 0" --deweight=0
-expect_error "--covariance must be sandwich or variance_factor" --covariance=scaled
+expect_error "--covariance must be hac, sandwich or variance_factor" --covariance=scaled
 expect_error "--monte_carlo must be >= 0" --monte_carlo=-1
 expect_error "--monte_carlo needs --noise_scale > 0" --monte_carlo=3
 expect_error "--monte_carlo_threads must be >= 0" --monte_carlo=3 --noise_scale=1 \
