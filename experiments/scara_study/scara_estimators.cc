@@ -440,7 +440,9 @@ bool RunWeightedResidualSmoother(const Record& record, const FilterResults& filt
       problem, ws.final_cost, problems::CountWeightedResiduals(weights, wr_data, wr_options));
   Eigen::MatrixXd information;
   std::string why;
-  nlohmann::json std_weights = nullptr, std_variance_factor = nullptr;
+  nlohmann::json std_weights = nullptr, std_variance_factor = nullptr, std_hac = nullptr;
+  nlohmann::json hac = nullptr;
+  double hac_critical_value = NAN;
   if (solvers::ConstantParameterInformation(&problem, &variables, &information, &why)) {
     const solvers::IdentifiabilityReport report = solvers::AnalyzeIdentifiability(
         information, variables.parameters.col(0), {"IZZ1", "IZZ2", "mr", "m3"});
@@ -456,6 +458,12 @@ bool RunWeightedResidualSmoother(const Record& record, const FilterResults& filt
                                                      &sandwich, &why)) {
       e.cov = sandwich.covariance;
       e.has_cov = true;
+      std_hac = nlohmann::json::object();
+      for (int i = 0; i < 4; ++i) std_hac[kParamNames[i]] = sandwich.hac_standard_deviation(i);
+      hac_critical_value = sandwich.hac_critical_value_95;
+      hac = {{"lags", sandwich.hac.lags},
+             {"bandwidth_fraction", sandwich.hac.bandwidth_fraction},
+             {"score_lag1_autocorrelation", sandwich.hac.rho}};
     }
   }
   results->estimates.push_back(e);
@@ -463,6 +471,9 @@ bool RunWeightedResidualSmoother(const Record& record, const FilterResults& filt
                                      {"variance_factor", variance_factor},
                                      {"std_in_metric_of_weights", std_weights},
                                      {"std_variance_factor", std_variance_factor},
+                                     {"std_hac", std_hac},
+                                     {"hac_critical_value_95", hac_critical_value},
+                                     {"hac", hac},
                                      {"iterations", ws.iterations},
                                      {"initial_cost", ws.initial_cost},
                                      {"final_cost", ws.final_cost},

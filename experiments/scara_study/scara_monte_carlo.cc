@@ -21,10 +21,11 @@
 namespace dynid::scara_study {
 namespace {
 
-// The four parameters of one estimate; `std` the reported σ per parameter (NaN: none).
+// The four parameters of one estimate; `std` the reported σ per parameter (NaN: none), the
+// interval ± c σ (without c, the normal quantile's).
 void AddEstimate(const std::string& estimator, const Eigen::Vector4d& truth,
                  const Eigen::Vector4d& p, const Eigen::Vector4d& std, bool converged,
-                 std::vector<solvers::MonteCarloEstimate>* out) {
+                 std::vector<solvers::MonteCarloEstimate>* out, double c = std::nan("")) {
   for (int i = 0; i < 4; ++i) {
     solvers::MonteCarloEstimate e;
     e.estimator = estimator;
@@ -32,6 +33,10 @@ void AddEstimate(const std::string& estimator, const Eigen::Vector4d& truth,
     e.truth = truth(i);
     e.estimate = p(i);
     e.reported_std = std(i);
+    if (std::isfinite(c)) {
+      e.lower = e.estimate - c * e.reported_std;
+      e.upper = e.estimate + c * e.reported_std;
+    }
     e.converged = converged;
     out->push_back(e);
   }
@@ -58,16 +63,19 @@ bool Trial(const Eigen::Vector3d& torque_noise, std::uint64_t seed,
       const nlohmann::json& wr = results.summary["wr_smoother"];
       converged = wr["converged"].get<bool>();
       AddEstimate(e.method, record.truth, e.p, std, converged, out);
-      // The same estimate with the other reported σ: one variance factor, and the metric of the
-      // weights alone.
+      // The same estimate with the other reported σ: one variance factor, the metric of the
+      // weights alone, and the sandwich's HAC form (interval ± its fixed-b c).
       for (const auto& [name, key] : {std::pair<const char*, const char*>{
                                           "WR_smoother_variance_factor", "std_variance_factor"},
-                                      {"WR_smoother_weights_sd", "std_in_metric_of_weights"}}) {
+                                      {"WR_smoother_weights_sd", "std_in_metric_of_weights"},
+                                      {"WR_smoother_hac", "std_hac"}}) {
         Eigen::Vector4d other_std = Eigen::Vector4d::Constant(nan);
         if (wr[key].is_object()) {
           for (int i = 0; i < 4; ++i) other_std(i) = wr[key][kParamNames[i]].get<double>();
         }
-        AddEstimate(name, record.truth, e.p, other_std, converged, out);
+        const bool hac = std::string(name) == "WR_smoother_hac";
+        AddEstimate(name, record.truth, e.p, other_std, converged, out,
+                    hac ? wr["hac_critical_value_95"].get<double>() : nan);
       }
       continue;
     }

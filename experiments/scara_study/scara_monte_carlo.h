@@ -7,8 +7,9 @@
 // HNN on the noise-free q, q', q'' (the idealised case), LS_irw and HNN_irw on the IRWSM2
 // kinematics of the noisy joint states the filters see, the filters and their RTS passes, the
 // weighted-residual smoother with its reported σ (the sandwich's, a variance factor per term),
-// WR_smoother_variance_factor with S⁻¹ scaled by one variance factor, and WR_smoother_weights_sd
-// with the σ in the metric of the weights alone.
+// WR_smoother_variance_factor with S⁻¹ scaled by one variance factor, WR_smoother_weights_sd
+// with the σ in the metric of the weights alone, and WR_smoother_hac with the sandwich's HAC
+// form (interval ± its fixed-b c).
 // HNN's "σ" is the spread of its response about the time mean (the published "Dev."), not a
 // covariance; HNN_final has none (no interval). The EKF sign statistics and the tracking
 // validation are not repeated.

@@ -45,7 +45,7 @@ rows = list(csv.DictReader(l for l in open(folder + "/coverage.csv") if not l.st
 by = {(r["estimator"], r["parameter"]): r for r in rows}
 estimators = ["LS", "LS_irw", "LS_irw_hac", "HNN", "HNN_irw", "EKF_paper", "EKF", "EKF_2nd",
               "UKF", "UKF_paper", "CD_EKF", "EKF_RTS", "UKF_RTS", "WR_smoother", "WR_smoother_variance_factor",
-              "WR_smoother_weights_sd"]
+              "WR_smoother_weights_sd", "WR_smoother_hac"]
 for e in estimators:
     for p in ("IZZ1", "IZZ2", "mr", "m3"):
         r = by.get((e, p))
@@ -73,11 +73,17 @@ for seed in ("5", "6", "7"):
                 for p in ("IZZ1", "IZZ2", "mr", "m3")]
     if max(sandwich) - min(sandwich) < 1e-3 * max(sandwich):
         bad.append(("sandwich sd is one scaling of the weights' sd", seed, sandwich))
+# The HAC row's interval is ± c σ with the fixed-b c (> 1.96), the same c for a run's parameters.
+for seed in ("5", "6", "7"):
+    cs = [(float(r["upper"]) - float(r["estimate"])) / float(r["reported_std"])
+          for r in runs if r["seed"] == seed and r["estimator"] == "WR_smoother_hac"]
+    if len(cs) != 4 or min(cs) <= 1.96 or max(cs) - min(cs) > 1e-9 * max(cs):
+        bad.append(("HAC interval not ± c sigma", seed, cs))
 # Run of seed 6 against the single run's estimates.csv (8 significant digits there).
 single = {r["method"]: r for r in csv.DictReader(open(single_csv))}
 for r in runs:
     if r["seed"] != "6" or r["estimator"] in ("WR_smoother_weights_sd",
-                                              "WR_smoother_variance_factor"):
+                                              "WR_smoother_variance_factor", "WR_smoother_hac"):
         continue
     ours = float(single[r["estimator"]][r["parameter"]])
     if abs(ours - float(r["estimate"])) > 1e-6 * max(1.0, abs(ours)):
