@@ -146,7 +146,10 @@ IdentifiabilityReport AnalyzeIdentifiability(const Eigen::MatrixXd& information,
 // estimates (HacBandwidth::kAutocorrelation, which sees a slowly decaying correlation); the
 // intervals are θ̂ ± c σ with Kiefer & Vogelsang's (2005) fixed-b value c at b = (L + 1) / T
 // (hac_critical_value_95), because at a long bandwidth the scores of a fit partly cancel
-// (Σ_t g_t ≈ 0 at the optimum) and the HAC σ alone is biased down.
+// (Σ_t g_t ≈ 0 at the optimum) and the HAC σ alone is biased down. It counts every persistent
+// pattern of the residuals as error, so it is conservative where a smoother's scores are
+// correlated without any model error (solvers/README.md gives measured cases); prefer it where
+// the residuals hold model error that persists along the trajectory.
 //
 // The rows of the problem (ceres::Problem::Evaluate with `residual_blocks` in the given order,
 // each block's rows in order) with their groups:

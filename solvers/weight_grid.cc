@@ -131,7 +131,7 @@ std::vector<GridPointSummary> SummarizeWeightGrid(const std::vector<GridPointRes
   for (int i = 0; i < num_points; ++i) {
     summaries[i].point = i;
     summaries[i].bias = summaries[i].spread = summaries[i].rms_error = summaries[i].predicted_rsd =
-        summaries[i].sandwich_rsd = Eigen::VectorXd::Zero(p);
+        summaries[i].sandwich_rsd = summaries[i].hac_rsd = Eigen::VectorXd::Zero(p);
   }
   for (const GridPointResult& r : results) {
     CHECK(r.point >= 0 && r.point < num_points) << "point " << r.point << " out of range";
@@ -146,6 +146,11 @@ std::vector<GridPointSummary> SummarizeWeightGrid(const std::vector<GridPointRes
     } else {
       s.sandwich_rsd.setConstant(NAN);  // a result without it (a case that does not form it)
     }
+    if (r.hac_standard_deviation.size() == p) {
+      s.hac_rsd += r.hac_standard_deviation.cwiseQuotient(scale);
+    } else {
+      s.hac_rsd.setConstant(NAN);
+    }
     errors[r.point].push_back((r.theta - truth).cwiseQuotient(scale));
   }
   for (int i = 0; i < num_points; ++i) {
@@ -155,6 +160,7 @@ std::vector<GridPointSummary> SummarizeWeightGrid(const std::vector<GridPointRes
     s.mean_time_s /= s.num_seeds;
     s.predicted_rsd /= s.num_seeds;
     s.sandwich_rsd /= s.num_seeds;
+    s.hac_rsd /= s.num_seeds;
     for (const Eigen::VectorXd& e : errors[i]) {
       s.bias += e / s.num_seeds;
       s.rms_error += e.cwiseAbs2() / s.num_seeds;

@@ -100,6 +100,10 @@ struct GridPointResult {
   // p, the sandwich covariance's (ConstantParameterSandwichCovariance: a variance factor per
   // term of the functional); NaN when it cannot be formed.
   Eigen::VectorXd sandwich_standard_deviation;
+  // p, the sandwich's HAC form (SandwichCovariance::hac_standard_deviation), its 95 % interval
+  // ± hac_critical_value_95 σ (the fixed-b c); NaN when it cannot be formed.
+  Eigen::VectorXd hac_standard_deviation;
+  double hac_critical_value_95 = NAN;
   Eigen::VectorXd zeta_rms;                   // n + l, RMS over nodes of each zeta component
   Eigen::VectorXd xi_rms;                     // 2n, RMS over intervals of xi_s, xi_v
 };
@@ -152,7 +156,7 @@ bool EvaluateWeightGrid(
 
 // Per grid point: number of converged seeds, and per parameter the mean relative error (bias),
 // its standard deviation over seeds (spread), the RMS relative error and the mean predicted
-// relative standard deviations (scaled, and of the sandwich).
+// relative standard deviations (scaled, of the sandwich and of its HAC form).
 struct GridPointSummary {
   int point = 0;
   int num_seeds = 0;
@@ -164,6 +168,7 @@ struct GridPointSummary {
   Eigen::VectorXd rms_error;      // p, sqrt(mean relative error²)
   Eigen::VectorXd predicted_rsd;  // p, mean scaled_standard_deviation / |truth|
   Eigen::VectorXd sandwich_rsd;   // p, mean sandwich_standard_deviation / |truth|
+  Eigen::VectorXd hac_rsd;        // p, mean hac_standard_deviation / |truth|
 };
 
 // The summaries of points 0 .. num_points − 1 from `results`, which must hold every

@@ -19,10 +19,12 @@ std::vector<double> Flatten(const solvers::GridPointResult& r) {
                            r.time_s,
                            r.identifiable ? 1.0 : 0.0,
                            r.condition_number};
-  for (const Eigen::VectorXd* x : {&r.theta, &r.standard_deviation, &r.scaled_standard_deviation,
-                                   &r.zeta_rms, &r.xi_rms, &r.sandwich_standard_deviation}) {
+  for (const Eigen::VectorXd* x :
+       {&r.theta, &r.standard_deviation, &r.scaled_standard_deviation, &r.zeta_rms, &r.xi_rms,
+        &r.sandwich_standard_deviation, &r.hac_standard_deviation}) {
     v.insert(v.end(), x->data(), x->data() + x->size());
   }
+  v.push_back(r.hac_critical_value_95);
   return v;
 }
 
@@ -48,7 +50,7 @@ bool ParseJournalBody(const std::string& body, int p, int num_zeta, int num_xi,
   std::istringstream in(body.substr(1));
   int point = -1, seed_index = -1, count = -1;
   if (!(in >> point >> seed_index >> count)) return false;
-  const int expected = kScalarFields + 4 * p + num_zeta + num_xi;
+  const int expected = kScalarFields + 5 * p + num_zeta + num_xi + 1;
   if (count != expected || point < 0 || seed_index < 0) return false;
   std::vector<double> values(count);
   for (double& x : values) {
@@ -82,6 +84,8 @@ bool ParseJournalBody(const std::string& body, int p, int num_zeta, int num_xi,
   take(num_zeta, &r.zeta_rms);
   take(num_xi, &r.xi_rms);
   take(p, &r.sandwich_standard_deviation);
+  take(p, &r.hac_standard_deviation);
+  r.hac_critical_value_95 = values[offset];
   *result = r;
   return true;
 }

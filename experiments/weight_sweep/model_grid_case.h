@@ -136,7 +136,7 @@ class ModelGridCase : public solvers::WeightGridCase {
     r.final_cost = summary.final_cost;
     r.theta = variables.parameters.col(0);
     r.standard_deviation = r.scaled_standard_deviation = r.sandwich_standard_deviation =
-        Eigen::VectorXd::Constant(p, NAN);
+        r.hac_standard_deviation = Eigen::VectorXd::Constant(p, NAN);
     r.condition_number = NAN;
     Eigen::MatrixXd information;
     std::string information_error;
@@ -154,6 +154,8 @@ class ModelGridCase : public solvers::WeightGridCase {
       if (solvers::ConstantParameterSandwichCovariance(&problem, &variables, info(), w, &sandwich,
                                                        &information_error)) {
         r.sandwich_standard_deviation = sandwich.standard_deviation;
+        r.hac_standard_deviation = sandwich.hac_standard_deviation;
+        r.hac_critical_value_95 = sandwich.hac_critical_value_95;
       }
     }
     Eigen::MatrixXd zeta, xi;

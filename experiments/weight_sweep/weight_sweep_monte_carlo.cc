@@ -51,7 +51,8 @@ bool RunWeightMonteCarlo(const SweepSetup& setup, std::string* error) {
     const std::pair<const char*, const Eigen::VectorXd*> estimators[] = {
         {"smoother", &result.standard_deviation},
         {kScaledEstimator, &result.scaled_standard_deviation},
-        {kSandwichEstimator, &result.sandwich_standard_deviation}};
+        {kSandwichEstimator, &result.sandwich_standard_deviation},
+        {kHacEstimator, &result.hac_standard_deviation}};
     for (const auto& [estimator, standard_deviation] : estimators) {
       for (int j = 0; j < p; ++j) {
         solvers::MonteCarloEstimate e;
@@ -60,6 +61,10 @@ bool RunWeightMonteCarlo(const SweepSetup& setup, std::string* error) {
         e.truth = truth(j);
         e.estimate = result.theta(j);
         e.reported_std = (*standard_deviation)(j);
+        if (standard_deviation == &result.hac_standard_deviation) {
+          e.lower = e.estimate - result.hac_critical_value_95 * e.reported_std;
+          e.upper = e.estimate + result.hac_critical_value_95 * e.reported_std;
+        }
         e.converged = result.converged;
         out->push_back(e);
       }
@@ -100,7 +105,8 @@ bool RunWeightMonteCarlo(const SweepSetup& setup, std::string* error) {
   std::printf(
       "weight_sweep Monte Carlo: case %s (%s), %d nodes, at %s; smoother: σ = sqrt(diag S⁻¹) "
       "(weights as inverse variances), smoother_scaled: × sqrt(residual variance factor), the "
-      "sweep's predicted sd, smoother_sandwich: the sandwich with a variance factor per term\n",
+      "sweep's predicted sd, smoother_sandwich: the sandwich with a variance factor per term, "
+      "smoother_hac: its HAC form (± fixed-b c σ)\n",
       grid_case.name().c_str(), grid_case.description().c_str(), grid_case.num_nodes(),
       where.c_str());
   std::printf("%s", solvers::FormatCoverageTable(rows).c_str());
@@ -120,7 +126,10 @@ bool RunWeightMonteCarlo(const SweepSetup& setup, std::string* error) {
        "the same sigma x sqrt(residual variance factor): the sweep's predicted sd"},
       {kSandwichEstimator,
        "the sandwich covariance with a variance factor per term of the functional, each "
-       "estimated from its residuals and redundancy"}};
+       "estimated from its residuals and redundancy"},
+      {kHacEstimator,
+       "the sandwich's HAC form: the terms' residual scores summed per sample, Bartlett "
+       "weights, interval +- the fixed-b critical value times sigma"}};
   monte_carlo["coverage"] = solvers::CoverageJson(rows);
   return stage.WriteJson("summary.json", summary, error) && stage.Commit(error);
 }

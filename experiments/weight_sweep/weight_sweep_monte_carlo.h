@@ -6,11 +6,13 @@
 // Carlo answers it as every study does (solvers/monte_carlo.h, solvers/coverage.h): at the case's
 // base weights (no --grid given) or at every point of --grid, the case's experiment over N noise
 // seeds --first_seed, --first_seed + 1, ... (the sweep's realisations), per parameter the bias,
-// spread, mean reported σ and coverage of the 95 % interval of three estimators that share one
+// spread, mean reported σ and coverage of the 95 % interval of four estimators that share one
 // estimate:
 //   smoother           σ = sqrt(diag S⁻¹), the weights read as inverse variances;
 //   smoother_scaled    the same × sqrt(solvers::ResidualVarianceFactor) (the sweep's predicted sd);
-//   smoother_sandwich  solvers::ConstantParameterSandwichCovariance (a variance factor per term).
+//   smoother_sandwich  solvers::ConstantParameterSandwichCovariance (a variance factor per term);
+//   smoother_hac       its HAC form (the terms' residuals correlated over time), interval ± c σ
+//                      with the fixed-b c.
 // A scenario is a grid point, named by its weights ("V.z.a_measured=4000;W.v.s=10", or
 // "base_weights"). The runs go through the shared runner (experiments/common/monte_carlo_cli.h):
 // --monte_carlo_threads threads, journalled and resumable (--monte_carlo_resume), shared out over
@@ -33,6 +35,8 @@ namespace dynid::experiments {
 inline constexpr const char* kScaledEstimator = "smoother_scaled";
 // The estimator with the sandwich covariance (a variance factor per term of the functional).
 inline constexpr const char* kSandwichEstimator = "smoother_sandwich";
+// The estimator with the sandwich's HAC form.
+inline constexpr const char* kHacEstimator = "smoother_hac";
 
 // The scenario name of grid point `point`: "ENTRY=value;ENTRY=value" (%.6g), "base_weights"
 // without axes.

@@ -83,7 +83,8 @@ bool WriteSweepOutputs(const SweepSetup& setup, const Ranks& ranks, const SweepR
                         "identifiable", "condition_number"}) {
     header.push_back(c);
   }
-  for (const char* prefix : {"theta_", "rel_error_", "sd_", "scaled_sd_", "sandwich_sd_"}) {
+  for (const char* prefix :
+       {"theta_", "rel_error_", "sd_", "scaled_sd_", "sandwich_sd_", "hac_sd_"}) {
     for (const auto& q : info.parameters) header.push_back(prefix + q.name);
   }
   for (const auto& q : info.equations) header.push_back("zeta_rms_eom_" + q.name);
@@ -103,7 +104,7 @@ bool WriteSweepOutputs(const SweepSetup& setup, const Ranks& ranks, const SweepR
     const Eigen::VectorXd rel_error = (r.theta - truth).cwiseQuotient(scale);
     for (const Eigen::VectorXd* x :
          {&r.theta, &rel_error, &r.standard_deviation, &r.scaled_standard_deviation,
-          &r.sandwich_standard_deviation, &r.zeta_rms, &r.xi_rms}) {
+          &r.sandwich_standard_deviation, &r.hac_standard_deviation, &r.zeta_rms, &r.xi_rms}) {
       row.insert(row.end(), x->data(), x->data() + x->size());
     }
     CHECK_EQ(row.size(), header.size());
@@ -116,8 +117,8 @@ bool WriteSweepOutputs(const SweepSetup& setup, const Ranks& ranks, const SweepR
   for (const char* c : {"num_seeds", "num_converged", "mean_final_cost", "mean_time_s"}) {
     summary_header.push_back(c);
   }
-  for (const char* prefix :
-       {"bias_", "spread_", "rms_error_", "predicted_rsd_", "sandwich_rsd_", "coverage_95_"}) {
+  for (const char* prefix : {"bias_", "spread_", "rms_error_", "predicted_rsd_", "sandwich_rsd_",
+                             "hac_rsd_", "coverage_95_"}) {
     for (const auto& q : info.parameters) summary_header.push_back(prefix + q.name);
   }
   // The measured coverage of the predicted sd's 95 % intervals at the points `coverage` measured
@@ -149,7 +150,7 @@ bool WriteSweepOutputs(const SweepSetup& setup, const Ranks& ranks, const SweepR
       row.push_back(v);
     }
     for (const Eigen::VectorXd* x :
-         {&s.bias, &s.spread, &s.rms_error, &s.predicted_rsd, &s.sandwich_rsd}) {
+         {&s.bias, &s.spread, &s.rms_error, &s.predicted_rsd, &s.sandwich_rsd, &s.hac_rsd}) {
       row.insert(row.end(), x->data(), x->data() + x->size());
     }
     for (int j = 0; j < p; ++j) row.push_back(quote(s.point, j));

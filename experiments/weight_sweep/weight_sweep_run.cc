@@ -26,9 +26,11 @@ std::string Signature(const SweepSetup& setup) {
          << " first_seed=" << FLAGS_first_seed << " noise=" << setup.settings.noise_scale
          << " start=" << setup.settings.theta_start_factor
          << " iterations=" << setup.settings.max_iterations
-         << " tol=" << setup.settings.function_tolerance << " transcription=" << FLAGS_transcription
-         // A record holds the sandwich σ too: journals written before have other records.
-         << " record=with_sandwich_sd";
+         << " tol=" << setup.settings.function_tolerance << " transcription="
+         << FLAGS_transcription
+         // A record holds the sandwich's σ and its HAC form's: journals written before have other
+         // records.
+         << " record=with_hac_sd";
   if (setup.settings.trust_region !=
       solvers::WeightedResidualSmootherOptions::TrustRegion::kLevenbergMarquardt) {
     config << " trust_region=dogleg";

@@ -174,6 +174,7 @@ TEST(WeightGridTest, SummaryMatchesHandComputation) {
     results[i].theta = Eigen::Vector2d(estimates[i][0], estimates[i][1]);
     results[i].scaled_standard_deviation = Eigen::Vector2d(0.2, 0.4);
     results[i].sandwich_standard_deviation = Eigen::Vector2d(0.6, 0.4 * (i + 1));
+    if (i != 1) results[i].hac_standard_deviation = Eigen::Vector2d(1.0, 2.0);
   }
   const std::vector<GridPointSummary> s = SummarizeWeightGrid(results, 2, truth);
   ASSERT_EQ(s.size(), 2u);
@@ -189,6 +190,9 @@ TEST(WeightGridTest, SummaryMatchesHandComputation) {
   EXPECT_NEAR(s[0].predicted_rsd(0), 0.1, 1e-15);
   EXPECT_NEAR(s[0].sandwich_rsd(0), 0.3, 1e-15);
   EXPECT_NEAR(s[0].sandwich_rsd(1), 0.15, 1e-15);  // (0.4 + 0.8) / 2 / 4
+  EXPECT_TRUE(std::isnan(s[0].hac_rsd(0)));        // seed 1 has no HAC σ
+  EXPECT_NEAR(s[1].hac_rsd(0), 0.5, 1e-15);
+  EXPECT_NEAR(s[1].hac_rsd(1), 0.5, 1e-15);
   EXPECT_NEAR(s[1].bias(1), -0.25, 1e-15);
   EXPECT_EQ(s[1].spread(1), 0.0);
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end checks of weight_sweep --monte_carlo: without --grid it runs at the case's base
 # weights, with --grid at every grid point (one scenario each), and writes coverage.csv (the
-# columns of solvers/coverage.h, smoother, smoother_scaled and smoother_sandwich per parameter),
+# columns of solvers/coverage.h, smoother, smoother_scaled, smoother_sandwich and smoother_hac per
+# parameter),
 # monte_carlo_runs.csv
 # and summary.json; its runs are the sweep's estimates of the same point and seed; a sweep quotes
 # the coverage.csv beside its predicted sd at the same settings, and says so when the settings
@@ -25,7 +26,7 @@ grep -v '^#' "$work/base/coverage.csv" | head -1 |
   grep -q "^estimator,parameter,runs,bias,spread,mean_reported_std,coverage_95,calibrated," ||
   fail "unexpected coverage.csv header"
 for row in "smoother,mass" "smoother,stiffness" "smoother_scaled,damping" \
-  "smoother_sandwich,mass"; do
+  "smoother_sandwich,mass" "smoother_hac,stiffness"; do
   grep -q "^$row,4,.*,base_weights," "$work/base/coverage.csv" ||
     fail "coverage.csv lacks $row over 4 runs at base_weights"
 done
@@ -54,6 +55,13 @@ for name in ("mass", "damping", "stiffness"):
          and r["estimator"] == "smoother_sandwich" and r["parameter"] == name][0]
     assert float(r["reported_std"]) > 0, r
     assert math.isclose(float(r["reported_std"]), float(p["sandwich_sd_" + name]), rel_tol=1e-9)
+    # The HAC form's interval is ± c σ, c the fixed-b value (> 1.96).
+    r = [r for r in runs if r["scenario"] == "V.z.a_measured=100000" and r["seed"] == "4"
+         and r["estimator"] == "smoother_hac" and r["parameter"] == name][0]
+    sd = float(r["reported_std"])
+    assert math.isclose(sd, float(p["hac_sd_" + name]), rel_tol=1e-9), (r, p)
+    c = (float(r["upper"]) - float(r["estimate"])) / sd
+    assert 1.96 < c < 3.0 and math.isclose(c, (float(r["estimate"]) - float(r["lower"])) / sd), r
 # The sweep quotes the measured coverage of every point and parameter.
 summary = list(csv.DictReader(open(sweep + "/summary.csv")))
 for s in summary:

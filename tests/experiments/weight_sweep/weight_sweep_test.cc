@@ -67,6 +67,8 @@ GridPointResult SampleResult() {
   r.standard_deviation = Eigen::Vector3d(NAN, 1e-3, 2e-3);
   r.scaled_standard_deviation = Eigen::Vector3d(1e-4, 2e-4, 3e-4);
   r.sandwich_standard_deviation = Eigen::Vector3d(4e-4, NAN, 6e-4);
+  r.hac_standard_deviation = Eigen::Vector3d(7e-4, 8e-4, NAN);
+  r.hac_critical_value_95 = 2.0 + 1.0 / 3.0;
   r.zeta_rms = Eigen::Vector4d(1, 2, 3, M_PI);
   r.xi_rms = Eigen::Vector2d(5, 6);
   return r;
@@ -84,6 +86,9 @@ TEST(WeightSweepTest, JournalRecordRoundTripsExactly) {
   EXPECT_EQ(back.theta(1), r.theta(1));
   EXPECT_TRUE(std::isnan(back.standard_deviation(0)));
   EXPECT_EQ(back.sandwich_standard_deviation(2), r.sandwich_standard_deviation(2));
+  EXPECT_EQ(back.hac_standard_deviation(1), r.hac_standard_deviation(1));
+  EXPECT_TRUE(std::isnan(back.hac_standard_deviation(2)));
+  EXPECT_EQ(back.hac_critical_value_95, r.hac_critical_value_95);
   EXPECT_TRUE(std::isinf(back.condition_number));
   // Cut short or with other sizes: rejected (an altered digit is the checksum's business,
   // data::RunJournal).
