@@ -130,31 +130,24 @@ Eigen::MatrixXd SolveTrajectory(const SchurParts& parts) {
 // Andrews' (1991) automatic Bartlett bandwidth for the score series g_t (rows of `scores`, T of
 // them): α = Σ_a Ĝ_a² / Σ_a ĝ_a² over the columns, ĝ and Ĝ their flat-top estimates from the
 // centred column's autocorrelations (as ComputeHacScoreCovariance's kAutocorrelation rule does
-// for residual blocks), L = ceil(1.1447 (α T)^{1/3}) in [1, min(3 √T, T / 3)]. Also returns the
-// columns' mean lag-1 autocorrelation.
+// for residual blocks). Also returns the columns' mean lag-1 autocorrelation.
 int ScoreBandwidth(const Eigen::MatrixXd& scores, double* alpha, double* rho) {
   const Eigen::Index t = scores.rows();
-  const int reach = internal::FlatTopReach(t);
   double sum_big_g2 = 0.0, sum_g2 = 0.0, sum_rho = 0.0;
   int columns = 0;
   for (Eigen::Index a = 0; a < scores.cols(); ++a) {
     const Eigen::VectorXd x = scores.col(a).array() - scores.col(a).mean();
-    Eigen::VectorXd autocovariance(reach + 1);
-    for (int k = 0; k <= reach; ++k) autocovariance[k] = x.head(t - k).dot(x.tail(t - k)) / t;
-    if (!(autocovariance[0] > 0.0)) continue;
-    const internal::FlatTopEstimate flat_top =
-        internal::FlatTopSums(autocovariance / autocovariance[0], t);
+    internal::FlatTopEstimate flat_top;
+    double lag1 = 0.0;
+    if (!internal::FlatTopOfSeries(x, t, &flat_top, &lag1)) continue;
     sum_big_g2 += flat_top.big_g * flat_top.big_g;
     sum_g2 += flat_top.g * flat_top.g;
-    sum_rho += autocovariance[1] / autocovariance[0];
+    sum_rho += lag1;
     ++columns;
   }
   *alpha = sum_g2 > 0.0 ? sum_big_g2 / sum_g2 : 0.0;
   *rho = columns > 0 ? sum_rho / columns : 0.0;
-  const double n = static_cast<double>(t);
-  const int cap = static_cast<int>(std::ceil(std::min(3.0 * std::sqrt(n), n / 3.0)));
-  const int lags = static_cast<int>(std::ceil(1.1447 * std::cbrt(*alpha * n)));
-  return std::max(1, std::min(lags, cap));
+  return internal::AutomaticBartlettLags(*alpha, static_cast<double>(t));
 }
 
 }  // namespace

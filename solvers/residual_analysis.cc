@@ -367,22 +367,13 @@ HacScoreCovariance ComputeHacScoreCovariance(const HacRowSource& z_rows, Eigen::
       for (size_t i = 0; i < r.size(); ++i) {
         grid[sample_of(block, i) - sample_of(block, 0)] = residual[r[i]] - mean;
       }
-      const int reach = internal::FlatTopReach(n);
-      Eigen::VectorXd autocovariance(reach + 1);
-      for (int k = 0; k <= reach; ++k) {
-        autocovariance[k] = grid.head(span - k).dot(grid.tail(span - k)) / static_cast<double>(n);
-      }
-      if (!(autocovariance[0] > 0.0)) continue;
-      const internal::FlatTopEstimate flat_top =
-          internal::FlatTopSums(autocovariance / autocovariance[0], n);
+      internal::FlatTopEstimate flat_top;
+      if (!internal::FlatTopOfSeries(grid, n, &flat_top)) continue;
       sum_big_g2 += flat_top.big_g * flat_top.big_g;
       sum_g2 += flat_top.g * flat_top.g;
     }
     result.alpha = sum_g2 > 0.0 ? sum_big_g2 / sum_g2 : 0.0;
-    const int cap =
-        static_cast<int>(std::ceil(std::min(3.0 * std::sqrt(mean_rows), mean_rows / 3.0)));
-    result.lags = static_cast<int>(std::ceil(1.1447 * std::cbrt(result.alpha * mean_rows)));
-    result.lags = std::max(1, std::min(result.lags, cap));
+    result.lags = internal::AutomaticBartlettLags(result.alpha, mean_rows);
   }
   result.bandwidth_fraction = (result.lags + 1) / mean_rows;
   // Ω = Σ_blocks HᵀH / (L+1), H_t = Σ_{i=0}^{L} g_{t−i} over the block's sample grid, g_t = z_t e_t

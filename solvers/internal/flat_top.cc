@@ -57,4 +57,25 @@ FlatTopEstimate FlatTopSums(const Eigen::VectorXd& r, Eigen::Index t) {
   return estimate;
 }
 
+bool FlatTopOfSeries(const Eigen::VectorXd& grid, Eigen::Index n, FlatTopEstimate* estimate,
+                     double* lag1) {
+  const Eigen::Index span = grid.size();
+  const int reach = FlatTopReach(n);
+  CHECK_GE(span, reach + 1) << "flat-top window: a grid of at least " << reach + 1 << " samples";
+  Eigen::VectorXd autocovariance(reach + 1);
+  for (int k = 0; k <= reach; ++k) {
+    autocovariance[k] = grid.head(span - k).dot(grid.tail(span - k)) / static_cast<double>(n);
+  }
+  if (!(autocovariance[0] > 0.0)) return false;
+  *estimate = FlatTopSums(autocovariance / autocovariance[0], n);
+  if (lag1 != nullptr) *lag1 = autocovariance[1] / autocovariance[0];
+  return true;
+}
+
+int AutomaticBartlettLags(double alpha, double n) {
+  const int cap = static_cast<int>(std::ceil(std::min(3.0 * std::sqrt(n), n / 3.0)));
+  const int lags = static_cast<int>(std::ceil(1.1447 * std::cbrt(alpha * n)));
+  return std::max(1, std::min(lags, cap));
+}
+
 }  // namespace dynid::solvers::internal

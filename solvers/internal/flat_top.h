@@ -30,6 +30,16 @@ struct FlatTopEstimate {
 // ĝ and Ĝ alike.
 FlatTopEstimate FlatTopSums(const Eigen::VectorXd& r, Eigen::Index t);
 
+// FlatTopSums of a centred series laid on its sample grid (zero where it has no sample; `n` >= 2
+// samples present): R̂(k) = (1/n) Σ x_t x_{t+k} for k = 0 … FlatTopReach(n), scaled to R̂(0) = 1.
+// `lag1`, when given, gets R̂(1). False, with nothing set, when the series has no variance.
+bool FlatTopOfSeries(const Eigen::VectorXd& grid, Eigen::Index n, FlatTopEstimate* estimate,
+                     double* lag1 = nullptr);
+
+// Andrews' (1991) automatic Bartlett bandwidth for α = (f⁽¹⁾ / f)² and a series of n samples:
+// ceil(1.1447 (α n)^{1/3}), at least 1 and at most min(3 √n, n / 3) (Politis & White's cap).
+int AutomaticBartlettLags(double alpha, double n);
+
 }  // namespace dynid::solvers::internal
 
 #endif  // DYNID_SOLVERS_INTERNAL_FLAT_TOP_H_
