@@ -65,17 +65,20 @@ bool Trial(const Eigen::Vector3d& torque_noise, std::uint64_t seed,
       AddEstimate(e.method, record.truth, e.p, std, converged, out);
       // The same estimate with the other reported σ: one variance factor, the metric of the
       // weights alone, and the sandwich's HAC form (interval ± its fixed-b c).
-      for (const auto& [name, key] : {std::pair<const char*, const char*>{
-                                          "WR_smoother_variance_factor", "std_variance_factor"},
-                                      {"WR_smoother_weights_sd", "std_in_metric_of_weights"},
-                                      {"WR_smoother_hac", "std_hac"}}) {
+      struct OtherStd {
+        const char* name;
+        const char* key;
+        double c;
+      };
+      for (const OtherStd& other :
+           {OtherStd{"WR_smoother_variance_factor", "std_variance_factor", nan},
+            OtherStd{"WR_smoother_weights_sd", "std_in_metric_of_weights", nan},
+            OtherStd{"WR_smoother_hac", "std_hac", wr["hac_critical_value_95"].get<double>()}}) {
         Eigen::Vector4d other_std = Eigen::Vector4d::Constant(nan);
-        if (wr[key].is_object()) {
-          for (int i = 0; i < 4; ++i) other_std(i) = wr[key][kParamNames[i]].get<double>();
+        if (wr[other.key].is_object()) {
+          for (int i = 0; i < 4; ++i) other_std(i) = wr[other.key][kParamNames[i]].get<double>();
         }
-        const bool hac = std::string(name) == "WR_smoother_hac";
-        AddEstimate(name, record.truth, e.p, other_std, converged, out,
-                    hac ? wr["hac_critical_value_95"].get<double>() : nan);
+        AddEstimate(other.name, record.truth, e.p, other_std, converged, out, other.c);
       }
       continue;
     }

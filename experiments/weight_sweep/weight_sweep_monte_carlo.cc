@@ -3,9 +3,11 @@
 
 #include <gflags/gflags.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "dynid/data/output.h"
@@ -48,12 +50,14 @@ bool RunWeightMonteCarlo(const SweepSetup& setup, std::string* error) {
       *why = GridPointName(setup.axes, point) + ", seed " + std::to_string(seed) + ": " + *why;
       return false;
     }
-    const std::pair<const char*, const Eigen::VectorXd*> estimators[] = {
-        {"smoother", &result.standard_deviation},
-        {kScaledEstimator, &result.scaled_standard_deviation},
-        {kSandwichEstimator, &result.sandwich_standard_deviation},
-        {kHacEstimator, &result.hac_standard_deviation}};
-    for (const auto& [estimator, standard_deviation] : estimators) {
+    // Each estimator's σ and the c of its interval ± c σ (NaN: the normal quantile's).
+    const double normal = std::nan("");
+    const std::tuple<const char*, const Eigen::VectorXd*, double> estimators[] = {
+        {"smoother", &result.standard_deviation, normal},
+        {kScaledEstimator, &result.scaled_standard_deviation, normal},
+        {kSandwichEstimator, &result.sandwich_standard_deviation, normal},
+        {kHacEstimator, &result.hac_standard_deviation, result.hac_critical_value_95}};
+    for (const auto& [estimator, standard_deviation, c] : estimators) {
       for (int j = 0; j < p; ++j) {
         solvers::MonteCarloEstimate e;
         e.estimator = estimator;
@@ -61,9 +65,9 @@ bool RunWeightMonteCarlo(const SweepSetup& setup, std::string* error) {
         e.truth = truth(j);
         e.estimate = result.theta(j);
         e.reported_std = (*standard_deviation)(j);
-        if (standard_deviation == &result.hac_standard_deviation) {
-          e.lower = e.estimate - result.hac_critical_value_95 * e.reported_std;
-          e.upper = e.estimate + result.hac_critical_value_95 * e.reported_std;
+        if (!std::isnan(c)) {
+          e.lower = e.estimate - c * e.reported_std;
+          e.upper = e.estimate + c * e.reported_std;
         }
         e.converged = result.converged;
         out->push_back(e);
