@@ -12,6 +12,7 @@
 #include <iomanip>
 #include <limits>
 #include <numeric>
+#include <random>
 #include <sstream>
 
 #include "dynid/solvers/internal/banded.h"
@@ -258,10 +259,11 @@ bool ParameterSandwichCovarianceBySchur(ceres::Problem* problem,
                                         const std::vector<double*>& banded_blocks,
                                         const std::vector<double*>& parameter_blocks,
                                         const ResidualRowLayout& layout, SandwichCovariance* result,
-                                        std::string* error) {
+                                        std::string* error, const SandwichOptions& options) {
   CHECK(problem != nullptr && result != nullptr && error != nullptr)
       << "expected problem and outputs, got nullptr";
   CHECK(!parameter_blocks.empty()) << "expected at least one parameter block";
+  CHECK_GE(options.white_reference_draws, 0) << "expected white_reference_draws >= 0";
   const int num_groups = static_cast<int>(layout.group_names.size());
   if (layout.residual_blocks.empty()) {
     *error = "the sandwich covariance needs the residual blocks of the layout";
@@ -327,6 +329,10 @@ bool ParameterSandwichCovarianceBySchur(ceres::Problem* problem,
   Eigen::MatrixXd scores = Eigen::MatrixXd::Zero(with_hac ? num_samples : 0, p);  // g_t, rows
   std::vector<int> y_cols;
   std::vector<double> y_values;
+  // z_i / sqrt(1 − h_ii) of the rows that enter the scores (zero for the others), kept for the
+  // white-noise reference.
+  const bool with_reference = with_hac && options.white_reference_draws > 0;
+  Eigen::MatrixXd row_scores = Eigen::MatrixXd::Zero(with_reference ? crs.num_rows : 0, p);
   Eigen::VectorXd z(p);
   for (int row = 0; row < crs.num_rows; ++row) {
     y_cols.clear(), y_values.clear();
@@ -361,6 +367,7 @@ bool ParameterSandwichCovarianceBySchur(ceres::Problem* problem,
     outer[g] += z * z.transpose();
     if (with_hac && 1.0 - leverage > 1e-9) {  // HC2: r_i / sqrt(1 − h_ii)
       scores.row(layout.sample[row]) += (residuals[row] / std::sqrt(1.0 - leverage)) * z;
+      if (with_reference) row_scores.row(row) = z.transpose() / std::sqrt(1.0 - leverage);
     }
   }
   Eigen::MatrixXd middle = prior;
@@ -378,6 +385,10 @@ bool ParameterSandwichCovarianceBySchur(ceres::Problem* problem,
   result->hac_covariance.resize(0, 0);
   result->hac_standard_deviation.resize(0);
   result->hac_critical_value_95 = NAN;
+  result->white_reference_draws = 0;
+  result->hac_white_reference_covariance.resize(0, 0);
+  result->hac_white_reference_standard_deviation.resize(0);
+  result->hac_excess.resize(0);
   if (!with_hac) return true;
   if (num_samples <= p + 2) {
     *error = "the HAC sandwich needs more samples than parameters + 2, got " +
@@ -402,6 +413,74 @@ bool ParameterSandwichCovarianceBySchur(ceres::Problem* problem,
       0.5 * (result->hac_covariance + result->hac_covariance.transpose()).eval();
   result->hac_standard_deviation = result->hac_covariance.diagonal().cwiseMax(0.0).cwiseSqrt();
   result->hac_critical_value_95 = HacCriticalValue95(result->hac, HacCriticalValue::kFixedB);
+  if (!with_reference) return true;
+
+  // The white-noise reference: e with each group's rows N(0, ŝ_g²) (prior rows N(0, 1), rows
+  // without a Jacobian 0), the Gauss–Newton step δ = H⁻¹ Jᵀ e by the Schur complement
+  // (δ_θ = S⁻¹ (b_θ − Xᵀ b_y), δ_y = H_yy⁻¹ (b_y − H_yθ δ_θ)), the fitted r = e − J δ, and the
+  // HAC middle of r's scores at the data's L.
+  std::mt19937 generator(options.white_reference_seed);
+  std::normal_distribution<double> normal;
+  Eigen::VectorXd row_sd = Eigen::VectorXd::Zero(crs.num_rows);
+  for (int row = 0; row < crs.num_rows; ++row) {
+    bool nonzero = false;
+    for (int idx = crs.rows[row]; idx < crs.rows[row + 1]; ++idx) nonzero |= crs.values[idx] != 0.0;
+    if (!nonzero) continue;
+    const int g = layout.group[row];
+    if (g < 0) {
+      row_sd(row) = 1.0;
+    } else if (std::isfinite(result->group_variance(g))) {
+      row_sd(row) = std::sqrt(result->group_variance(g));
+    }
+  }
+  Eigen::MatrixXd reference_middle = Eigen::MatrixXd::Zero(p, p);
+  Eigen::VectorXd e(crs.num_rows), b(num_banded + p);
+  Eigen::MatrixXd draw_scores(num_samples, p);
+  const HacRowSource draw_rows = [&draw_scores](const HacRowConsumer& consume, std::string*) {
+    consume(0, draw_scores);
+    return true;
+  };
+  for (int draw = 0; draw < options.white_reference_draws; ++draw) {
+    for (int row = 0; row < crs.num_rows; ++row) e(row) = row_sd(row) * normal(generator);
+    b.setZero();
+    for (int row = 0; row < crs.num_rows; ++row) {
+      for (int idx = crs.rows[row]; idx < crs.rows[row + 1]; ++idx) {
+        b(crs.cols[idx]) += crs.values[idx] * e(row);
+      }
+    }
+    const Eigen::VectorXd b_y = b.head(num_banded);
+    const Eigen::VectorXd step_theta = s.solve(b.tail(p) - X.transpose() * b_y);
+    Eigen::VectorXd step_y = b_y - parts.H_ytheta * step_theta;
+    parts.cholesky.SolveInPlace(&step_y);
+    draw_scores.setZero();
+    for (int row = 0; row < crs.num_rows; ++row) {
+      if (layout.group[row] < 0) continue;
+      double fitted = e(row);
+      for (int idx = crs.rows[row]; idx < crs.rows[row + 1]; ++idx) {
+        const int col = crs.cols[idx];
+        fitted -= crs.values[idx] * (col < num_banded ? step_y(col) : step_theta(col - num_banded));
+      }
+      draw_scores.row(layout.sample[row]) += fitted * row_scores.row(row);
+    }
+    const HacScoreCovariance draw_hac = ComputeHacScoreCovariance(
+        draw_rows, p, Eigen::VectorXd::Ones(num_samples), RowBlocks(), lags);
+    if (!draw_hac.success) {
+      *error = "the HAC white-noise reference: " + draw_hac.message;
+      return false;
+    }
+    reference_middle += draw_hac.omega;
+  }
+  reference_middle /= options.white_reference_draws;
+  result->white_reference_draws = options.white_reference_draws;
+  result->hac_white_reference_covariance = s_inverse * (reference_middle + prior) * s_inverse;
+  result->hac_white_reference_covariance =
+      0.5 *
+      (result->hac_white_reference_covariance + result->hac_white_reference_covariance.transpose())
+          .eval();
+  result->hac_white_reference_standard_deviation =
+      result->hac_white_reference_covariance.diagonal().cwiseMax(0.0).cwiseSqrt();
+  result->hac_excess =
+      result->hac_standard_deviation.cwiseQuotient(result->hac_white_reference_standard_deviation);
   return true;
 }
 

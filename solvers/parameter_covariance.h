@@ -149,7 +149,8 @@ IdentifiabilityReport AnalyzeIdentifiability(const Eigen::MatrixXd& information,
 // (Σ_t g_t ≈ 0 at the optimum) and the HAC σ alone is biased down. It counts every persistent
 // pattern of the residuals as error, so it is conservative where a smoother's scores are
 // correlated without any model error (solvers/README.md gives measured cases); prefer it where
-// the residuals hold model error that persists along the trajectory.
+// the residuals hold model error that persists along the trajectory. The white-noise reference
+// (SandwichOptions::white_reference_draws; hac_excess) tells the two apart.
 //
 // The rows of the problem (ceres::Problem::Evaluate with `residual_blocks` in the given order,
 // each block's rows in order) with their groups:
@@ -173,6 +174,29 @@ struct SandwichCovariance {
   Eigen::MatrixXd hac_covariance;  // S⁻¹ M_HAC S⁻¹
   Eigen::VectorXd hac_standard_deviation;
   double hac_critical_value_95 = NAN;  // the fixed-b c of θ̂ ± c σ
+  // The HAC form's white-noise reference (SandwichOptions::white_reference_draws > 0, else
+  // empty): the mean HAC covariance that the same fit, layout and bandwidth L give when every
+  // group's rows are white with variance ŝ_g² — draws e of such errors (prior rows variance 1),
+  // fitted through the linearised problem, r = (I − J H⁻¹ Jᵀ) e, their scores and M_HAC at L.
+  // A smoother's fitted residuals are correlated even when its errors are white (the trajectory
+  // takes up part of every error), so its HAC σ exceed the white σ by a factor that the fit
+  // alone sets; the ratio below tells that factor from persistent error in the residuals.
+  int white_reference_draws = 0;
+  Eigen::MatrixXd hac_white_reference_covariance;
+  Eigen::VectorXd hac_white_reference_standard_deviation;
+  // hac_standard_deviation / hac_white_reference_standard_deviation: about 1 (within the HAC's
+  // own scatter) where the residuals' persistence is only what the fit induces in white errors,
+  // above 1 where they hold error that persists beyond it.
+  Eigen::VectorXd hac_excess;
+};
+// Options of ParameterSandwichCovarianceBySchur.
+struct SandwichOptions {
+  // Draws of the HAC form's white-noise reference; 0 skips it. Each draw costs one solve with
+  // the factorised trajectory block and one HAC sum, so 64 draws take about the time of the
+  // sandwich itself; the reference's variances then carry a Monte Carlo error of a few percent
+  // (the HAC of one record scatters by 20–80 % of its mean, so 64 draws average that down).
+  int white_reference_draws = 0;
+  unsigned white_reference_seed = 1;  // the draws are deterministic for a given seed
 };
 // A group with no redundancy (every row fitted exactly, h_ii = 1: then z_i = 0 too) adds nothing
 // and reports NaN. Fails with a message when H_yy or S is not positive definite or when the
@@ -181,7 +205,8 @@ bool ParameterSandwichCovarianceBySchur(ceres::Problem* problem,
                                         const std::vector<double*>& banded_blocks,
                                         const std::vector<double*>& parameter_blocks,
                                         const ResidualRowLayout& layout, SandwichCovariance* result,
-                                        std::string* error);
+                                        std::string* error,
+                                        const SandwichOptions& options = SandwichOptions());
 
 // How an estimator whose weights are not the inverse noise variances scales the covariance of
 // theta it reports: by one a posteriori variance factor (ResidualVarianceFactor × S⁻¹), or by the

@@ -110,7 +110,8 @@ bool ConstantParameterSandwichCovariance(ceres::Problem* problem,
                                          problems::WeightedResidualVariables* variables,
                                          const models::ModelInfo& info,
                                          const problems::WeightedResidualWeights& weights,
-                                         SandwichCovariance* result, std::string* error) {
+                                         SandwichCovariance* result, std::string* error,
+                                         const SandwichOptions& options) {
   CHECK(problem != nullptr && variables != nullptr) << "expected a problem and variables";
   double* theta = variables->ConstantParameterBlock();
   if (theta == nullptr) {
@@ -167,7 +168,7 @@ bool ConstantParameterSandwichCovariance(ceres::Problem* problem,
     }
   }
   return ParameterSandwichCovarianceBySchur(problem, variables->TrajectoryBlocks(), {theta}, layout,
-                                            result, error);
+                                            result, error, options);
 }
 
 bool NodeCovarianceBlocks(ceres::Problem* problem, problems::WeightedResidualVariables* variables,

@@ -74,14 +74,16 @@ bool ConstantParameterInformation(ceres::Problem* problem,
 // W.v.<position>; both Gauss points of an element in the same group) — each with its own
 // variance factor estimated from the fitted residuals; the initial term (R0) is a prior. With a
 // non-diagonal V or W the rows are those of its square-root factor, named V[i] / W[i]. The HAC
-// form is computed too, with node k's zeta rows and interval [k, k+1]'s xi rows at sample k.
+// form is computed too, with node k's zeta rows and interval [k, k+1]'s xi rows at sample k
+// (and its white-noise reference with options.white_reference_draws > 0).
 // Fails with a message on another mode, on a residual block the builder does not add, or as
 // ParameterSandwichCovarianceBySchur does.
 bool ConstantParameterSandwichCovariance(ceres::Problem* problem,
                                          problems::WeightedResidualVariables* variables,
                                          const models::ModelInfo& info,
                                          const problems::WeightedResidualWeights& weights,
-                                         SandwichCovariance* result, std::string* error);
+                                         SandwichCovariance* result, std::string* error,
+                                         const SandwichOptions& options = SandwichOptions());
 
 // Full covariance of every node's unknowns, node k's block ordered [s_k; v_k; a_k; u_k
 // (; theta_k for kTimeVarying)] (2n + n + m [+ p] square), with its cross-covariance with the

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -374,6 +375,38 @@ nlohmann::json MonteCarloJobJson(const MonteCarloJob& job, const std::string& ou
           {"resumed_runs", job.tally.resumed},
           {"computed_runs", job.tally.computed},
           {"journal", JournalDirectory(out_dir)}};
+}
+
+nlohmann::json MeasureSpread(const std::vector<solvers::MonteCarloRun>& runs,
+                             const std::string& estimator, const std::string& parameter) {
+  std::vector<double> x;
+  for (const solvers::MonteCarloRun& run : runs) {
+    for (const solvers::MonteCarloEstimate& e : run.estimates) {
+      if (e.measure && e.converged && std::isfinite(e.estimate) && e.estimator == estimator &&
+          e.parameter == parameter) {
+        x.push_back(e.estimate);
+      }
+    }
+  }
+  if (x.empty()) return {{"runs", 0}};
+  std::sort(x.begin(), x.end());
+  const auto quantile = [&x](double q) {
+    const double position = q * static_cast<double>(x.size() - 1);
+    const std::size_t below = static_cast<std::size_t>(std::floor(position));
+    const std::size_t above = std::min(below + 1, x.size() - 1);
+    return x[below] + (position - static_cast<double>(below)) * (x[above] - x[below]);
+  };
+  return {{"runs", x.size()},     {"median", quantile(0.5)}, {"p10", quantile(0.1)},
+          {"p90", quantile(0.9)}, {"min", x.front()},        {"max", x.back()}};
+}
+
+std::string MeasureSpreadText(const nlohmann::json& spread, const char* format) {
+  if (spread.value("runs", 0) == 0) return "- (no converged run)";
+  const std::string f = std::string(format) + " [" + format + ", " + format + "]";
+  char text[160];
+  std::snprintf(text, sizeof(text), f.c_str(), spread["median"].get<double>(),
+                spread["p10"].get<double>(), spread["p90"].get<double>());
+  return text;
 }
 
 }  // namespace dynid::cli

@@ -115,6 +115,14 @@ std::string MonteCarloJobLine(const MonteCarloJob& job);
 //  "journal"} for summary.json.
 nlohmann::json MonteCarloJobJson(const MonteCarloJob& job, const std::string& out_dir);
 
+// A per-run measure (solvers::MonteCarloEstimate::measure) over the runs: the finite values of
+// `estimator`'s `parameter` in the runs where it converged, as {"runs", "median", "p10", "p90",
+// "min", "max"} (quantiles interpolated between order statistics; only "runs": 0 without a
+// value), and the same as the text "median [p10, p90]" with each number in `format`.
+nlohmann::json MeasureSpread(const std::vector<solvers::MonteCarloRun>& runs,
+                             const std::string& estimator, const std::string& parameter);
+std::string MeasureSpreadText(const nlohmann::json& spread, const char* format);
+
 }  // namespace dynid::cli
 
 #endif  // DYNID_EXPERIMENTS_COMMON_MONTE_CARLO_CLI_H_

@@ -141,11 +141,14 @@ bool RunEstimates(const models::RtManipulatorRigid& model,
           e.mass_smoother_sd_weights * std::sqrt(e.variance_factor);
       e.identifiability = report.message;
       solvers::SandwichCovariance sandwich;
+      solvers::SandwichOptions sandwich_options;
+      sandwich_options.white_reference_draws = 64;  // a few percent Monte Carlo error
       if (solvers::ConstantParameterSandwichCovariance(&problem, &variables, info, weights,
-                                                       &sandwich, &error)) {
+                                                       &sandwich, &error, sandwich_options)) {
         e.mass_smoother_sd_sandwich = sandwich.standard_deviation(0);
         e.mass_smoother_sd_hac = sandwich.hac_standard_deviation(0);
         e.mass_smoother_hac_c = sandwich.hac_critical_value_95;
+        e.mass_smoother_hac_excess = sandwich.hac_excess(0);
       } else {
         e.identifiability += "; no sandwich covariance: " + error;
       }

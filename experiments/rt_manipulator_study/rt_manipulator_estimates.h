@@ -44,6 +44,8 @@ struct Estimate {
   double mass_smoother_sd_sandwich = NAN;         // NaN when it cannot be formed
   double mass_smoother_sd_hac = NAN;              // the sandwich's HAC form (NaN as above)
   double mass_smoother_hac_c = NAN;               // its fixed-b c: interval ± c σ
+  // The HAC σ over its white-noise reference (SandwichCovariance::hac_excess; NaN as above).
+  double mass_smoother_hac_excess = NAN;
   solvers::CovarianceScaling covariance = solvers::CovarianceScaling::kHac;  // of the sd
   double interval_c = 1.96;               // the reported 95 % interval is mass_smoother ± c sd
   double variance_factor = NAN;           // σ̂²

@@ -2,6 +2,7 @@
 // rt_manipulator_monte_carlo.h).
 #include "experiments/rt_manipulator_study/rt_manipulator_monte_carlo.h"
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -63,6 +64,13 @@ bool Trial(const models::RtManipulatorParameters& parameters, std::uint64_t seed
       }
     }
     out->push_back(unscaled);
+    // The HAC σ over its white-noise reference, as a measure.
+    solvers::MonteCarloEstimate excess = smoother;
+    excess.parameter = "payload_hac_excess";
+    excess.truth = NAN;
+    excess.estimate = e.mass_smoother_hac_excess;
+    excess.measure = true;
+    out->push_back(excess);
     solvers::MonteCarloEstimate filter;
     filter.estimator = "filter_" + e.name;
     filter.parameter = "payload_kg";
@@ -105,11 +113,24 @@ bool RunMonteCarloStudy(const models::RtManipulatorParameters& parameters, std::
                 ModelMismatchDescription().c_str());
   }
   std::printf("%s", solvers::FormatCoverageTable(rows).c_str());
+  // Per weighting, the smoother's HAC σ over its white-noise reference.
+  nlohmann::json excess = nlohmann::json::object();
+  for (const solvers::CoverageRow& row : rows) {
+    if (excess.contains(row.estimator)) continue;
+    const nlohmann::json spread = cli::MeasureSpread(runs, row.estimator, "payload_hac_excess");
+    if (spread["runs"].get<std::size_t>() == 0) continue;
+    excess[row.estimator] = spread;
+    std::printf(
+        "%s: HAC sigma / its white-noise reference %s (median [10 %%, 90 %%]; about 1: the width "
+        "is the fit's own)\n",
+        row.estimator.c_str(), cli::MeasureSpreadText(spread, "%.2f").c_str());
+  }
   nlohmann::json summary;
   summary["flags"] = FlagsJson();
   summary["monte_carlo"] = cli::MonteCarloJobJson(job, FLAGS_out_dir);
   summary["monte_carlo"]["true_payload_kg"] = parameters.payload_mass_kg;
   summary["monte_carlo"]["coverage"] = solvers::CoverageJson(rows);
+  summary["monte_carlo"]["smoother_hac_excess"] = excess;
   return stage.WriteJson("summary.json", summary, error) && stage.Commit(error);
 }
 

@@ -127,6 +127,7 @@ nlohmann::json Summary(const Record& record, const Weightings& weightings,
         {"smoother_payload_sd_weights_kg", e.mass_smoother_sd_weights},
         {"smoother_payload_sd_hac_kg", e.mass_smoother_sd_hac},
         {"smoother_payload_hac_critical_value_95", e.mass_smoother_hac_c},
+        {"smoother_payload_hac_excess", e.mass_smoother_hac_excess},
         {"smoother_payload_interval_critical_value_95", e.interval_c},
         {"smoother_payload_sd_sandwich_kg", e.mass_smoother_sd_sandwich},
         {"smoother_payload_sd_variance_factor_kg", e.mass_smoother_sd_variance_factor},
@@ -244,7 +245,14 @@ void PrintTable(const Record& record, const std::vector<Estimate>& estimates, do
                 e.mass_smoother, e.mass_smoother_sd, e.smoother_summary.iterations,
                 note.empty() ? "" : "  ", note.c_str());
   }
-  std::printf("elapsed %.2f s\n", elapsed_s);
+  // Whether the residuals hold persistent error beyond what the fit induces in white errors.
+  std::printf(
+      "smoother HAC sd / its white-noise reference (about 1: the fit's own; well above 1: "
+      "persistent error in the residuals):");
+  for (const Estimate& e : estimates) {
+    std::printf(" %s %.2f", e.name.c_str(), e.mass_smoother_hac_excess);
+  }
+  std::printf("\nelapsed %.2f s\n", elapsed_s);
 }
 
 bool WriteOutputs(const models::RtManipulatorRigid& model, const Record& record,

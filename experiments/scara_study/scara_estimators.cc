@@ -454,16 +454,28 @@ bool RunWeightedResidualSmoother(const Record& record, const FilterResults& filt
       std_variance_factor[kParamNames[i]] = std::sqrt(variance * variance_factor);
     }
     solvers::SandwichCovariance sandwich;
+    // The HAC form beside, with its white-noise reference (how much of its width the fit alone
+    // gives; 64 draws, a few percent Monte Carlo error).
+    solvers::SandwichOptions sandwich_options;
+    sandwich_options.white_reference_draws = 64;
     if (solvers::ConstantParameterSandwichCovariance(&problem, &variables, wr_model.Info(), weights,
-                                                     &sandwich, &why)) {
+                                                     &sandwich, &why, sandwich_options)) {
       e.cov = sandwich.covariance;
       e.has_cov = true;
       std_hac = nlohmann::json::object();
-      for (int i = 0; i < 4; ++i) std_hac[kParamNames[i]] = sandwich.hac_standard_deviation(i);
+      nlohmann::json reference = nlohmann::json::object(), excess = nlohmann::json::object();
+      for (int i = 0; i < 4; ++i) {
+        std_hac[kParamNames[i]] = sandwich.hac_standard_deviation(i);
+        reference[kParamNames[i]] = sandwich.hac_white_reference_standard_deviation(i);
+        excess[kParamNames[i]] = sandwich.hac_excess(i);
+      }
       hac_critical_value = sandwich.hac_critical_value_95;
       hac = {{"lags", sandwich.hac.lags},
              {"bandwidth_fraction", sandwich.hac.bandwidth_fraction},
-             {"score_lag1_autocorrelation", sandwich.hac.rho}};
+             {"score_lag1_autocorrelation", sandwich.hac.rho},
+             {"white_reference_draws", sandwich.white_reference_draws},
+             {"white_reference_std", reference},
+             {"excess", excess}};
     }
   }
   results->estimates.push_back(e);

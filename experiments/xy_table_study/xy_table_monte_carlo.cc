@@ -32,6 +32,8 @@ const char* const kParameterNames[5] = {"J1", "J2", "w1", "w2", "k"};
 // with the run): the true system's clamped mode frequencies (Hz) at the start of the interval.
 const char* const kTrueSystem = "true_system";
 const char* const kModeNames[2] = {"spindle_mode_hz", "belt_mode_hz"};
+// ... and per stage and parameter the HAC σ over its white-noise reference.
+const char* const kHacExcessSuffix = "_hac_excess";
 
 // The true [J1, J2, w1, w2, k_s] of a simulated system.
 Eigen::VectorXd TrueTheta(const XyTableTrueSystem& system) {
@@ -66,10 +68,20 @@ void AddEstimates(const StageResult& stage, const std::string& estimator,
     e.converged = stage.summary.converged;
     out->push_back(e);
   }
-  // With the HAC form reported, the white sandwich beside it (estimator "<stage>_sandwich").
+  // With the HAC form reported, the white sandwich beside it (estimator "<stage>_sandwich"), and
+  // the HAC σ over its white-noise reference as a measure ("<parameter>_hac_excess").
   const Eigen::VectorXd& white = stage.sandwich.standard_deviation;
   if (stage.covariance != solvers::CovarianceScaling::kHac || white.size() != stage.theta.size()) {
     return;
+  }
+  for (int i = 0; i < stage.sandwich.hac_excess.size(); ++i) {
+    solvers::MonteCarloEstimate e;
+    e.estimator = estimator;
+    e.parameter = std::string(kParameterNames[i]) + kHacExcessSuffix;
+    e.estimate = stage.sandwich.hac_excess(i);
+    e.converged = stage.summary.converged;
+    e.measure = true;
+    out->push_back(e);
   }
   for (int i = 0; i < stage.theta.size(); ++i) {
     solvers::MonteCarloEstimate e;
@@ -293,6 +305,22 @@ bool RunMonteCarloStudy(const std::vector<double>& extra_weights, std::string* e
         SpreadText(modes["spindle_mode_hz"], "%.2f").c_str(),
         SpreadText(modes["belt_mode_hz"], "%.2f").c_str());
   }
+  // How much of the HAC intervals' width the fit alone gives: HAC σ over the HAC σ of white
+  // errors with the terms' variances through the same fit (converged runs).
+  nlohmann::json excess = nlohmann::json::object();
+  for (const solvers::CoverageRow& row : rows) {
+    const nlohmann::json spread =
+        cli::MeasureSpread(runs, row.estimator, row.parameter + kHacExcessSuffix);
+    if (spread["runs"].get<std::size_t>() == 0) continue;
+    if (excess.empty()) {
+      std::printf(
+          "HAC sigma / its white-noise reference (about 1: the width is the fit's own; above 1: "
+          "persistent error in the residuals), median [10 %%, 90 %%]:\n");
+    }
+    const std::string key = row.estimator + " " + row.parameter;
+    excess[key] = spread;
+    std::printf("  %-40s %s\n", key.c_str(), cli::MeasureSpreadText(spread, "%.2f").c_str());
+  }
   std::printf("%s\n", cli::MonteCarloJobLine(job).c_str());
   nlohmann::json summary;
   summary["flags"] = FlagsJson(true);
@@ -308,7 +336,8 @@ bool RunMonteCarloStudy(const std::vector<double>& extra_weights, std::string* e
        {"relative_error_percent", relative},
        {"acceleration_effect_percent", effect},
        {"thesis_acceleration_effect_percent", thesis_effect},
-       {"true_clamped_modes", modes}});
+       {"true_clamped_modes", modes},
+       {"hac_excess", excess}});
   return stage.WriteJson("summary.json", summary, error) && stage.Commit(error);
 }
 

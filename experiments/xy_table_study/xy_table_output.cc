@@ -107,7 +107,15 @@ void ReportStages(const Record& rec, const std::vector<StageResult>& stages,
       j["hac"] = {{"lags", r.sandwich.hac.lags},
                   {"bandwidth_fraction", r.sandwich.hac.bandwidth_fraction},
                   {"alpha", r.sandwich.hac.alpha},
-                  {"score_lag1_autocorrelation", r.sandwich.hac.rho}};
+                  {"score_lag1_autocorrelation", r.sandwich.hac.rho},
+                  {"white_reference_draws", r.sandwich.white_reference_draws}};
+      // The HAC σ of white errors through the same fit, and the ratio of the reported HAC σ to
+      // it (about 1: the width is the fit's own; above 1: persistent error in the residuals).
+      const Eigen::VectorXd& reference = r.sandwich.hac_white_reference_standard_deviation;
+      for (int i = 0; i < reference.size() && i < r.theta.size(); ++i) {
+        j["hac"]["white_reference_standard_deviation"][pnames[i]] = reference(i);
+        j["hac"]["excess"][pnames[i]] = r.sandwich.hac_excess(i);
+      }
     }
     if (r.covariance != solvers::CovarianceScaling::kVarianceFactor) {
       nlohmann::json& terms = j["sandwich_term_variance"];
@@ -152,6 +160,20 @@ void ReportStages(const Record& rec, const std::vector<StageResult>& stages,
        << " | | | | |\n";
   }
   summary["stages"] = jstages;
+  // How much of each HAC σ the fit alone gives (SandwichCovariance::hac_excess).
+  std::string excess_text;
+  for (const StageResult& r : stages) {
+    if (r.sandwich.hac_excess.size() == 0) continue;
+    excess_text += std::string(excess_text.empty() ? "" : "; ") + XyStageName(r.stage);
+    for (int i = 0; i < r.sandwich.hac_excess.size(); ++i) {
+      excess_text += std::string(" ") + pnames[i] + " " + Fmt(r.sandwich.hac_excess(i), "%.2f");
+    }
+  }
+  if (!excess_text.empty()) {
+    md << "\nHAC σ / the HAC σ of white errors through the same fit (about 1: the width is the "
+          "fit's own; well above 1: error in the residuals that persists beyond it): "
+       << excess_text << ".\n";
+  }
   md << "\nResiduals, max |z_m − z| as % of the measured range (RMS in brackets):\n\n| stage |";
   for (const char* name : kMeasurementNames) md << " " << name << " |";
   md << "\n|---|---|---|---|---|---|---|---|---|\n";

@@ -23,6 +23,10 @@
 
 namespace dynid::xy_table_study {
 
+// Draws of the HAC form's white-noise reference (solvers::SandwichOptions): a few percent Monte
+// Carlo error on its variances at about the cost of the sandwich itself.
+inline constexpr int kHacWhiteReferenceDraws = 64;
+
 struct StageResult {
   XyStage stage;
   Eigen::VectorXd theta, sd, relative_sd;
@@ -87,9 +91,15 @@ bool RunStage(const Model& model, XyStage stage, const problems::WeightedResidua
       out->critical_value_95 = 1.96;
       if (settings.covariance != solvers::CovarianceScaling::kVarianceFactor) {
         std::string sandwich_error;
+        // With the HAC form, its white-noise reference: how much of its width the fit alone
+        // gives (SandwichCovariance::hac_excess).
+        solvers::SandwichOptions sandwich_options;
+        if (settings.covariance == solvers::CovarianceScaling::kHac) {
+          sandwich_options.white_reference_draws = kHacWhiteReferenceDraws;
+        }
         if (solvers::ConstantParameterSandwichCovariance(&problem, &out->variables, model.Info(),
-                                                         weights, &out->sandwich,
-                                                         &sandwich_error)) {
+                                                         weights, &out->sandwich, &sandwich_error,
+                                                         sandwich_options)) {
           const bool hac = settings.covariance == solvers::CovarianceScaling::kHac;
           out->sd = hac ? out->sandwich.hac_standard_deviation : out->sandwich.standard_deviation;
           if (hac) out->critical_value_95 = out->sandwich.hac_critical_value_95;

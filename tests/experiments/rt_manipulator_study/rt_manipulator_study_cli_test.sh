@@ -37,6 +37,11 @@ check "weighting 1's HAC interval holds its model error" "a == 1 && b > 0.1 && c
   "$(json "$s" "int(d['weighting1']['smoother_interval_covers_truth'])")" \
   "$(json "$s" "d['weighting1']['smoother_payload_sd_hac_kg']")" \
   "$(json "$s" "d['weighting1']['smoother_payload_interval_critical_value_95']")"
+# The HAC σ against its white-noise reference: weighting 1's width is the flexibility's error
+# persisting in the residuals (6.4–6.7 over 50 seeds), weighting 2's the fit's own (0.98–1.01).
+check "HAC excess: weighting 1 well above 1, weighting 2 about 1" "a > 3 && b > 0.7 && b < 1.4" \
+  "$(json "$s" "d['weighting1']['smoother_payload_hac_excess']")" \
+  "$(json "$s" "d['weighting2']['smoother_payload_hac_excess']")"
 "$binary" --out_dir="$work/white" --covariance=sandwich --figures=false > "$work/log" 2>&1 ||
   fail "sandwich run exited non-zero"
 check "weighting 1 labelled biased under the white sandwich" "a == 0" \
@@ -60,8 +65,8 @@ awk -F, '$1 == "smoother_weighting2" { print $3, $4, $5, $6, $7, $8 }' "$work/mc
     check "Monte Carlo: 3 runs, finite statistics, not calibrated on 3 runs" \
       "a == 3 && b > 0 && c > 0 && d == 0" "$runs" "$spread" "$sd" "$calibrated"
     [[ "$bias $spread $sd $coverage" != *nan* ]] || fail "Monte Carlo: a NaN statistic"; }
-[[ $(wc -l < "$work/mc/monte_carlo_runs.csv") -eq 31 ]] ||
-  fail "monte_carlo_runs.csv should hold 3 runs x 10 estimates"
+[[ $(wc -l < "$work/mc/monte_carlo_runs.csv") -eq 37 ]] ||
+  fail "monte_carlo_runs.csv should hold 3 runs x (10 estimates + 2 HAC excess measures)"
 # The reported sd is the HAC sandwich's; the white sandwich's and the variance factor's have rows
 # of their own.
 for form in sandwich variance_factor; do

@@ -76,9 +76,15 @@ for seed in ("5", "6", "7"):
 # The HAC row's interval is ± c σ with the fixed-b c (> 1.96), the same c for a run's parameters.
 for seed in ("5", "6", "7"):
     cs = [(float(r["upper"]) - float(r["estimate"])) / float(r["reported_std"])
-          for r in runs if r["seed"] == seed and r["estimator"] == "WR_smoother_hac"]
+          for r in runs if r["seed"] == seed and r["estimator"] == "WR_smoother_hac"
+          and not r["parameter"].endswith("_excess")]
     if len(cs) != 4 or min(cs) <= 1.96 or max(cs) - min(cs) > 1e-9 * max(cs):
         bad.append(("HAC interval not ± c sigma", seed, cs))
+    # ... and its σ over the white-noise reference, a measure per parameter (no truth, no σ).
+    excess = [float(r["estimate"]) for r in runs if r["seed"] == seed and
+              r["estimator"] == "WR_smoother_hac" and r["parameter"].endswith("_excess")]
+    if len(excess) != 4 or not all(0.2 < x < 5.0 for x in excess):
+        bad.append(("HAC excess measures", seed, excess))
 # Run of seed 6 against the single run's estimates.csv (8 significant digits there).
 single = {r["method"]: r for r in csv.DictReader(open(single_csv))}
 for r in runs:

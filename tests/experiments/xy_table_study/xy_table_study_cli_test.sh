@@ -32,6 +32,13 @@ for stage in json.load(open(sys.argv[1]))["stages"]:
     assert hac["lags"] >= 1 and 0 < b < 1, hac
     c = 1.959963984540054 + 2.9694 * b + 0.4160 * b * b - 0.5324 * b * b * b
     assert abs(stage["interval_critical_value_95"] - c) < 1e-9, (stage["interval_critical_value_95"], c)
+    # The white-noise reference of every parameter's HAC σ and the ratio to it.
+    assert hac["white_reference_draws"] == 64, hac
+    names = stage["estimate"].keys()
+    for name in names:
+        ref, excess = hac["white_reference_standard_deviation"][name], hac["excess"][name]
+        ratio = stage["standard_deviation"][name] / ref
+        assert ref > 0 and 0.1 < excess < 20 and abs(ratio - excess) < 1e-9 * excess, (name, hac)
     terms = stage["sandwich_term_variance"]
     assert terms["V.z.phi1_measured"] > 0 and terms["W.v.phi1"] > 0, terms
     # Terms weighted 0 have no rows and no variance: the accelerations but in stage 3, the
@@ -40,6 +47,8 @@ for stage in json.load(open(sys.argv[1]))["stages"]:
     assert (terms["V.z.x_effector"] is None) == (stage["stage"] == "rigid"), terms
 PY
 grep -q "^± is the HAC sandwich σ" "$work/out/tables.md" || fail "tables.md does not name the HAC sandwich"
+grep -q "^HAC σ / the HAC σ of white errors through the same fit .*: rigid J1 [0-9.]*" \
+  "$work/out/tables.md" || fail "tables.md does not give the HAC σ over its white-noise reference"
 # Each stage solves first at 10, 4 and 2 times the friction smoothing (the continuation).
 grep -q "^| rigid |.*| [0-9]* (+[0-9]* continuation) |" "$work/log" ||
   fail "the rigid row does not give the continuation's iterations: $(cat "$work/log")"
