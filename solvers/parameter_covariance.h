@@ -192,9 +192,9 @@ struct SandwichCovariance {
 // Options of ParameterSandwichCovarianceBySchur.
 struct SandwichOptions {
   // Draws of the HAC form's white-noise reference; 0 skips it. Each draw costs one solve with
-  // the factorised trajectory block and one HAC sum, so 64 draws take about the time of the
-  // sandwich itself; the reference's variances then carry a Monte Carlo error of a few percent
-  // (the HAC of one record scatters by 20–80 % of its mean, so 64 draws average that down).
+  // the factorised trajectory block and one HAC sum, O(N) as the sandwich. One draw's HAC
+  // variance scatters by 20–80 % of its mean on the studies' records, so 64 draws leave the
+  // reference a Monte Carlo error of a few percent.
   int white_reference_draws = 0;
   unsigned white_reference_seed = 1;  // the draws are deterministic for a given seed
 };
