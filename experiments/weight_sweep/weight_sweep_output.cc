@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <utility>
 #include <vector>
 
 #include "dynid/data/csv.h"
@@ -242,6 +243,31 @@ bool WriteSweepOutputs(const SweepSetup& setup, const Ranks& ranks, const SweepR
   std::printf("  predicted sd (smoother_scaled): %s\n", coverage_line.c_str());
   summary["predicted_sd_coverage"] = {
       {"source", coverage.source}, {"note", coverage_line}, {"rows", quoted}};
+  // The same file's coverage of the two sandwich forms, which points.csv and summary.csv give
+  // beside the predicted sd (sandwich_*, hac_*): how many of the measured pairs are calibrated.
+  if (coverage.withheld.empty() && !coverage.source.empty()) {
+    for (const auto& [estimator, key] :
+         {std::pair<const char*, const char*>{kSandwichEstimator, "sandwich_sd_coverage"},
+          std::pair<const char*, const char*>{kHacEstimator, "hac_sd_coverage"}}) {
+      int measured = 0, calibrated = 0;
+      for (int point = 0; point < num_points; ++point) {
+        for (int j = 0; j < p; ++j) {
+          const solvers::CoverageRow* row = solvers::FindCoverageRow(
+              coverage.rows, GridPointName(axes, point), estimator, info.parameters[j].name);
+          if (row == nullptr) continue;
+          ++measured;
+          calibrated += row->calibrated ? 1 : 0;
+        }
+      }
+      std::printf("  %s sd (%s): %d of %d pairs measured, %d calibrated\n",
+                  estimator == kHacEstimator ? "HAC" : "sandwich", estimator, measured,
+                  num_points * p, calibrated);
+      summary[key] = {{"source", coverage.source},
+                      {"measured", measured},
+                      {"calibrated", calibrated},
+                      {"pairs", num_points * p}};
+    }
+  }
   if (FLAGS_observability) {
     solvers::ObservabilityReport report;
     std::string why;

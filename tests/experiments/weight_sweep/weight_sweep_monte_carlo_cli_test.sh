@@ -70,9 +70,15 @@ for s in summary:
 quoted = json.load(open(sweep + "/summary.json"))["predicted_sd_coverage"]
 assert len(quoted["rows"]) == 6, quoted
 assert all("too few to judge" in r["label"] for r in quoted["rows"]), quoted
+# ... and how many of the two sandwich forms' measured pairs are calibrated (none on 3 runs).
+for key in ("sandwich_sd_coverage", "hac_sd_coverage"):
+    other = json.load(open(sweep + "/summary.json"))[key]
+    assert other["measured"] == 6 and other["pairs"] == 6 and other["calibrated"] == 0, other
 PY
 grep -q "predicted sd (smoother_scaled): 6 of 6 point × parameter pairs measured" \
   "$work/log_sweep" || fail "the sweep does not state the quoted coverage: $(cat "$work/log_sweep")"
+grep -q "HAC sd (smoother_hac): 6 of 6 pairs measured, 0 calibrated" "$work/log_sweep" ||
+  fail "the sweep does not state the HAC form's coverage: $(cat "$work/log_sweep")"
 
 # At other settings the coverage is not quoted, and the sweep says what differs.
 "$binary" "${common[@]}" "$grid" --seeds=2 --noise_scale=2 --observability=false \
